@@ -1,0 +1,246 @@
+"""Token log-probabilities and entropies straight from hidden states, without a [K × V] tensor.
+
+For K selected positions with final hidden states ``h [K, H]``, output weight ``W [V, H]`` (and an
+optional bias ``b [V]``) and sampled tokens ``y [K]``:
+
+    z_k      = W h_k + b                    logits            [V]
+    log p_k  = z_k[y_k] − logsumexp(z_k)    sampled-token log-prob
+    H_k      = logsumexp(z_k) − Σ_v softmax(z_k)_v z_kv      entropy of the next-token distribution
+
+:class:`FusedTokenLogProbs` computes both in chunks of ``chunk_size`` positions and keeps only
+``lse [K]`` for the backward pass, which recomputes each chunk's logits:
+
+    ∂log p_k / ∂z_k = onehot(y_k) − p_k
+    ∂H_k / ∂z_k     = −p_k ⊙ (log p_k + H_k)
+
+so the largest temporary is one chunk's ``[chunk, V]`` fp32 logits, whatever K is.  Everything is
+accumulated in fp32 and gradients are cast back to the input dtypes.  :func:`naive_token_logprobs`
+is the reference it is tested (and benchmarked) against.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import torch
+import torch.nn.functional as F
+
+DEFAULT_CHUNK_ELEMENTS = 2**25  # 32M fp32 logits = 128 MiB per chunk
+
+
+def default_chunk_size(vocab_size: int) -> int:
+    """Positions per chunk so that one chunk's fp32 logits stay near 128 MiB."""
+    return max(16, DEFAULT_CHUNK_ELEMENTS // max(vocab_size, 1))
+
+
+def _acc_dtype(t: torch.Tensor) -> torch.dtype:
+    """Accumulation dtype: fp32 for fp32/bf16/fp16 inputs, fp64 for fp64 inputs (used by tests)."""
+    return torch.promote_types(t.dtype, torch.float32)
+
+
+def _chunk_logits(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    acc = _acc_dtype(h)
+    z = h.to(acc) @ weight.to(acc).T  # [c, V]
+    return z if bias is None else z + bias.to(acc)  # [c, V]
+
+
+class FusedTokenLogProbs(torch.autograd.Function):
+    """Chunked log-prob + entropy with recomputation in backward (see the module docstring)."""
+
+    @staticmethod
+    def forward(ctx, hidden, weight, bias, targets, chunk_size):  # hidden [K, H], weight [V, H], targets [K]
+        K = hidden.shape[0]
+        acc = _acc_dtype(hidden)
+        logp = hidden.new_empty(K, dtype=acc)  # [K]
+        entropy = hidden.new_empty(K, dtype=acc)  # [K]
+        lse = hidden.new_empty(K, dtype=acc)  # [K]
+        for s in range(0, K, chunk_size):
+            z = _chunk_logits(hidden[s : s + chunk_size], weight, bias)  # [c, V]
+            lse_c = torch.logsumexp(z, dim=-1)  # [c]
+            p = torch.exp(z - lse_c.unsqueeze(1))  # [c, V]
+            lse[s : s + chunk_size] = lse_c
+            logp[s : s + chunk_size] = z.gather(1, targets[s : s + chunk_size, None]).squeeze(1) - lse_c
+            entropy[s : s + chunk_size] = lse_c - (p * z).sum(-1)
+        ctx.save_for_backward(hidden, weight, bias, targets, lse, entropy)
+        ctx.chunk_size = chunk_size
+        ctx.set_materialize_grads(False)
+        return logp, entropy
+
+    @staticmethod
+    def backward(ctx, grad_logp, grad_entropy):  # [K] each, or None when that output was unused
+        hidden, weight, bias, targets, lse, entropy = ctx.saved_tensors
+        want_h, want_w, want_b = ctx.needs_input_grad[:3]
+        if grad_logp is None and grad_entropy is None:
+            return None, None, None, None, None
+        acc = _acc_dtype(hidden)
+        grad_h = torch.empty_like(hidden, dtype=acc) if want_h else None  # [K, H]
+        grad_w = torch.zeros_like(weight, dtype=acc) if want_w else None  # [V, H]
+        grad_b = torch.zeros(weight.shape[0], dtype=acc, device=weight.device) if want_b else None  # [V]
+        w_acc = weight.to(acc)  # [V, H]
+        for s in range(0, hidden.shape[0], ctx.chunk_size):
+            sl = slice(s, s + ctx.chunk_size)
+            h = hidden[sl].to(acc)  # [c, H]
+            z = _chunk_logits(h, weight, bias)  # [c, V]
+            logp_all = z - lse[sl].unsqueeze(1)  # [c, V]
+            p = torch.exp(logp_all)  # [c, V]
+            dz = torch.zeros_like(z)  # [c, V]
+            if grad_logp is not None:
+                g = grad_logp[sl].to(acc).unsqueeze(1)  # [c, 1]
+                dz -= g * p
+                dz.scatter_add_(1, targets[sl, None], g)
+            if grad_entropy is not None:
+                g = grad_entropy[sl].to(acc).unsqueeze(1)  # [c, 1]
+                dz -= g * p * (logp_all + entropy[sl].unsqueeze(1))
+            if want_h:
+                grad_h[sl] = dz @ w_acc  # [c, H]
+            if want_w:
+                grad_w += dz.T @ h  # [V, H]
+            if want_b:
+                grad_b += dz.sum(0)  # [V]
+        return (
+            grad_h.to(hidden.dtype) if want_h else None,
+            grad_w.to(weight.dtype) if want_w else None,
+            grad_b.to(bias.dtype) if want_b else None,
+            None,
+            None,
+        )
+
+
+def fused_token_logprobs(
+    hidden: torch.Tensor,  # [K, H]
+    weight: torch.Tensor,  # [V, H]
+    targets: torch.Tensor,  # [K] int64
+    bias: torch.Tensor | None = None,  # [V]
+    chunk_size: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:  # ([K], [K]) fp32
+    """Sampled-token log-probs and next-token entropies of K positions, chunked (fp32 results,
+    fp64 for fp64 inputs)."""
+    if hidden.shape[0] == 0:
+        empty = hidden.new_zeros(0, dtype=_acc_dtype(hidden))
+        return empty, empty
+    chunk = chunk_size or default_chunk_size(weight.shape[0])
+    return FusedTokenLogProbs.apply(hidden, weight, bias, targets, chunk)
+
+
+def naive_token_logprobs(
+    hidden: torch.Tensor,  # [K, H]
+    weight: torch.Tensor,  # [V, H]
+    targets: torch.Tensor,  # [K]
+    bias: torch.Tensor | None = None,  # [V]
+) -> tuple[torch.Tensor, torch.Tensor]:  # ([K], [K]) fp32
+    """The same quantities through one full [K, V] fp32 logits tensor (the reference)."""
+    acc = _acc_dtype(hidden)
+    logits = F.linear(hidden.to(acc), weight.to(acc), None if bias is None else bias.to(acc))  # [K, V]
+    logp_all = torch.log_softmax(logits, dim=-1)  # [K, V]
+    logp = logp_all.gather(1, targets[:, None]).squeeze(1)  # [K]
+    entropy = -(logp_all.exp() * logp_all).sum(-1)  # [K]
+    return logp, entropy
+
+
+@dataclass
+class PackedBatch:
+    """Rows packed for a training forward: prompt then completion, left-aligned, right-padded and
+    trimmed to the longest row.  ``positions[i, t]`` is the position whose hidden state predicts
+    completion token ``t`` of row ``i``."""
+
+    input_ids: torch.Tensor  # [n, S] int64
+    attention_mask: torch.Tensor  # [n, S] int64
+    positions: torch.Tensor  # [n, T] int64
+    targets: torch.Tensor  # [n, T] int64 completion tokens
+    mask: torch.Tensor  # [n, T] bool real completion tokens
+
+    def to(self, device: torch.device) -> "PackedBatch":
+        """The same batch on ``device``."""
+        return PackedBatch(*(getattr(self, f.name).to(device) for f in fields(self)))
+
+
+def pack_rows(
+    prompt_ids: list[list[int]],  # [N][prompt length]
+    completion_ids: torch.Tensor,  # [N, T] int64
+    completion_mask: torch.Tensor,  # [N, T] bool
+    rows: list[int],
+    pad_id: int,
+) -> PackedBatch:
+    """Pack the given rows for :func:`sequence_logprobs` (prompt padding removed, right-trimmed)."""
+    comp_len = completion_mask[rows].sum(1).tolist()  # [n]
+    prompt_len = [len(prompt_ids[i]) for i in rows]  # [n]
+    S = max(p + c for p, c in zip(prompt_len, comp_len))
+    T = max(max(comp_len), 1)
+    input_ids = torch.full((len(rows), S), pad_id, dtype=torch.long)  # [n, S]
+    attention_mask = torch.zeros(len(rows), S, dtype=torch.long)  # [n, S]
+    for j, (i, p, c) in enumerate(zip(rows, prompt_len, comp_len)):
+        input_ids[j, :p] = torch.tensor(prompt_ids[i], dtype=torch.long)
+        input_ids[j, p : p + c] = completion_ids[i, :c]
+        attention_mask[j, : p + c] = 1
+    offsets = torch.arange(T)  # [T]
+    positions = (torch.tensor(prompt_len).unsqueeze(1) - 1 + offsets).clamp(max=S - 1)  # [n, T]
+    targets = completion_ids[rows, :T].clone()  # [n, T]
+    mask = offsets.unsqueeze(0) < torch.tensor(comp_len).unsqueeze(1)  # [n, T]
+    return PackedBatch(input_ids, attention_mask, positions, targets.masked_fill(~mask, 0), mask)
+
+
+def sequence_logprobs(
+    model: torch.nn.Module,
+    batch: PackedBatch,
+    *,
+    temperature: float = 1.0,
+    fused: bool = True,
+    chunk_size: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:  # ([n, T], [n, T]) fp32, zero where mask is False
+    """Completion-token log-probs and entropies of a causal LM (peft-wrapped or not).
+
+    The fused path runs the decoder body for the final hidden states and feeds only the K real
+    completion positions, scaled by 1/temperature, to :func:`fused_token_logprobs` with the output
+    layer's weight.  ``fused=False`` takes the model's own logits (for heads with soft-capping or
+    scaling that the fused path does not model).
+    """
+    from rewardzoo.core.models import causal_lm
+
+    lm = causal_lm(model)
+    n, T = batch.targets.shape
+    if fused:
+        hidden = lm.get_decoder()(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state  # [n, S, H]
+        H = hidden.shape[-1]
+        h = hidden.gather(1, batch.positions.unsqueeze(-1).expand(n, T, H))  # [n, T, H]
+        head = lm.get_output_embeddings()
+        logp_k, ent_k = fused_token_logprobs(
+            h[batch.mask] / temperature, head.weight, batch.targets[batch.mask], head.bias, chunk_size
+        )  # [K], [K]
+    else:
+        logits = lm(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits  # [n, S, V]
+        V = logits.shape[-1]
+        z = logits.gather(1, batch.positions.unsqueeze(-1).expand(n, T, V))[batch.mask] / temperature  # [K, V]
+        logp_all = torch.log_softmax(z.float(), dim=-1)  # [K, V]
+        logp_k = logp_all.gather(1, batch.targets[batch.mask].unsqueeze(1)).squeeze(1)  # [K]
+        ent_k = -(logp_all.exp() * logp_all).sum(-1)  # [K]
+    zeros = torch.zeros(n, T, dtype=logp_k.dtype, device=logp_k.device)  # [n, T]
+    return zeros.masked_scatter(batch.mask, logp_k), zeros.masked_scatter(batch.mask, ent_k)
+
+
+def uses_fused_head(model: torch.nn.Module) -> bool:
+    """Whether the fused path computes this model's logits exactly (a plain linear output head)."""
+    from rewardzoo.core.models import causal_lm
+
+    config = causal_lm(model).config
+    return not (getattr(config, "final_logit_softcapping", None) or getattr(config, "logit_scale", None))
+
+
+class PolicyLogProbs(torch.nn.Module):
+    """The policy as one module whose forward returns completion log-probs and entropies.
+
+    The trainer hands this wrapper (not the bare causal LM) to ``accelerate``, so that DDP/FSDP
+    see the fused forward as the model's forward and synchronise its gradients.
+    """
+
+    def __init__(self, model: torch.nn.Module, *, temperature: float = 1.0, chunk_size: int | None = None):
+        super().__init__()
+        self.model = model
+        self.temperature = temperature
+        self.chunk_size = chunk_size
+        self.fused = uses_fused_head(model)
+
+    def forward(self, batch: PackedBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        """([n, T], [n, T]) log-probs and entropies of ``batch``'s completion tokens."""
+        return sequence_logprobs(
+            self.model, batch, temperature=self.temperature, fused=self.fused, chunk_size=self.chunk_size
+        )

@@ -1,0 +1,131 @@
+"""The policy loss: clipped surrogate, KL to the reference, truncated IS, and loss aggregation.
+
+All functions are pure.  Per-token tensors are ``[n, T]`` (rows of a micro-batch × completion
+tokens) with a boolean ``mask [n, T]`` of real completion tokens.
+
+Clipped surrogate (PPO, Schulman et al. 2017, eq. 7; clip-higher from DAPO, Yu et al. 2025, eq. 10):
+
+    ρ_t = π_θ(y_t) / π_old(y_t)
+    ℓ_t = −min(ρ_t A, clip(ρ_t, 1 − ε_low, 1 + ε_high) A)
+
+KL to the reference policy, with log r_t = log π_ref(y_t) − log π_θ(y_t) (Schulman, "Approximating
+KL divergence", 2020):  k1 = −log r,  k2 = ½ (log r)²,  k3 = (r − 1) − log r.  ℓ_t += β · k.
+
+Truncated importance sampling (Yao et al. 2025, "Your efficient RL framework secretly brings you
+off-policy RL training"): when the engine that sampled reports its own log-probs,
+ℓ_t ← min(π_old(y_t) / π_sampler(y_t), C) · ℓ_t.
+
+Aggregation (names as TRL uses them).  To make micro-batching exact, every variant divides by a
+*global* quantity of the whole step, carried in :class:`LossNormalizer`:
+
+    grpo     Σ_i (Σ_t ℓ_it m_it / Σ_t m_it) / N              per-sequence token mean, then mean
+    dapo     Σ_i Σ_t ℓ_it m_it / Σ_i Σ_t m_it                token mean over the global batch
+    dr_grpo  Σ_i Σ_t ℓ_it m_it / (N · max_completion_length)
+
+Summing the micro-batch losses of a step therefore gives exactly the one-batch loss.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+LOSS_TYPES = ("grpo", "dapo", "dr_grpo")
+KL_ESTIMATORS = ("k1", "k2", "k3")
+
+
+@dataclass(frozen=True)
+class LossNormalizer:
+    """Global sizes of one optimisation step (across micro-batches and processes)."""
+
+    num_sequences: int  # N: rows in the step
+    num_tokens: int  # real completion tokens in the step
+    max_completion_length: int  # the configured max_new_tokens
+
+
+def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, estimator: str = "k3") -> torch.Tensor:
+    """Per-token KL estimate of π_θ against π_ref from sampled-token log-probs ([n, T] each)."""
+    log_r = ref_logp - logp  # [n, T]
+    if estimator == "k1":
+        return -log_r  # [n, T]
+    if estimator == "k2":
+        return 0.5 * log_r**2  # [n, T]
+    if estimator == "k3":
+        return torch.expm1(log_r) - log_r  # [n, T]
+    raise ValueError(f"kl estimator must be one of {KL_ESTIMATORS}, got {estimator!r}")
+
+
+def truncated_is_weights(old_logp: torch.Tensor, sampling_logp: torch.Tensor, cap: float) -> torch.Tensor:
+    """min(π_old / π_sampler, cap) per token, no gradient ([n, T])."""
+    return torch.exp(old_logp - sampling_logp).clamp(max=cap).detach()  # [n, T]
+
+
+def clipped_surrogate(
+    logp: torch.Tensor,  # [n, T] log π_θ of the sampled tokens
+    old_logp: torch.Tensor,  # [n, T] log π_old (no gradient)
+    advantages: torch.Tensor,  # [n]
+    eps_low: float,
+    eps_high: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per-token clipped surrogate loss, and where the low / high clip was active ([n, T] each)."""
+    ratio = torch.exp(logp - old_logp)  # [n, T]
+    adv = advantages.unsqueeze(1)  # [n, 1]
+    unclipped = ratio * adv  # [n, T]
+    clipped = ratio.clamp(1 - eps_low, 1 + eps_high) * adv  # [n, T]
+    loss = -torch.minimum(unclipped, clipped)  # [n, T]
+    low = (ratio < 1 - eps_low) & (adv < 0)  # [n, T]
+    high = (ratio > 1 + eps_high) & (adv > 0)  # [n, T]
+    return loss, low, high
+
+
+def aggregate(per_token: torch.Tensor, mask: torch.Tensor, loss_type: str, norm: LossNormalizer) -> torch.Tensor:
+    """This micro-batch's share of the step loss (see the module docstring for the formulas)."""
+    masked = per_token * mask  # [n, T]
+    if loss_type == "grpo":
+        per_seq = masked.sum(1) / mask.sum(1).clamp(min=1)  # [n]
+        return per_seq.sum() / norm.num_sequences
+    if loss_type == "dapo":
+        return masked.sum() / max(norm.num_tokens, 1)
+    if loss_type == "dr_grpo":
+        return masked.sum() / (norm.num_sequences * norm.max_completion_length)
+    raise ValueError(f"loss type must be one of {LOSS_TYPES}, got {loss_type!r}")
+
+
+def policy_loss(
+    logp: torch.Tensor,  # [n, T]
+    old_logp: torch.Tensor,  # [n, T]
+    advantages: torch.Tensor,  # [n]
+    mask: torch.Tensor,  # [n, T] bool
+    norm: LossNormalizer,
+    *,
+    loss_type: str = "grpo",
+    eps_low: float = 0.2,
+    eps_high: float = 0.2,
+    beta: float = 0.0,
+    ref_logp: torch.Tensor | None = None,  # [n, T], required when beta > 0
+    kl_estimator: str = "k3",
+    is_weights: torch.Tensor | None = None,  # [n, T] truncated IS weights, or None
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The micro-batch's share of the GRPO step loss and summed statistics for the log.
+
+    The statistics are sums over real tokens (``*_sum``), so the trainer can add them over
+    micro-batches and processes and divide by the token count once.
+    """
+    per_token, low, high = clipped_surrogate(logp, old_logp, advantages, eps_low, eps_high)  # [n, T] each
+    if is_weights is not None:
+        per_token = per_token * is_weights  # [n, T]
+    stats = {
+        "clip_low_sum": (low & mask).sum().float(),
+        "clip_high_sum": (high & mask).sum().float(),
+        "ratio_sum": (torch.exp(logp - old_logp).detach() * mask).sum(),
+    }
+    if beta > 0:
+        if ref_logp is None:
+            raise ValueError("beta > 0 needs the reference log-probs (ref_logp)")
+        kl = kl_penalty(logp, ref_logp, kl_estimator)  # [n, T]
+        per_token = per_token + beta * kl  # [n, T]
+        stats["kl_sum"] = (kl.detach() * mask).sum()
+    if is_weights is not None:
+        stats["is_weight_sum"] = (is_weights * mask).sum()
+    return aggregate(per_token, mask, loss_type, norm), stats

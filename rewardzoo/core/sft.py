@@ -1,0 +1,125 @@
+"""Supervised warm start on a task's demonstrations, cached by the settings that shape it.
+
+Loss: the mean negative log-likelihood of the demonstration tokens (prompt tokens are context only;
+the completion ends with EOS so the policy learns to stop), computed with the same fused
+log-prob path as RL.  The result is saved with ``save_pretrained`` under
+``sft.cache_dir/<task>-<hash>``, where the hash covers the model, task, SFT settings and seed, so a
+recipe re-run reuses its warm start and any change of those settings trains a new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import torch
+from accelerate import Accelerator
+from tqdm.auto import tqdm
+
+from rewardzoo.config import TrainConfig, as_dict
+from rewardzoo.core.logger import MetricLogger
+from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows
+from rewardzoo.core.models import load_policy, trainable_parameters
+from rewardzoo.tasks.base import Example, Task
+
+SFT_FORMAT_VERSION = 1  # bump when the SFT procedure changes, so cached warm starts are retrained
+
+
+def sft_cache_dir(cfg: TrainConfig, task: Task) -> Path:
+    """Where the warm start for these settings lives."""
+    sft = as_dict(cfg.sft)
+    sft.pop("cache_dir")
+    key = {"model": as_dict(cfg.model), "task": as_dict(getattr(cfg.task, cfg.task.name)), "task_name": cfg.task.name,
+           "sft": sft, "seed": cfg.seed, "version": SFT_FORMAT_VERSION}
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    return Path(cfg.sft.cache_dir).expanduser() / f"{task.name}-{digest}"
+
+
+def tokenize_demonstrations(examples: list[Example], tokenizer) -> tuple[list[list[int]], torch.Tensor, torch.Tensor]:
+    """Prompt ids, right-padded completion ids (demonstration + EOS) and their mask."""
+    prompts = [tokenizer(e.prompt)["input_ids"] for e in examples]
+    comps = [tokenizer(e.demonstration, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id] for e in examples]
+    T = max(len(c) for c in comps)
+    ids = torch.full((len(comps), T), tokenizer.pad_token_id, dtype=torch.long)  # [N, T]
+    mask = torch.zeros(len(comps), T, dtype=torch.bool)  # [N, T]
+    for i, c in enumerate(comps):
+        ids[i, : len(c)] = torch.tensor(c)
+        mask[i, : len(c)] = True
+    return prompts, ids, mask
+
+
+def warm_start(cfg: TrainConfig, task: Task, accelerator: Accelerator) -> Path:
+    """The SFT warm start for ``cfg``: reused from the cache when present, else trained and saved."""
+    out = sft_cache_dir(cfg, task)
+    if (out / "sft_done.json").exists():
+        return out
+    model, tokenizer = load_policy(cfg.model, None, seed=cfg.seed)
+    model.to(accelerator.device)
+    stats = train_sft(cfg, task, model, tokenizer, accelerator, log_dir=out.parent / f".tmp-{out.name}")
+    if accelerator.is_main_process:
+        tmp = out.parent / f".tmp-{out.name}"
+        tmp.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        (tmp / "sft_done.json").write_text(json.dumps(stats))
+        shutil.rmtree(out, ignore_errors=True)
+        tmp.rename(out)
+    accelerator.wait_for_everyone()
+    accelerator.free_memory()
+    return out
+
+
+def train_sft(cfg: TrainConfig, task: Task, model: torch.nn.Module, tokenizer, accelerator: Accelerator,
+              log_dir: Path | None = None) -> dict[str, float]:
+    """Train ``model`` in place on the task's demonstrations; returns the final loss."""
+    s = cfg.sft
+    prompts, comp_ids, comp_mask = tokenize_demonstrations(task.train, tokenizer)
+    params = [p for _, p in trainable_parameters(model)]
+    optimizer = torch.optim.AdamW(params, lr=s.lr, betas=(0.9, 0.99))
+
+    def schedule(step: int) -> float:
+        if step < s.warmup_steps:
+            return (step + 1) / s.warmup_steps
+        progress = (step - s.warmup_steps) / max(s.steps - s.warmup_steps, 1)
+        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    module, optimizer = accelerator.prepare(PolicyLogProbs(model), optimizer)
+    world, rank = accelerator.num_processes, accelerator.process_index
+    n, per = len(task.train), math.ceil(s.batch_size / world)
+    logger = MetricLogger(log_dir, tensorboard=False) if (log_dir and accelerator.is_main_process) else None
+    bar = tqdm(range(s.steps), desc="sft", disable=not (cfg.logging.progress and accelerator.is_main_process), dynamic_ncols=True)
+    loss_value = float("nan")
+    for step in bar:
+        positions = range(step * s.batch_size, (step + 1) * s.batch_size)
+        rows_global = []
+        for pos in positions:
+            epoch, i = divmod(pos, n)
+            order = np.random.default_rng([cfg.seed, 7, epoch]).permutation(n)
+            rows_global.append(int(order[i]))
+        rows = rows_global[rank * per : (rank + 1) * per]
+        total_tokens = float(comp_mask[rows_global].sum())
+        optimizer.zero_grad(set_to_none=True)
+        micro = [rows[j : j + cfg.grpo.micro_batch_size] for j in range(0, len(rows), cfg.grpo.micro_batch_size)]
+        loss_sum = 0.0
+        for j, mb in enumerate(micro):
+            batch = pack_rows(prompts, comp_ids, comp_mask, mb, tokenizer.pad_token_id).to(accelerator.device)
+            logp, _ = module(batch)  # [n, T]
+            loss = -(logp * batch.mask).sum() / total_tokens * world
+            accelerator.backward(loss)
+            loss_sum += float(loss) / world
+        if cfg.grpo.max_grad_norm:
+            accelerator.clip_grad_norm_(params, cfg.grpo.max_grad_norm)
+        optimizer.step()
+        scheduler.step()
+        loss_value = float(accelerator.reduce(torch.tensor([loss_sum], device=accelerator.device), reduction="sum")) if world > 1 else loss_sum
+        if logger is not None and (step % 20 == 0 or step == s.steps - 1):
+            logger.log(step, {"sft/loss": loss_value, "sft/lr": scheduler.get_last_lr()[0]})
+        bar.set_postfix(loss=f"{loss_value:.4f}", refresh=False)
+    if logger is not None:
+        logger.close()
+    return {"sft/loss": loss_value}

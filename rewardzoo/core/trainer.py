@@ -1,0 +1,363 @@
+"""The GRPO loop, shared by every reward.  One step reads top to bottom:
+
+    rollouts, gen = self.rollout(step)                         # engine.generate → Rollouts (text)
+    out           = self.score(rollouts)                       # reward.score (checked finite)
+    learned       = self.reward.update(rollouts, out)          # learned rewards learn HERE
+    adv           = compute_advantages(out.rewards, group_ids) # group-normalised advantages
+    stats         = self.policy_step(gen, adv)                 # clipped surrogate, μ optimiser steps
+
+Distributed (``accelerate``): every process generates its share of the step's prompts, the texts
+are gathered so that *every* process scores and updates the reward on the same global batch (so
+learned rewards stay identical everywhere), and each process then trains on its own rows; the
+loss of each micro-batch is divided by global counts, so the summed DDP update equals the
+one-process update on the same global batch.
+
+Generation is seeded per chunk of prompts by (seed, step, chunk), and prompts are drawn by
+(seed, epoch): a run is reproducible, and resuming from a checkpoint continues exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from accelerate import Accelerator
+from accelerate.utils import gather_object
+from tqdm.auto import tqdm
+
+from rewardzoo.config import TrainConfig, as_dict, resolved_run_dir, to_yaml
+from rewardzoo.core.advantages import compute_advantages, group_mean_std
+from rewardzoo.core.checkpoint import checkpoints, load_checkpoint, save_checkpoint
+from rewardzoo.core.engines import HFEngine
+from rewardzoo.core.logger import MetricLogger
+from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows
+from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
+from rewardzoo.core.models import ReferencePolicy, load_policy, trainable_parameters
+from rewardzoo.core.types import Generation, Reward, RewardOutput, Rollouts
+from rewardzoo.tasks.base import Example, Task
+
+
+class NonFiniteError(FloatingPointError):
+    """A reward, loss or gradient was NaN or infinite; the step was stopped before any update."""
+
+
+def derive_seed(*parts) -> int:
+    """A stable 63-bit seed from any printable parts (same on every machine and process)."""
+    digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+def make_accelerator() -> Accelerator:
+    """An Accelerator for this machine: GPU when available, else CPU (MULTI_CPU/gloo under torchrun)."""
+    return Accelerator(cpu=not torch.cuda.is_available())
+
+
+def concat_generations(parts: list[Generation], pad_id: int) -> Generation:
+    """Rows of several generations, in order, padded to the longest completion."""
+    T = max(p.completion_ids.shape[1] for p in parts)
+    pad = torch.nn.functional.pad
+    has_lp = all(p.sampling_logprobs is not None for p in parts)
+    return Generation(
+        prompt_ids=[ids for p in parts for ids in p.prompt_ids],
+        completion_ids=torch.cat([pad(p.completion_ids, (0, T - p.completion_ids.shape[1]), value=pad_id) for p in parts]),
+        completion_mask=torch.cat([pad(p.completion_mask, (0, T - p.completion_mask.shape[1])) for p in parts]),
+        texts=[t for p in parts for t in p.texts],
+        sampling_logprobs=torch.cat([pad(p.sampling_logprobs, (0, T - p.sampling_logprobs.shape[1])) for p in parts]) if has_lp else None,
+    )
+
+
+class Trainer:
+    """GRPO training of a policy against any :class:`~rewardzoo.core.types.Reward`.
+
+    ``task`` and ``reward`` default to the ones ``cfg`` names; pass objects to train on your own.
+    ``init_dir`` is the directory of the starting weights (an SFT warm start); None builds
+    ``cfg.model`` from scratch or from the hub.
+    """
+
+    def __init__(self, cfg: TrainConfig, *, task: Task, reward: Reward, init_dir: str | Path | None = None,
+                 accelerator: Accelerator | None = None):
+        self.cfg = cfg
+        self.task = task
+        self.reward = reward
+        self.acc = accelerator or make_accelerator()
+        self.run_dir = resolved_run_dir(cfg)
+        g = cfg.grpo
+        self.group_size = g.group_size
+        self.num_prompts = g.batch_size // g.group_size
+        world = self.acc.num_processes
+        if self.num_prompts % world:
+            raise ValueError(f"grpo.batch_size/group_size = {self.num_prompts} prompts per step cannot be split over "
+                             f"{world} processes; make it a multiple of {world}")
+        self.local_prompts = self.num_prompts // world
+        self.chunk_prompts = g.generation_chunk_prompts or self.local_prompts
+        if self.local_prompts % self.chunk_prompts:
+            raise ValueError(f"grpo.generation_chunk_prompts ({self.chunk_prompts}) must divide the prompts per process "
+                             f"({self.local_prompts})")
+        torch.manual_seed(derive_seed(cfg.seed, "init"))
+        self.policy, self.tokenizer = load_policy(cfg.model, init_dir, seed=cfg.seed)
+        self.policy.to(self.acc.device)
+        self.engine = HFEngine(self.policy, self.tokenizer, cfg.sampling)
+        self.ref = ReferencePolicy(self.policy) if g.beta > 0 else None
+        params = [p for _, p in trainable_parameters(self.policy)]
+        optimizer = torch.optim.AdamW(params, lr=g.lr, betas=tuple(g.adam_betas), weight_decay=g.weight_decay)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / max(g.warmup_steps, 1)))
+        module = PolicyLogProbs(self.policy, temperature=cfg.sampling.temperature, chunk_size=g.logprob_chunk_size or None)
+        self.module, self.optimizer = self.acc.prepare(module, optimizer)
+        self.step = 0
+        self.logger: MetricLogger | None = None
+        self._last_eval: float | None = None
+
+    # ------------------------------------------------------------------ the loop
+    def train(self) -> dict[str, float]:
+        """Run ``cfg.steps`` RL steps (resuming when asked); returns the last metrics row."""
+        cfg = self.cfg
+        resumed = self._maybe_resume()
+        self._open_logger(resume_step=self.step if resumed else None)
+        last: dict[str, float] = {}
+        if self.step == 0:
+            last = self.evaluate()
+            self._log(0, last)
+            self._last_eval = last.get("eval/accuracy")
+        bar = tqdm(total=cfg.steps, initial=self.step, disable=not (cfg.logging.progress and self.acc.is_main_process),
+                   desc=cfg.recipe.name, dynamic_ncols=True)
+        while self.step < cfg.steps:
+            t0 = time.perf_counter()
+            rollouts, gen = self.rollout(self.step)
+            t1 = time.perf_counter()
+            out = self.score(rollouts)
+            learned = self.reward.update(rollouts, out)
+            t2 = time.perf_counter()
+            adv = compute_advantages(out.rewards, rollouts.group_ids, cfg.grpo.advantage)
+            stats = self.policy_step(gen, self._local(adv))
+            t3 = time.perf_counter()
+            self.step += 1
+            metrics = {**self._reward_metrics(rollouts, out), **learned, **stats,
+                       "time/generate_s": t1 - t0, "time/reward_s": t2 - t1, "time/policy_s": t3 - t2}
+            if (cfg.eval.every and self.step % cfg.eval.every == 0) or self.step == cfg.steps:
+                metrics.update(self.evaluate())
+            metrics["time/step_s"] = time.perf_counter() - t0
+            if self.step % cfg.logging.every == 0 or any(k.startswith("eval/") for k in metrics):
+                self._log(self.step, metrics)
+            if (cfg.checkpoint_every and self.step % cfg.checkpoint_every == 0) or self.step == cfg.steps:
+                self.save()
+            last = metrics
+            bar.update(1)
+            bar.set_postfix(self._progress(metrics), refresh=False)
+        bar.close()
+        if self.logger is not None:
+            self.logger.close()
+        return last
+
+    # ------------------------------------------------------------------ the verbs
+    def prompts_for(self, step: int) -> list[Example]:
+        """The step's prompts: consecutive positions of a per-epoch seeded permutation of train."""
+        n, out = len(self.task.train), []
+        for pos in range(step * self.num_prompts, (step + 1) * self.num_prompts):
+            epoch, i = divmod(pos, n)
+            order = np.random.default_rng(derive_seed(self.cfg.seed, "epoch", epoch) % 2**63).permutation(n)
+            out.append(self.task.train[order[i]])
+        return out
+
+    def rollout(self, step: int) -> tuple[Rollouts, Generation]:
+        """Sample G completions of this process's prompts; return the *global* Rollouts and the
+        local Generation (tokens for the policy step)."""
+        examples = self.prompts_for(step)
+        rank = self.acc.process_index
+        local = examples[rank * self.local_prompts : (rank + 1) * self.local_prompts]
+        parts = []
+        for start in range(0, len(local), self.chunk_prompts):
+            chunk_index = (rank * self.local_prompts + start) // self.chunk_prompts
+            torch.manual_seed(derive_seed(self.cfg.seed, "rollout", step, chunk_index))
+            parts.append(self.engine.generate([e.prompt for e in local[start : start + self.chunk_prompts]], n=self.group_size))
+        gen = concat_generations(parts, self.tokenizer.pad_token_id)
+        texts = gather_object(gen.texts) if self.acc.num_processes > 1 else gen.texts
+        rows = [e for e in examples for _ in range(self.group_size)]
+        rollouts = Rollouts(
+            prompts=[e.prompt for e in rows],
+            completions=texts,
+            answers=[self.task.parse(t) for t in texts],
+            references=[e.reference for e in rows],
+            group_ids=torch.arange(self.num_prompts).repeat_interleave(self.group_size) + step * self.num_prompts,
+            meta=[e.meta for e in rows],
+            step=step,
+        )
+        return rollouts, gen
+
+    def score(self, rollouts: Rollouts) -> RewardOutput:
+        """The reward's output, checked: one finite float per row."""
+        out = self.reward.score(rollouts)
+        name = type(self.reward).__name__
+        if out.rewards.shape != (len(rollouts),):
+            raise ValueError(f"reward {name} returned rewards of shape {tuple(out.rewards.shape)}, expected [{len(rollouts)}]")
+        bad = (~torch.isfinite(out.rewards)).nonzero().flatten().tolist()
+        if bad:
+            raise NonFiniteError(f"reward {name} returned non-finite rewards at step {rollouts.step}, rows {bad[:10]} "
+                                 f"(values {out.rewards[bad[:10]].tolist()}); no update was made")
+        out.rewards = out.rewards.float()
+        return out
+
+    def policy_step(self, gen: Generation, adv: torch.Tensor) -> dict[str, float]:
+        """μ optimiser steps of the clipped surrogate on this process's rows."""
+        g = self.cfg.grpo
+        n_rows = len(gen.prompt_ids)
+        lengths = gen.completion_mask.sum(1)  # [N_local]
+        order = sorted(range(n_rows), key=lambda i: -(len(gen.prompt_ids[i]) + int(lengths[i]))) if g.sort_by_length else list(range(n_rows))
+        micro = [order[s : s + g.micro_batch_size] for s in range(0, n_rows, g.micro_batch_size)]
+        batches = [pack_rows(gen.prompt_ids, gen.completion_ids, gen.completion_mask, rows, self.tokenizer.pad_token_id).to(self.acc.device)
+                   for rows in micro]
+        norm = LossNormalizer(
+            num_sequences=self.cfg.grpo.batch_size,
+            num_tokens=int(self._global_sum(lengths.sum().float())),
+            max_completion_length=self.cfg.sampling.max_new_tokens,
+        )
+        old = self._no_grad_logprobs(batches) if g.num_iterations > 1 else None
+        ref = self._no_grad_logprobs(batches, reference=True) if g.beta > 0 else None
+        scale = self.acc.num_processes  # DDP averages gradients; each process holds a share of the global loss
+        totals: dict[str, float] = {}
+        for it in range(g.num_iterations):
+            self.optimizer.zero_grad(set_to_none=True)
+            for j, (rows, batch) in enumerate(zip(micro, batches)):
+                sync = j == len(batches) - 1
+                with self.acc.no_sync(self.module) if not sync else contextlib.nullcontext():
+                    logp, entropy = self.module(batch)  # [n, T] each
+                    old_logp = old[j] if old is not None else logp.detach()  # [n, T]
+                    is_w = None
+                    if gen.sampling_logprobs is not None:
+                        samp = gen.sampling_logprobs[rows, : batch.mask.shape[1]].to(logp.device)  # [n, T]
+                        is_w = truncated_is_weights(old_logp, samp, g.is_cap)  # [n, T]
+                    loss, stats = policy_loss(
+                        logp, old_logp, adv[rows].to(logp.device), batch.mask, norm,
+                        loss_type=g.loss_type, eps_low=g.epsilon_low, eps_high=g.epsilon_high,
+                        beta=g.beta, ref_logp=None if ref is None else ref[j], kl_estimator=g.kl_estimator, is_weights=is_w,
+                    )
+                    if not torch.isfinite(loss):
+                        self.optimizer.zero_grad(set_to_none=True)
+                        raise NonFiniteError(f"policy loss is {loss.item()} at step {self.step}, iteration {it}, micro-batch {j} "
+                                             f"(check the advantages and log-probs); no update was made")
+                    self.acc.backward(loss * scale)
+                if it == 0:
+                    stats["loss_sum"] = loss.detach() * scale
+                    stats["entropy_sum"] = (entropy.detach() * batch.mask).sum()
+                    for k, v in stats.items():
+                        totals[k] = totals.get(k, 0.0) + float(v)
+            grad_norm = self._checked_grad_norm()
+            self.optimizer.step()
+            self.scheduler.step()
+        summed = {k: self._global_sum(torch.tensor(v)) for k, v in sorted(totals.items())}
+        tokens = max(norm.num_tokens, 1)
+        out = {
+            "policy/loss": summed["loss_sum"] / self.acc.num_processes,
+            "policy/entropy": summed["entropy_sum"] / tokens,
+            "policy/clip_low_frac": summed["clip_low_sum"] / tokens,
+            "policy/clip_high_frac": summed["clip_high_sum"] / tokens,
+            "policy/ratio_mean": summed["ratio_sum"] / tokens,
+            "policy/grad_norm": grad_norm,
+            "policy/lr": self.scheduler.get_last_lr()[0],
+            "policy/completion_length": tokens / self.cfg.grpo.batch_size,
+            "policy/truncated_frac": self._global_sum(self._truncated(gen).float().sum()) / self.cfg.grpo.batch_size,
+        }
+        if "kl_sum" in summed:
+            out["policy/kl"] = summed["kl_sum"] / tokens
+        if "is_weight_sum" in summed:
+            out["policy/is_weight_mean"] = summed["is_weight_sum"] / tokens
+        return out
+
+    @torch.no_grad()
+    def evaluate(self) -> dict[str, float]:
+        """Greedy completions of the held-out split, scored by the task's own ``evaluate``."""
+        examples = self.task.eval[: self.cfg.eval.n_examples or None]
+        world, rank = self.acc.num_processes, self.acc.process_index
+        per = math.ceil(len(examples) / world)
+        local = examples[rank * per : (rank + 1) * per]
+        texts: list[str] = []
+        bs = self.cfg.eval.batch_size
+        for s in range(0, len(local), bs):
+            texts += self.engine.generate([e.prompt for e in local[s : s + bs]], n=1, greedy=True).texts
+        completions = gather_object(texts) if world > 1 else texts
+        return {f"eval/{k}": v for k, v in self.task.evaluate(completions, examples).items()}
+
+    # ------------------------------------------------------------------ checkpoints
+    def save(self) -> Path:
+        """Write an atomic checkpoint of the current step."""
+        return save_checkpoint(self.run_dir, self.step, policy=self.acc.unwrap_model(self.module).model,
+                               tokenizer=self.tokenizer, optimizer=self.optimizer, scheduler=self.scheduler,
+                               reward=self.reward, accelerator=self.acc, keep=self.cfg.keep_checkpoints)
+
+    def _maybe_resume(self) -> bool:
+        if not self.cfg.resume:
+            return False
+        found = checkpoints(self.run_dir)
+        if not found:
+            raise FileNotFoundError(f"resume=true but {self.run_dir}/checkpoints holds no complete checkpoint; "
+                                    f"run without resume=true to start fresh")
+        self.step = load_checkpoint(found[-1], policy=self.policy, optimizer=self.optimizer, scheduler=self.scheduler,
+                                    reward=self.reward, accelerator=self.acc)
+        return True
+
+    # ------------------------------------------------------------------ helpers
+    def _truncated(self, gen: Generation) -> torch.Tensor:
+        eos = torch.tensor(self.engine.eos_ids)
+        return ~torch.isin(gen.completion_ids, eos).any(1)  # [N_local] rows that hit max_new_tokens
+
+    def _local(self, rows_global: torch.Tensor) -> torch.Tensor:
+        n = self.local_prompts * self.group_size
+        return rows_global[self.acc.process_index * n : (self.acc.process_index + 1) * n]
+
+    def _global_sum(self, value: torch.Tensor) -> float:
+        if self.acc.num_processes == 1:
+            return float(value)
+        return float(self.acc.reduce(value.to(self.acc.device).reshape(1), reduction="sum"))
+
+    @torch.no_grad()
+    def _no_grad_logprobs(self, batches, reference: bool = False) -> list[torch.Tensor]:
+        module = self.acc.unwrap_model(self.module)
+        if not reference:
+            return [module(b)[0] for b in batches]
+        with self.ref.active() as ref_model:
+            ref_module = PolicyLogProbs(ref_model, temperature=module.temperature, chunk_size=module.chunk_size)
+            return [ref_module(b)[0] for b in batches]
+
+    def _checked_grad_norm(self) -> float:
+        params = [p for _, p in trainable_parameters(self.policy)]
+        max_norm = self.cfg.grpo.max_grad_norm or float("inf")
+        norm = float(self.acc.clip_grad_norm_(params, max_norm))
+        if not math.isfinite(norm):
+            bad = [n for n, p in trainable_parameters(self.policy) if p.grad is not None and not torch.isfinite(p.grad).all()]
+            self.optimizer.zero_grad(set_to_none=True)
+            raise NonFiniteError(f"non-finite gradient at step {self.step} in {bad[:5] or 'the gradient norm'}; "
+                                 f"no update was made (lower grpo.lr or check the reward scale)")
+        return norm
+
+    def _reward_metrics(self, rollouts: Rollouts, out: RewardOutput) -> dict[str, float]:
+        r = out.rewards
+        _, _, constant = group_mean_std(r, rollouts.group_ids)
+        metrics = {"reward/mean": r.mean().item(), "reward/std": r.std().item() if len(r) > 1 else 0.0,
+                   "reward/zero_std_frac": constant.float().mean().item(),
+                   "reward/malformed_frac": sum(a is None for a in rollouts.answers) / len(rollouts)}
+        metrics.update(out.metrics)
+        return metrics
+
+    def _open_logger(self, resume_step: int | None) -> None:
+        if not self.acc.is_main_process:
+            return
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        (self.run_dir / "config.yaml").write_text(to_yaml(self.cfg))
+        log = self.cfg.logging
+        self.logger = MetricLogger(self.run_dir, tensorboard=log.tensorboard, wandb=log.wandb,
+                                   wandb_project=log.wandb_project, config=as_dict(self.cfg), resume_step=resume_step)
+
+    def _log(self, step: int, metrics: dict[str, float]) -> None:
+        if self.logger is not None:
+            self.logger.log(step, metrics)
+
+    def _progress(self, metrics: dict[str, float]) -> dict[str, str]:
+        self._last_eval = metrics.get("eval/accuracy", self._last_eval)
+        shown = {"reward": metrics.get("reward/mean"), "eval_acc": self._last_eval, "s/step": metrics.get("time/step_s")}
+        return {k: f"{v:.3f}" for k, v in shown.items() if v is not None}
+
+

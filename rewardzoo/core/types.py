@@ -1,0 +1,122 @@
+"""The data that flows through one GRPO step, and the shape legend used everywhere in rewardzoo.
+
+Shape legend (every tensor line in the library carries a comment in these letters):
+
+    N  rows in a step: prompts_per_step × group_size (one row = one sampled completion)
+    G  group size: completions sampled per prompt
+    P  prompts in a step (N = P · G)
+    T  completion tokens per row (padded to the longest completion, at most max_new_tokens)
+    S  full sequence length of a row: prompt tokens + completion tokens
+    H  hidden size of the policy
+    V  vocabulary size
+    K  tokens selected for a log-prob computation (all unmasked completion tokens of a micro-batch)
+    n  rows in one micro-batch
+
+Data flows one way: task → engine → :class:`Rollouts` → reward (``score`` then ``update``) →
+advantages → loss → optimizer.  A reward never reaches into the trainer; the trainer never knows
+which reward it runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import torch
+
+
+@dataclass
+class Rollouts:
+    """One GRPO batch as every reward sees it: text only, no tokens, no verifier.
+
+    Rows of one prompt are contiguous and share a ``group_ids`` value.  ``answers`` holds what the
+    task's *format parser* extracted from each completion (``None`` = malformed); it is the only
+    task knowledge a reward receives besides the references and the prompt's meta data, so a
+    reward constructed without a verifier cannot reach one.
+    """
+
+    prompts: list[str]  # [N]
+    completions: list[str]  # [N] full generated text (reasoning + answer)
+    answers: list[str | None]  # [N] final answer parsed by the task; None = malformed
+    references: list[str | None]  # [N] reference answer / demonstration of the row's prompt
+    group_ids: torch.Tensor  # [N] int64; rows of one prompt share an id
+    meta: list[dict]  # [N] task extras (numbers, target, required words, ...)
+    step: int
+
+    def __post_init__(self) -> None:
+        n = len(self.prompts)
+        for name in ("completions", "answers", "references", "meta"):
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"Rollouts.{name} has {len(getattr(self, name))} rows, prompts has {n}")
+        if self.group_ids.shape != (n,):
+            raise ValueError(f"Rollouts.group_ids must have shape [{n}], got {tuple(self.group_ids.shape)}")
+
+    def __len__(self) -> int:
+        return len(self.prompts)
+
+    def select(self, rows: list[int] | torch.Tensor) -> "Rollouts":
+        """The sub-batch of the given row indices (group ids are kept as they are)."""
+        idx = [int(i) for i in rows]
+        return Rollouts(
+            prompts=[self.prompts[i] for i in idx],
+            completions=[self.completions[i] for i in idx],
+            answers=[self.answers[i] for i in idx],
+            references=[self.references[i] for i in idx],
+            group_ids=self.group_ids[torch.tensor(idx, dtype=torch.long)],
+            meta=[self.meta[i] for i in idx],
+            step=self.step,
+        )
+
+
+@dataclass
+class RewardOutput:
+    """What a reward returns for one :class:`Rollouts` batch."""
+
+    rewards: torch.Tensor  # [N] float32 training reward, finite
+    components: dict[str, torch.Tensor] = field(default_factory=dict)  # [N] each: named parts
+    metrics: dict[str, float] = field(default_factory=dict)  # scalars for the log, "reward/..."
+
+
+@runtime_checkable
+class Reward(Protocol):
+    """The one contract every reward implements, learned or not (SPEC §1).
+
+    ``update`` is called by the trainer every step, right after ``score``, visibly in the loop;
+    learned parts (judges, discriminators, curricula) learn there and nowhere else.  Static rewards
+    return ``{}``.  ``state_dict``/``load_state_dict`` carry everything needed to resume exactly
+    (judge weights, optimizer, buffers, random generators, counters).
+    """
+
+    def score(self, batch: Rollouts) -> RewardOutput:
+        """Training rewards for every row of ``batch``."""
+        ...
+
+    def update(self, batch: Rollouts, out: RewardOutput) -> dict[str, float]:
+        """Let the learned parts of the reward learn from this step; returns log scalars."""
+        ...
+
+    def state_dict(self) -> dict:
+        """Everything needed to resume the reward exactly."""
+        ...
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore what :meth:`state_dict` returned."""
+        ...
+
+
+@dataclass
+class Generation:
+    """What a generation engine returns for a list of prompts (one row per sampled completion).
+
+    Token layout: ``prompt_ids`` holds each row's prompt tokens without padding, ``completion_ids``
+    is right-padded with ``completion_mask`` marking real tokens (the EOS that ended a row is a real
+    token, so the policy learns to stop).  ``sampling_logprobs`` is filled by engines that report
+    the log-probabilities they sampled with (vLLM); the trainer then applies truncated importance
+    sampling.
+    """
+
+    prompt_ids: list[list[int]]  # [N][prompt length]
+    completion_ids: torch.Tensor  # [N, T] int64, right-padded
+    completion_mask: torch.Tensor  # [N, T] bool
+    texts: list[str]  # [N] decoded completions (special tokens removed)
+    sampling_logprobs: torch.Tensor | None = None  # [N, T] float32 or None

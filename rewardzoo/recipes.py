@@ -1,0 +1,39 @@
+"""Run a recipe end to end: build the task, run (or reuse) the SFT warm start, build the reward,
+train.  ``rewardzoo train RECIPE.yaml key=value ...`` calls :func:`train`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rewardzoo.build import build_reward, build_task
+from rewardzoo.config import TrainConfig, load_config
+from rewardzoo.core.sft import warm_start
+from rewardzoo.core.trainer import Trainer, make_accelerator
+
+
+def make_trainer(cfg: TrainConfig) -> Trainer:
+    """A ready :class:`Trainer` for ``cfg``: task, warm start (cached), policy and reward."""
+    accelerator = make_accelerator()
+    task = build_task(cfg.task)
+    if cfg.init_from:
+        init = Path(cfg.init_from).expanduser()
+    elif cfg.sft.enabled:
+        init = warm_start(cfg, task, accelerator)
+    else:
+        init = None
+    reward = build_reward(cfg.reward, task)
+    return Trainer(cfg, task=task, reward=reward, init_dir=init, accelerator=accelerator)
+
+
+def train(cfg: TrainConfig | str | Path, overrides: list[str] | None = None) -> dict[str, float]:
+    """Train a recipe (a :class:`TrainConfig` or a YAML path plus overrides); returns the last metrics."""
+    if not isinstance(cfg, TrainConfig):
+        cfg = load_config(cfg, overrides)
+    return make_trainer(cfg).train()
+
+
+def sft(cfg: TrainConfig | str | Path, overrides: list[str] | None = None) -> Path:
+    """Run (or reuse) only the warm start of a recipe; returns the saved model directory."""
+    if not isinstance(cfg, TrainConfig):
+        cfg = load_config(cfg, overrides)
+    return warm_start(cfg, build_task(cfg.task), make_accelerator())

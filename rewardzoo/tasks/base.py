@@ -1,0 +1,97 @@
+"""What every task supplies: examples, a format parser, a verifier, demonstrations and ``evaluate``.
+
+A task's *verifier* is the exact checker used by RLVR and by held-out evaluation.  Rewards that
+must not see it (RAL) are built without the task object: they receive only :class:`Rollouts`,
+whose ``answers`` come from :meth:`Task.parse` — the format parser, which says whether an answer is
+well formed, never whether it is right.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+ANSWER_FORMATS = ("plain", "tags")
+_TAGGED = re.compile(r"<answer>(.*?)</answer>", re.S)
+
+
+@dataclass(frozen=True)
+class Example:
+    """One prompt with its reference final answer and a full demonstration completion."""
+
+    prompt: str
+    reference: str  # the reference final answer (what a judge sees as "real")
+    demonstration: str  # a complete target completion for SFT (reasoning if any + formatted answer)
+    meta: dict = field(default_factory=dict)  # task extras, e.g. {"a": 12, "b": 7}
+
+
+def extract_answer(completion: str, answer_format: str) -> str | None:
+    """The final-answer text of a completion under a format, or None when the format is not met.
+
+    ``plain``: the whole completion, stripped, is the answer (the tiny-tokenizer CPU presets).
+    ``tags``: the content of the last ``<answer>…</answer>`` pair, stripped.
+    An empty answer is malformed.  Never raises.
+    """
+    if answer_format == "plain":
+        text = completion.strip()
+    elif answer_format == "tags":
+        found = _TAGGED.findall(completion)
+        text = found[-1].strip() if found else ""
+    else:
+        raise ValueError(f"answer_format must be one of {ANSWER_FORMATS}, got {answer_format!r}")
+    return text or None
+
+
+def format_answer(answer: str, answer_format: str) -> str:
+    """Write a final answer the way :func:`extract_answer` reads it back."""
+    return answer if answer_format == "plain" else f"<answer>{answer}</answer>"
+
+
+class Task:
+    """Base class of all tasks.  Subclasses set ``name``, ``train``, ``eval`` and implement
+    :meth:`parse` and :meth:`verify`; :meth:`evaluate` reports ``accuracy`` and ``format_rate`` and
+    subclasses add their own metrics.
+
+    ``verify(answer, reference, meta)`` returns a score in [0, 1]; it is the exact checker and is
+    never handed to a reward that must not see it.
+    """
+
+    name: str = "task"
+    answer_format: str = "plain"
+
+    def __init__(self, train: list[Example], eval: list[Example]):
+        if not train or not eval:
+            raise ValueError(f"task {self.name!r} needs non-empty train and eval splits "
+                             f"(got {len(train)} train, {len(eval)} eval examples)")
+        self.train = train
+        self.eval = eval
+
+    def parse(self, completion: str) -> str | None:
+        """Final answer of a completion, or None if malformed.  Never raises."""
+        return extract_answer(completion, self.answer_format)
+
+    def verify(self, answer: str | None, reference: str, meta: dict) -> float:
+        """Exact score of a parsed answer against the reference, in [0, 1].  Never raises."""
+        return float(answer is not None and answer == reference)
+
+    def score_completion(self, completion: str, example: Example) -> float:
+        """Parse then verify one completion (the Gymnasium reward and RLVR's default)."""
+        return self.verify(self.parse(completion), example.reference, example.meta)
+
+    def evaluate(self, completions: list[str], examples: list[Example]) -> dict[str, float]:
+        """Held-out metrics for completions of ``examples`` (one completion per example)."""
+        if len(completions) != len(examples):
+            raise ValueError(f"evaluate got {len(completions)} completions for {len(examples)} examples")
+        answers = [self.parse(c) for c in completions]
+        scores = [self.verify(a, e.reference, e.meta) for a, e in zip(answers, examples)]
+        n = max(len(examples), 1)
+        metrics = {
+            "accuracy": sum(s >= 1.0 for s in scores) / n,
+            "format_rate": sum(a is not None for a in answers) / n,
+        }
+        metrics.update(self.extra_metrics(answers, examples))
+        return metrics
+
+    def extra_metrics(self, answers: list[str | None], examples: list[Example]) -> dict[str, float]:
+        """Task-specific held-out metrics beyond accuracy and format rate (none by default)."""
+        return {}

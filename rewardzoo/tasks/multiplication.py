@@ -1,0 +1,110 @@
+"""Integer multiplication (RAL seed 002, §B.1): ``a × b`` with configurable digit counts.
+
+The reference is the exact product; a completion's answer must be a nonempty integer, either the
+whole completion (``answer_format="plain"``, the tiny-tokenizer CPU presets) or inside
+``<answer>…</answer>`` tags (``"tags"``, as in the paper).  Held-out metrics: exact accuracy and the
+relative error |pred − gold| / |gold| clipped to 1 (malformed answers count as error 1).
+
+Deviations from the paper: the paper samples four-digit pairs for billion-parameter models; the CPU
+preset uses 2-digit × 1-digit so that a 0.8M-parameter model learns in minutes.  Train and eval
+pairs are disjoint.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+from rewardzoo.tasks.base import Example, Task, format_answer
+
+_INTEGER = re.compile(r"-?\d+")
+
+
+@dataclass
+class MultiplicationConfig:
+    """Settings of the multiplication task."""
+
+    digits_a: int = 2
+    """Number of digits of the first factor (its leading digit is never 0)."""
+    digits_b: int = 1
+    """Number of digits of the second factor (its leading digit is never 0)."""
+    n_train: int = 5000
+    """Training prompts (capped by the number of distinct pairs left after the eval split)."""
+    n_eval: int = 200
+    """Held-out prompts, disjoint from the training prompts."""
+    answer_format: str = "plain"
+    """'plain' (the completion is the number) or 'tags' (<answer>…</answer>)."""
+    data_seed: int = 0
+    """Seed of the example generator (independent of the run's seed)."""
+
+
+def parse_integer(text: str | None) -> int | None:
+    """The integer an answer string spells, or None.  Never raises."""
+    if text is None or not _INTEGER.fullmatch(text.strip()):
+        return None
+    return int(text.strip())
+
+
+def relative_error(answer: str | None, reference: str) -> float:
+    """|pred − gold| / max(|gold|, 1), clipped to 1; a malformed answer has error 1."""
+    pred, gold = parse_integer(answer), int(reference)
+    if pred is None:
+        return 1.0
+    return min(abs(pred - gold) / max(abs(gold), 1), 1.0)
+
+
+def _pairs(cfg: MultiplicationConfig, rng: random.Random) -> list[tuple[int, int]]:
+    """Distinct (a, b) pairs: all of them when the space is small, else a sample without repeats."""
+    lo_a, hi_a = 10 ** (cfg.digits_a - 1), 10**cfg.digits_a - 1
+    lo_b, hi_b = 10 ** (cfg.digits_b - 1), 10**cfg.digits_b - 1
+    space = (hi_a - lo_a + 1) * (hi_b - lo_b + 1)
+    wanted = cfg.n_train + cfg.n_eval
+    if space <= 4 * wanted:
+        pairs = [(a, b) for a in range(lo_a, hi_a + 1) for b in range(lo_b, hi_b + 1)]
+        rng.shuffle(pairs)
+        return pairs[:wanted]
+    seen: dict[tuple[int, int], None] = {}
+    while len(seen) < wanted:
+        seen[(rng.randint(lo_a, hi_a), rng.randint(lo_b, hi_b))] = None
+    return list(seen)
+
+
+class Multiplication(Task):
+    """``a*b=`` → the product."""
+
+    name = "multiplication"
+
+    def __init__(self, cfg: MultiplicationConfig | None = None):
+        cfg = cfg or MultiplicationConfig()
+        if cfg.digits_a < 1 or cfg.digits_b < 1:
+            raise ValueError("multiplication digits_a and digits_b must be at least 1")
+        if cfg.n_eval < 1:
+            raise ValueError("multiplication n_eval must be at least 1")
+        self.cfg = cfg
+        self.answer_format = cfg.answer_format
+        pairs = _pairs(cfg, random.Random(cfg.data_seed))
+        if len(pairs) <= cfg.n_eval:
+            raise ValueError(f"only {len(pairs)} distinct pairs exist for {cfg.digits_a}×{cfg.digits_b} digits; "
+                             f"lower n_eval (now {cfg.n_eval}) or use more digits")
+        examples = [self._example(a, b) for a, b in pairs]
+        super().__init__(train=examples[cfg.n_eval:], eval=examples[: cfg.n_eval])
+
+    def _example(self, a: int, b: int) -> Example:
+        if self.answer_format == "plain":
+            prompt = f"{a}*{b}="
+        else:
+            prompt = f"What is {a} * {b}? Put the final integer in <answer></answer> tags."
+        product = str(a * b)
+        return Example(prompt, product, format_answer(product, self.answer_format), {"a": a, "b": b})
+
+    def parse(self, completion: str) -> str | None:
+        """The answer if it is a nonempty integer in the task's format, else None."""
+        answer = super().parse(completion)
+        value = parse_integer(answer)
+        return None if value is None else str(value)
+
+    def extra_metrics(self, answers: list[str | None], examples: list[Example]) -> dict[str, float]:
+        """Mean clipped relative error."""
+        errors = [relative_error(a, e.reference) for a, e in zip(answers, examples)]
+        return {"relative_error": sum(errors) / max(len(errors), 1)}
