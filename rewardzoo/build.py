@@ -6,16 +6,47 @@ they cannot reach it; RLVR is built from the task because the verifier is its re
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
+from rewardzoo.rewards.base import FunctionReward
+from rewardzoo.rewards.ral import RAL
 from rewardzoo.rewards.rlvr import RLVR
 from rewardzoo.tasks.base import Task
+from rewardzoo.tasks.countdown import Countdown
+from rewardzoo.tasks.countdown_code import CountdownCode
+from rewardzoo.tasks.hackable_multiplication import HackableMultiplication
 from rewardzoo.tasks.multiplication import Multiplication
+from rewardzoo.tasks.smiles import SmilesFormula
+from rewardzoo.tasks.user import UserTask
 
 TASKS = {
     "multiplication": Multiplication,
+    "countdown": Countdown,
+    "countdown_code": CountdownCode,
+    "hackable_multiplication": HackableMultiplication,
+    "smiles": SmilesFormula,
+    "user": UserTask,
 }
 
+
+
+@dataclass(frozen=True)
+class RewardContext:
+    """What a reward may know about the run besides its own config section (never the task)."""
+
+    seed: int = 0
+    """The run's seed (learned rewards derive their generators from it)."""
+    init_dir: Path | None = None
+    """The policy's starting weights (e.g. the SFT warm start), for judges initialised from them."""
+    device: str = "cpu"
+    """Device learned rewards run on."""
+
+
 REWARDS = {
-    "rlvr": lambda section, task: RLVR.from_task(task),
+    "rlvr": lambda section, task, ctx: RLVR.from_config(section, task),
+    "ral": lambda section, task, ctx: RAL.from_config(section, ctx),  # the task is dropped here: RAL never sees it
+    "callable": lambda section, task, ctx: FunctionReward.from_config(section),  # TRL-style functions see Rollouts only
 }
 
 
@@ -24,6 +55,6 @@ def build_task(cfg) -> Task:
     return TASKS[cfg.name](getattr(cfg, cfg.name))
 
 
-def build_reward(cfg, task: Task):
+def build_reward(cfg, task: Task, ctx: RewardContext | None = None):
     """The reward named by ``cfg.name`` (a :class:`rewardzoo.config.RewardConfig`)."""
-    return REWARDS[cfg.name](getattr(cfg, cfg.name), task)
+    return REWARDS[cfg.name](getattr(cfg, cfg.name), task, ctx or RewardContext())

@@ -23,8 +23,15 @@ from rewardzoo.core.advantages import ADVANTAGE_TYPES
 from rewardzoo.core.engines import SamplingConfig
 from rewardzoo.core.loss import KL_ESTIMATORS, LOSS_TYPES
 from rewardzoo.core.models import ModelConfig
+from rewardzoo.rewards.base import CallableRewardConfig, FunctionReward
+from rewardzoo.rewards.ral import RALConfig
 from rewardzoo.rewards.rlvr import RLVRConfig
+from rewardzoo.tasks.countdown import CountdownConfig
+from rewardzoo.tasks.countdown_code import CountdownCodeConfig
+from rewardzoo.tasks.hackable_multiplication import HackableMultiplicationConfig
 from rewardzoo.tasks.multiplication import MultiplicationConfig
+from rewardzoo.tasks.smiles import SmilesConfig
+from rewardzoo.tasks.user import UserTaskConfig
 
 
 class ConfigError(ValueError):
@@ -48,9 +55,19 @@ class TaskConfig:
     """Which task to train on; only the section named by ``name`` is used."""
 
     name: str = "multiplication"
-    """Task to run: multiplication."""
+    """Task to run: multiplication, countdown, countdown_code, hackable_multiplication, smiles, user."""
     multiplication: MultiplicationConfig = field(default_factory=MultiplicationConfig)
     """Settings of the multiplication task."""
+    countdown: CountdownConfig = field(default_factory=CountdownConfig)
+    """Settings of the Countdown task."""
+    countdown_code: CountdownCodeConfig = field(default_factory=CountdownCodeConfig)
+    """Settings of the Countdown-Code task (hackable: the submission carries its own test)."""
+    hackable_multiplication: HackableMultiplicationConfig = field(default_factory=HackableMultiplicationConfig)
+    """Settings of the hackable multiplication task (the lazy 'contains' proxy verifier)."""
+    smiles: SmilesConfig = field(default_factory=SmilesConfig)
+    """Settings of the SMILES → formula task (needs RDKit: pip install 'rewardzoo[chem]')."""
+    user: UserTaskConfig = field(default_factory=UserTaskConfig)
+    """Settings of a task read from your own JSONL file or datasets dataset (docs/tasks.md)."""
 
 
 @dataclass
@@ -58,9 +75,14 @@ class RewardConfig:
     """Which reward to train with; only the section named by ``name`` is used."""
 
     name: str = "rlvr"
-    """Reward to run: rlvr."""
+    """Reward to run: rlvr (the task's verifier), ral (a co-trained judge; never sees the verifier), or callable
+    (TRL-style reward functions named by import path)."""
     rlvr: RLVRConfig = field(default_factory=RLVRConfig)
     """Settings of the RLVR reward."""
+    ral: RALConfig = field(default_factory=RALConfig)
+    """Settings of the RAL reward."""
+    callable: CallableRewardConfig = field(default_factory=CallableRewardConfig)
+    """Settings of the callable reward: TRL-style reward functions named by import path."""
 
 
 @dataclass
@@ -116,6 +138,9 @@ class SFTConfig:
     """Run (or reuse) the warm start before RL; false starts RL from ``model`` / ``init_from``."""
     steps: int = 600
     """Optimiser steps of SFT."""
+    n_examples: int = 0
+    """Demonstrations used: the first n of the task's train split (0 = all).  A warm start on a
+    subset leaves the rest of the train prompts new to the policy when RL starts."""
     batch_size: int = 64
     """Demonstrations per SFT step."""
     lr: float = 3e-3
@@ -317,12 +342,22 @@ def validate(cfg: TrainConfig) -> None:
         raise ConfigError("eval.every and checkpoint_every must be >= 0, keep_checkpoints >= 1")
     _choice(cfg.task.name, sorted(TASKS), "task.name")
     _choice(cfg.reward.name, sorted(REWARDS), "reward.name")
+    if cfg.reward.name == "callable":
+        try:
+            FunctionReward.from_config(cfg.reward.callable)
+        except (ValueError, TypeError) as err:
+            raise ConfigError(f"reward.callable: {err}") from err
     _choice(cfg.model.dtype, ("float32", "bfloat16", "float16"), "model.dtype")
     if cfg.init_from and not Path(cfg.init_from).expanduser().is_dir():
         raise ConfigError(f"init_from {cfg.init_from!r} is not a directory; give a model saved with save_pretrained "
                           f"(e.g. a run's checkpoints/step_N/policy) or leave it empty")
     if cfg.sft.enabled and (cfg.sft.steps < 1 or cfg.sft.batch_size < 1):
         raise ConfigError("sft.steps and sft.batch_size must be >= 1 (or set sft.enabled=false)")
+    if cfg.reward.name == "ral":
+        try:
+            cfg.reward.ral.validate()
+        except ValueError as err:
+            raise ConfigError(f"reward.ral.{err}") from err
 
 
 def resolved_run_dir(cfg: TrainConfig) -> Path:

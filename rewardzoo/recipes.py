@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rewardzoo.build import build_reward, build_task
+from rewardzoo.build import RewardContext, build_reward, build_task
 from rewardzoo.config import TrainConfig, load_config
 from rewardzoo.core.sft import warm_start
 from rewardzoo.core.trainer import Trainer, make_accelerator
@@ -21,7 +21,7 @@ def make_trainer(cfg: TrainConfig) -> Trainer:
         init = warm_start(cfg, task, accelerator)
     else:
         init = None
-    reward = build_reward(cfg.reward, task)
+    reward = build_reward(cfg.reward, task, RewardContext(seed=cfg.seed, init_dir=init, device=str(accelerator.device)))
     return Trainer(cfg, task=task, reward=reward, init_dir=init, accelerator=accelerator)
 
 

@@ -29,8 +29,8 @@ def group_mean_std(values: torch.Tensor, group_ids: torch.Tensor) -> tuple[torch
     mean = (total / count)[inverse]  # [N]
     sq = torch.zeros(n_groups, dtype=values.dtype).index_add_(0, inverse, (values - mean) ** 2)  # [P]
     std = (sq / (count - 1).clamp(min=1)).sqrt()[inverse]  # [N]
-    vmax = torch.full((n_groups,), -torch.inf, dtype=values.dtype).index_reduce_(0, inverse, values, "amax")  # [P]
-    vmin = torch.full((n_groups,), torch.inf, dtype=values.dtype).index_reduce_(0, inverse, values, "amin")  # [P]
+    vmax = values.new_zeros(n_groups).scatter_reduce(0, inverse, values, "amax", include_self=False)  # [P]
+    vmin = values.new_zeros(n_groups).scatter_reduce(0, inverse, values, "amin", include_self=False)  # [P]
     constant = (vmax == vmin)[inverse]  # [N] bool
     return mean, std, constant
 

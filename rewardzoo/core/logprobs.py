@@ -57,10 +57,10 @@ class FusedTokenLogProbs(torch.autograd.Function):
         for s in range(0, K, chunk_size):
             z = _chunk_logits(hidden[s : s + chunk_size], weight, bias)  # [c, V]
             lse_c = torch.logsumexp(z, dim=-1)  # [c]
-            p = torch.exp(z - lse_c.unsqueeze(1))  # [c, V]
+            p = torch.softmax(z, dim=-1)  # [c, V]
             lse[s : s + chunk_size] = lse_c
             logp[s : s + chunk_size] = z.gather(1, targets[s : s + chunk_size, None]).squeeze(1) - lse_c
-            entropy[s : s + chunk_size] = lse_c - (p * z).sum(-1)
+            entropy[s : s + chunk_size] = lse_c - torch.einsum("cv,cv->c", p, z)
         ctx.save_for_backward(hidden, weight, bias, targets, lse, entropy)
         ctx.chunk_size = chunk_size
         ctx.set_materialize_grads(False)
@@ -81,20 +81,22 @@ class FusedTokenLogProbs(torch.autograd.Function):
             sl = slice(s, s + ctx.chunk_size)
             h = hidden[sl].to(acc)  # [c, H]
             z = _chunk_logits(h, weight, bias)  # [c, V]
-            logp_all = z - lse[sl].unsqueeze(1)  # [c, V]
-            p = torch.exp(logp_all)  # [c, V]
-            dz = torch.zeros_like(z)  # [c, V]
-            if grad_logp is not None:
-                g = grad_logp[sl].to(acc).unsqueeze(1)  # [c, 1]
-                dz -= g * p
-                dz.scatter_add_(1, targets[sl, None], g)
+            z.sub_(lse[sl].unsqueeze(1))  # [c, V] log p (in place: two [c, V] buffers in all)
+            p = torch.exp(z)  # [c, V]
+            g_logp = grad_logp[sl].to(acc).unsqueeze(1) if grad_logp is not None else None  # [c, 1]
             if grad_entropy is not None:
-                g = grad_entropy[sl].to(acc).unsqueeze(1)  # [c, 1]
-                dz -= g * p * (logp_all + entropy[sl].unsqueeze(1))
+                coef = z.add_(entropy[sl].unsqueeze(1)).mul_(grad_entropy[sl].to(acc).unsqueeze(1))  # [c, V] g_H (log p + H)
+                if g_logp is not None:
+                    coef.add_(g_logp)
+            else:
+                coef = g_logp.expand_as(p)  # [c, V]
+            dz = p.mul_(coef).neg_()  # [c, V] −p (g_logp + g_H (log p + H))
+            if g_logp is not None:
+                dz.scatter_add_(1, targets[sl, None], g_logp)  # + g_logp at the sampled token
             if want_h:
                 grad_h[sl] = dz @ w_acc  # [c, H]
             if want_w:
-                grad_w += dz.T @ h  # [V, H]
+                grad_w.addmm_(dz.T, h)  # [V, H]
             if want_b:
                 grad_b += dz.sum(0)  # [V]
         return (

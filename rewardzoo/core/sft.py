@@ -77,7 +77,8 @@ def train_sft(cfg: TrainConfig, task: Task, model: torch.nn.Module, tokenizer, a
               log_dir: Path | None = None) -> dict[str, float]:
     """Train ``model`` in place on the task's demonstrations; returns the final loss."""
     s = cfg.sft
-    prompts, comp_ids, comp_mask = tokenize_demonstrations(task.train, tokenizer)
+    demos = task.train[: s.n_examples or None]
+    prompts, comp_ids, comp_mask = tokenize_demonstrations(demos, tokenizer)
     params = [p for _, p in trainable_parameters(model)]
     optimizer = torch.optim.AdamW(params, lr=s.lr, betas=(0.9, 0.99))
 
@@ -90,7 +91,7 @@ def train_sft(cfg: TrainConfig, task: Task, model: torch.nn.Module, tokenizer, a
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
     module, optimizer = accelerator.prepare(PolicyLogProbs(model), optimizer)
     world, rank = accelerator.num_processes, accelerator.process_index
-    n, per = len(task.train), math.ceil(s.batch_size / world)
+    n, per = len(demos), math.ceil(s.batch_size / world)
     logger = MetricLogger(log_dir, tensorboard=False) if (log_dir and accelerator.is_main_process) else None
     bar = tqdm(range(s.steps), desc="sft", disable=not (cfg.logging.progress and accelerator.is_main_process), dynamic_ncols=True)
     loss_value = float("nan")

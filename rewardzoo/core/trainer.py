@@ -71,6 +71,13 @@ def concat_generations(parts: list[Generation], pad_id: int) -> Generation:
     )
 
 
+def pearson(x: torch.Tensor, y: torch.Tensor) -> float:
+    """Pearson correlation of two [N] tensors (0 when either is constant)."""
+    x, y = x.double() - x.double().mean(), y.double() - y.double().mean()  # [N] each
+    denom = float(x.norm() * y.norm())
+    return float((x * y).sum()) / denom if denom > 0 else 0.0
+
+
 class Trainer:
     """GRPO training of a policy against any :class:`~rewardzoo.core.types.Reward`.
 
@@ -120,7 +127,7 @@ class Trainer:
         self._open_logger(resume_step=self.step if resumed else None)
         last: dict[str, float] = {}
         if self.step == 0:
-            last = self.evaluate()
+            last = {**self.warm_up_reward(), **self.evaluate(), "system/num_processes": self.acc.num_processes}
             self._log(0, last)
             self._last_eval = last.get("eval/accuracy")
         bar = tqdm(total=cfg.steps, initial=self.step, disable=not (cfg.logging.progress and self.acc.is_main_process),
@@ -136,7 +143,7 @@ class Trainer:
             stats = self.policy_step(gen, self._local(adv))
             t3 = time.perf_counter()
             self.step += 1
-            metrics = {**self._reward_metrics(rollouts, out), **learned, **stats,
+            metrics = {**self._reward_metrics(rollouts, out), **self.analysis(rollouts, out), **learned, **stats,
                        "time/generate_s": t1 - t0, "time/reward_s": t2 - t1, "time/policy_s": t3 - t2}
             if (cfg.eval.every and self.step % cfg.eval.every == 0) or self.step == cfg.steps:
                 metrics.update(self.evaluate())
@@ -187,6 +194,19 @@ class Trainer:
             step=step,
         )
         return rollouts, gen
+
+    def warm_up_reward(self) -> dict[str, float]:
+        """Before RL, let a learned reward learn from the starting policy's rollouts.
+
+        A reward that declares ``warmup_steps > 0`` (e.g. RAL's judge warm-up) gets that many
+        rollout → score → update rounds in which the policy does not change.  Returns the last
+        round's update statistics, prefixed ``warmup/``.
+        """
+        stats: dict[str, float] = {}
+        for w in range(getattr(self.reward, "warmup_steps", 0)):
+            rollouts, _ = self.rollout(-(w + 1))
+            stats = self.reward.update(rollouts, self.score(rollouts))
+        return {f"warmup/{k}": v for k, v in stats.items()}
 
     def score(self, rollouts: Rollouts) -> RewardOutput:
         """The reward's output, checked: one finite float per row."""
@@ -323,15 +343,29 @@ class Trainer:
             return [ref_module(b)[0] for b in batches]
 
     def _checked_grad_norm(self) -> float:
-        params = [p for _, p in trainable_parameters(self.policy)]
-        max_norm = self.cfg.grpo.max_grad_norm or float("inf")
-        norm = float(self.acc.clip_grad_norm_(params, max_norm))
-        if not math.isfinite(norm):
-            bad = [n for n, p in trainable_parameters(self.policy) if p.grad is not None and not torch.isfinite(p.grad).all()]
+        """Clip and return the gradient norm; stop the step, naming the parameters, if any
+        gradient is not finite (checked before clipping, which would smear NaN everywhere)."""
+        named = trainable_parameters(self.policy)
+        grads = [p.grad for _, p in named if p.grad is not None]
+        if grads and not bool(torch.stack([torch.isfinite(g).all() for g in grads]).all()):
+            bad = [n for n, p in named if p.grad is not None and not torch.isfinite(p.grad).all()]
             self.optimizer.zero_grad(set_to_none=True)
-            raise NonFiniteError(f"non-finite gradient at step {self.step} in {bad[:5] or 'the gradient norm'}; "
+            raise NonFiniteError(f"non-finite gradient at step {self.step} in {bad[:5]}; "
                                  f"no update was made (lower grpo.lr or check the reward scale)")
-        return norm
+        max_norm = self.cfg.grpo.max_grad_norm or float("inf")
+        return float(self.acc.clip_grad_norm_([p for _, p in named], max_norm))
+
+    def analysis(self, rollouts: Rollouts, out: RewardOutput) -> dict[str, float]:
+        """Diagnostics from the task's exact checker, computed outside the reward: ``train/<m>``
+        means of the task's row metrics and the Pearson correlation of every reward component
+        with each of them, ``analysis/corr/<component>/<m>`` (002 Figure 2's judge-score
+        correlations when the component is a judge probability)."""
+        rows = self.task.row_metrics(rollouts.answers, rollouts.references, rollouts.meta)
+        metrics = {f"train/{'accuracy' if k == 'correct' else k}": sum(v) / len(v) for k, v in rows.items()}
+        for name, comp in {"reward": out.rewards, **out.components}.items():
+            for key, values in rows.items():
+                metrics[f"analysis/corr/{name}/{key}"] = pearson(comp.float(), torch.tensor(values))
+        return metrics
 
     def _reward_metrics(self, rollouts: Rollouts, out: RewardOutput) -> dict[str, float]:
         r = out.rewards

@@ -1,50 +1,199 @@
-"""RLVR: a verifiable reward, r(x, y) = v(x, y) (seed 003; DeepSeek-R1's rule-based accuracy reward).
+"""RLVR: a verifiable reward (seed 003; DeepSeek-R1's rule-based accuracy and format rewards).
 
-The verifier is a program: the task's own exact checker on the parsed answer (the default), or any
-``(pred, gold) -> float`` verifier from :mod:`rewardzoo.rewards.verifiers` applied to the parsed
-answer or to the full completion.  Malformed answers score the verifier's 0.  Nothing is learned,
-so ``update`` returns ``{}``.
+A program v replaces the learned reward model.  By default the reward is the verifier alone; the
+*reward stack* of 003 ("the reward stack people actually use") adds weighted auxiliary terms:
+
+    r_i = w_acc · v_i  +  w_fmt · f_i  −  w_len · ℓ_i  −  w_lang · m_i               (each weight ≥ 0)
+
+    v_i  verifier, in [0, 1]: the task's own ``verify(answer, reference, meta)`` on the parsed answer
+         (``verifier="task"``), or a named verifier from :data:`~rewardzoo.rewards.verifiers.VERIFIERS`
+         applied to the parsed answer or to the whole completion (``apply_to``); a malformed answer
+         (or a missing reference) scores 0
+    f_i  format: 1 if the task's parser found a well-formed answer, else 0
+    ℓ_i  length penalty: clip(len(completion_i) / L − 1, 0, 1) — 0 up to the target L characters,
+         1 from 2L on
+    m_i  language mix: the fraction of the completion's letters that are not in its main script
+         (the script named by ``language_script``, or else the most frequent one); a letter's
+         script is the first word of its Unicode name (LATIN, CYRILLIC, CJK, GREEK, ...)
+
+A weight of 0 switches its term off (not computed, not logged); the default is w_acc = 1 and all
+others 0, i.e. r = v.  Each active term is returned in ``RewardOutput.components`` (``verifier``,
+``format``, ``length``, ``language_mix``) and logged as ``reward/<component>_mean``.  Nothing is
+learned, so ``update`` returns ``{}``.
+
+003's rule: the accuracy term must dominate — a wrong answer must never outscore a right one,
+which holds when w_fmt + w_len + w_lang < w_acc.  Weights that break it are accepted with a
+warning (003's own example, 1.0 / 0.2 / 0.1 / 1.0, breaks it on purpose: language switching is
+punished as hard as a wrong answer).
+
+Departures from 003: length is counted in characters (a reward sees text, not tokens) and the
+format term is the task parser's verdict rather than a separate tag search (for ``tags`` tasks the
+two coincide; for ``plain`` tasks it is the only meaningful notion of format).  Scripts: a
+Japanese answer mixes CJK and kana, and Greek letters in Latin-script mathematics count as mixed —
+name the script, or keep w_lang small, for such tasks.
 """
 
 from __future__ import annotations
 
+import functools
+import unicodedata
+import warnings
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
 import torch
 
 from rewardzoo.core.types import RewardOutput, Rollouts
+from rewardzoo.rewards.verifiers import VERIFIERS
 
 RowVerifier = Callable[[str | None, str | None, dict, str], float]  # (answer, reference, meta, completion) -> score
+APPLY_TO = ("answer", "completion")
 
 
 @dataclass
 class RLVRConfig:
-    """Settings of the RLVR reward."""
+    """Settings of the RLVR reward: which verifier, and the weights of the reward stack."""
 
     verifier: str = "task"
-    """'task' = the task's exact verifier on the parsed answer."""
+    """'task' = the task's exact verifier on the parsed answer; or a name from VERIFIERS: exact,
+    last_number, tagged, contains (hackable on purpose), math_verify."""
+    apply_to: str = "answer"
+    """What a named verifier reads: 'answer' (the task-parsed answer) or 'completion' (the whole
+    text, e.g. to study the contains hack).  Must be 'answer' with verifier='task'."""
+    accuracy_weight: float = 1.0
+    """w_acc: weight of the verifier's score (must be > 0)."""
+    format_weight: float = 0.0
+    """w_fmt: weight of the format term (1 when the task's parser found an answer); 0 = off."""
+    length_weight: float = 0.0
+    """w_len: weight of the length penalty clip(chars / length_target − 1, 0, 1); 0 = off."""
+    length_target: int = 1000
+    """L: completion length in characters above which the length penalty starts."""
+    language_mix_weight: float = 0.0
+    """w_lang: weight of the language-mix penalty (fraction of letters outside the main script); 0 = off."""
+    language_script: str = ""
+    """Script every letter should be in (first word of a Unicode letter name, e.g. LATIN, CYRILLIC,
+    CJK); empty = each completion's most frequent script."""
+
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run."""
+        if self.verifier != "task" and self.verifier not in VERIFIERS:
+            raise ValueError(f"verifier must be 'task' or one of {', '.join(VERIFIERS)}; got {self.verifier!r}")
+        if self.apply_to not in APPLY_TO:
+            raise ValueError(f"apply_to must be one of {APPLY_TO}; got {self.apply_to!r}")
+        if self.verifier == "task" and self.apply_to != "answer":
+            raise ValueError("apply_to='completion' needs a named verifier (e.g. verifier=contains); "
+                             "the task's verifier always reads the parsed answer")
+        for key in ("accuracy_weight", "format_weight", "length_weight", "language_mix_weight"):
+            value = getattr(self, key)
+            if not 0 <= value < float("inf"):
+                raise ValueError(f"{key} must be a finite number >= 0 (penalties are subtracted); got {value}")
+        if self.accuracy_weight == 0:
+            raise ValueError("accuracy_weight must be > 0: without the verifier term this is not RLVR")
+        if self.length_target < 1:
+            raise ValueError(f"length_target must be >= 1 character; got {self.length_target}")
+        if self.language_script and self.language_script not in known_scripts():
+            raise ValueError(f"language_script {self.language_script!r} is not a Unicode script name; use e.g. "
+                             f"LATIN, CYRILLIC, CJK, GREEK, ARABIC, or '' for each completion's main script")
+
+
+def length_penalty(text: str, target: int) -> float:
+    """clip(len(text) / target − 1, 0, 1): 0 up to ``target`` characters, rising to 1 at twice it."""
+    return min(max(len(text) / target - 1.0, 0.0), 1.0)
+
+
+@functools.lru_cache(maxsize=65536)
+def _script(ch: str) -> str:
+    return unicodedata.name(ch, "").split(" ", 1)[0]
+
+
+@functools.cache
+def known_scripts() -> frozenset[str]:
+    """Every script name a letter of the Basic Multilingual Plane has (for validating configs)."""
+    return frozenset(_script(chr(c)) for c in range(0x10000) if chr(c).isalpha()) - {""}
+
+
+def language_mix(text: str, script: str = "") -> float:
+    """Fraction of the letters of ``text`` outside ``script`` (or outside its most frequent script).
+
+    >>> language_mix("hello"), language_mix("hello мир"), language_mix("мир", "LATIN")
+    (0.0, 0.375, 1.0)
+    """
+    counts = Counter("LATIN" if ch < "\x80" else _script(ch) for ch in text if ch.isalpha())
+    total = sum(counts.values())
+    if total == 0:
+        return 0.0
+    kept = counts[script] if script else max(counts.values())
+    return 1.0 - kept / total
+
+
+def weighted_sum(components: dict[str, torch.Tensor], weights: dict[str, float]) -> torch.Tensor:
+    """r = Σ_k weights[k] · components[k] over the components present (penalties carry a negative weight)."""
+    terms = [weights[name] * value for name, value in components.items()]  # each [N]
+    return torch.stack(terms).sum(dim=0)  # [N]
+
+
+def warn_unless_accuracy_dominates(cfg: RLVRConfig) -> None:
+    """Warn when the auxiliary weights reach the accuracy weight (seed 003: accuracy must dominate)."""
+    if cfg.format_weight + cfg.length_weight + cfg.language_mix_weight >= cfg.accuracy_weight:
+        warnings.warn(f"reward.rlvr: format + length + language-mix weights ({cfg.format_weight} + {cfg.length_weight} "
+                      f"+ {cfg.language_mix_weight}) reach the accuracy weight ({cfg.accuracy_weight}), so a wrong "
+                      f"answer can outscore a right one (seed 003: accuracy must dominate)", stacklevel=3)
 
 
 class RLVR:
-    """r_i = v(answer_i, reference_i): the verifier's score is the training reward."""
+    """r_i = w_acc · v_i + w_fmt · f_i − w_len · ℓ_i − w_lang · m_i (module docstring); r_i = v_i by default."""
 
-    def __init__(self, verifier: RowVerifier, name: str = "verifier"):
+    def __init__(self, verifier: RowVerifier, name: str = "verifier", config: RLVRConfig | None = None):
+        """``verifier(answer, reference, meta, completion) -> score``; ``config`` supplies the stack
+        weights (its ``verifier``/``apply_to`` fields are not used here — see :meth:`from_config`)."""
+        self.config = config or RLVRConfig()
+        self.config.validate()
+        warn_unless_accuracy_dominates(self.config)
         self.verifier = verifier
         self.name = name
 
     @classmethod
+    def from_config(cls, cfg: RLVRConfig, task) -> "RLVR":
+        """RLVR with the verifier and stack ``cfg`` names, on ``task``."""
+        cfg.validate()
+        if cfg.verifier == "task":
+            fn: RowVerifier = lambda answer, reference, meta, completion: task.verify(answer, reference, meta)  # noqa: E731
+        else:
+            named = VERIFIERS[cfg.verifier]
+            use_completion = cfg.apply_to == "completion"
+
+            def fn(answer, reference, meta, completion):
+                pred = completion if use_completion else answer
+                return 0.0 if pred is None or reference is None else named(pred, reference)
+
+        return cls(fn, name=f"{task.name}/{cfg.verifier}", config=cfg)
+
+    @classmethod
     def from_task(cls, task) -> "RLVR":
-        """RLVR with the task's own verifier on the task-parsed answer."""
-        return cls(lambda answer, reference, meta, completion: task.verify(answer, reference, meta), name=task.name)
+        """RLVR with the task's own verifier on the task-parsed answer, nothing else in the stack."""
+        return cls.from_config(RLVRConfig(), task)
 
     def score(self, batch: Rollouts) -> RewardOutput:
-        """Verifier score of every row."""
-        scores = torch.tensor(
-            [float(self.verifier(a, r, m, c)) for a, r, m, c in zip(batch.answers, batch.references, batch.meta, batch.completions)],
-            dtype=torch.float32,
-        )  # [N]
-        return RewardOutput(rewards=scores, components={"verifier": scores}, metrics={"reward/verifier_mean": scores.mean().item()})
+        """The verifier and every active stack term of every row, and their weighted sum."""
+        cfg = self.config
+        rows = zip(batch.answers, batch.references, batch.meta, batch.completions)
+        components = {"verifier": torch.tensor([float(self.verifier(a, r, m, c)) for a, r, m, c in rows],
+                                               dtype=torch.float32)}  # [N]
+        weights = {"verifier": cfg.accuracy_weight}
+        if cfg.format_weight:
+            components["format"] = torch.tensor([float(a is not None) for a in batch.answers])  # [N]
+            weights["format"] = cfg.format_weight
+        if cfg.length_weight:
+            components["length"] = torch.tensor([length_penalty(c, cfg.length_target) for c in batch.completions])  # [N]
+            weights["length"] = -cfg.length_weight
+        if cfg.language_mix_weight:
+            components["language_mix"] = torch.tensor(
+                [language_mix(c, cfg.language_script) for c in batch.completions])  # [N]
+            weights["language_mix"] = -cfg.language_mix_weight
+        rewards = weighted_sum(components, weights)  # [N]
+        metrics = {f"reward/{name}_mean": value.mean().item() for name, value in components.items()}
+        return RewardOutput(rewards=rewards, components=components, metrics=metrics)
 
     def update(self, batch: Rollouts, out: RewardOutput) -> dict[str, float]:
         """Nothing to learn."""

@@ -8,11 +8,9 @@ well formed, never whether it is right.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 ANSWER_FORMATS = ("plain", "tags")
-_TAGGED = re.compile(r"<answer>(.*?)</answer>", re.S)
 
 
 @dataclass(frozen=True)
@@ -29,14 +27,16 @@ def extract_answer(completion: str, answer_format: str) -> str | None:
     """The final-answer text of a completion under a format, or None when the format is not met.
 
     ``plain``: the whole completion, stripped, is the answer (the tiny-tokenizer CPU presets).
-    ``tags``: the content of the last ``<answer>…</answer>`` pair, stripped.
+    ``tags``: the content of the last ``<answer>…</answer>`` pair (the last closing tag and the
+    nearest opening tag before it; linear time on any input), stripped.
     An empty answer is malformed.  Never raises.
     """
     if answer_format == "plain":
         text = completion.strip()
     elif answer_format == "tags":
-        found = _TAGGED.findall(completion)
-        text = found[-1].strip() if found else ""
+        end = completion.rfind("</answer>")
+        start = completion.rfind("<answer>", 0, end) if end >= 0 else -1
+        text = completion[start + len("<answer>") : end].strip() if start >= 0 else ""
     else:
         raise ValueError(f"answer_format must be one of {ANSWER_FORMATS}, got {answer_format!r}")
     return text or None
@@ -49,11 +49,12 @@ def format_answer(answer: str, answer_format: str) -> str:
 
 class Task:
     """Base class of all tasks.  Subclasses set ``name``, ``train``, ``eval`` and implement
-    :meth:`parse` and :meth:`verify`; :meth:`evaluate` reports ``accuracy`` and ``format_rate`` and
-    subclasses add their own metrics.
+    :meth:`parse` and :meth:`verify`; :meth:`evaluate` reports ``accuracy`` and ``format_rate``, and
+    subclasses add per-row metrics through :meth:`row_metrics`.
 
-    ``verify(answer, reference, meta)`` returns a score in [0, 1]; it is the exact checker and is
-    never handed to a reward that must not see it.
+    ``verify(answer, reference, meta)`` returns a score in [0, 1]: the reward RLVR trains on (for
+    a hackable task, the gameable proxy; then :meth:`row_metrics` reports the strict ``correct``).
+    It is never handed to a reward that must not see it.
     """
 
     name: str = "task"
@@ -78,20 +79,22 @@ class Task:
         """Parse then verify one completion (the Gymnasium reward and RLVR's default)."""
         return self.verify(self.parse(completion), example.reference, example.meta)
 
+    def row_metrics(self, answers: list[str | None], references: list[str], metas: list[dict]) -> dict[str, list[float]]:
+        """Per-row diagnostics from the exact checker: ``correct`` (1/0) plus task extras.
+
+        Used by :meth:`evaluate` (held-out means) and by the trainer for analysis of training
+        batches (``train/…`` and ``analysis/corr/…`` metrics), always outside the reward.
+        """
+        return {"correct": [float(self.verify(a, r, m) >= 1.0) for a, r, m in zip(answers, references, metas)]}
+
     def evaluate(self, completions: list[str], examples: list[Example]) -> dict[str, float]:
-        """Held-out metrics for completions of ``examples`` (one completion per example)."""
+        """Held-out metrics for completions of ``examples`` (one completion per example):
+        ``accuracy`` (mean of ``correct``), ``format_rate`` and the mean of every other row metric."""
         if len(completions) != len(examples):
             raise ValueError(f"evaluate got {len(completions)} completions for {len(examples)} examples")
         answers = [self.parse(c) for c in completions]
-        scores = [self.verify(a, e.reference, e.meta) for a, e in zip(answers, examples)]
+        rows = self.row_metrics(answers, [e.reference for e in examples], [e.meta for e in examples])
         n = max(len(examples), 1)
-        metrics = {
-            "accuracy": sum(s >= 1.0 for s in scores) / n,
-            "format_rate": sum(a is not None for a in answers) / n,
-        }
-        metrics.update(self.extra_metrics(answers, examples))
+        metrics = {"accuracy": sum(rows.pop("correct")) / n, "format_rate": sum(a is not None for a in answers) / n}
+        metrics.update({k: sum(v) / n for k, v in rows.items()})
         return metrics
-
-    def extra_metrics(self, answers: list[str | None], examples: list[Example]) -> dict[str, float]:
-        """Task-specific held-out metrics beyond accuracy and format rate (none by default)."""
-        return {}

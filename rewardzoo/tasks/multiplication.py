@@ -104,7 +104,8 @@ class Multiplication(Task):
         value = parse_integer(answer)
         return None if value is None else str(value)
 
-    def extra_metrics(self, answers: list[str | None], examples: list[Example]) -> dict[str, float]:
-        """Mean clipped relative error."""
-        errors = [relative_error(a, e.reference) for a, e in zip(answers, examples)]
-        return {"relative_error": sum(errors) / max(len(errors), 1)}
+    def row_metrics(self, answers: list[str | None], references: list[str], metas: list[dict]) -> dict[str, list[float]]:
+        """``correct`` and the clipped ``relative_error`` of every row."""
+        rows = super().row_metrics(answers, references, metas)
+        rows["relative_error"] = [relative_error(a, r) for a, r in zip(answers, references)]
+        return rows

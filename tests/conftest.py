@@ -1,0 +1,37 @@
+"""Shared fixtures: a tiny, fast training config for end-to-end tests."""
+
+import os
+
+import pytest
+import torch
+
+from rewardzoo.config import load_config
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Several test workers share the cores: one intra-op thread each avoids oversubscription.
+    torch.set_num_threads(1)
+
+FAST = [
+    "sft.enabled=false",
+    "eval.n_examples=16",
+    "logging.progress=false",
+    "logging.tensorboard=false",
+    "grpo.batch_size=32",
+    "grpo.micro_batch_size=16",
+    "grpo.group_size=4",
+    "sampling.max_new_tokens=4",
+    "model.tiny.hidden_size=32",
+    "model.tiny.intermediate_size=64",
+    "model.tiny.num_layers=2",
+]
+
+
+@pytest.fixture
+def fast_config(tmp_path):
+    """``fast_config(*overrides)`` → a validated TrainConfig for a few-second run in tmp_path."""
+
+    def make(*overrides: str):
+        return load_config("algorithms/rlvr_multiplication.yaml", [*FAST, f"run_dir={tmp_path / 'run'}",
+                                                                    f"sft.cache_dir={tmp_path / 'sft'}", *overrides])
+
+    return make

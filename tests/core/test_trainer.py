@@ -1,0 +1,163 @@
+"""End-to-end behaviour of the GRPO loop on a real tiny transformers model (CPU, seconds)."""
+
+import json
+
+import pytest
+import torch
+
+from rewardzoo.build import build_task
+from rewardzoo.core.logger import read_metrics
+from rewardzoo.core.trainer import NonFiniteError, Trainer
+from rewardzoo.core.types import RewardOutput
+
+
+class DigitShare:
+    """A dense test reward with real variance from an untrained model: the share of digits."""
+
+    def __init__(self, poison_step: int | None = None):
+        self.poison_step = poison_step
+        self.updates = 0
+
+    def score(self, batch):
+        r = torch.tensor([sum(c.isdigit() for c in t) / max(len(t), 1) for t in batch.completions])
+        if batch.step == self.poison_step:
+            r[3] = float("nan")
+        return RewardOutput(rewards=r, components={"digits": r})
+
+    def update(self, batch, out):
+        self.updates += 1
+        return {"digits/updates": float(self.updates)}
+
+    def state_dict(self):
+        return {"updates": self.updates}
+
+    def load_state_dict(self, state):
+        self.updates = state["updates"]
+
+
+def make_trainer(cfg, reward=None):
+    return Trainer(cfg, task=build_task(cfg.task), reward=reward or DigitShare())
+
+
+def params(trainer):
+    return {n: p.detach().clone() for n, p in trainer.policy.named_parameters()}
+
+
+def test_smoke_every_trained_parameter_changes_and_metrics_are_logged(fast_config):
+    cfg = fast_config("steps=3", "eval.every=2")
+    trainer = make_trainer(cfg)
+    before = params(trainer)
+    trainer.train()
+    after = params(trainer)
+    unchanged = [n for n in before if torch.equal(before[n], after[n])]
+    assert not unchanged, f"parameters that did not change: {unchanged}"
+    rows = read_metrics(trainer.run_dir / "metrics.jsonl")
+    assert [r["step"] for r in rows] == [0, 1, 2, 3]
+    assert "eval/accuracy" in rows[0] and "eval/accuracy" in rows[2] and "eval/accuracy" in rows[3]
+    for key in ["reward/mean", "policy/loss", "policy/entropy", "policy/grad_norm", "time/step_s",
+                "train/accuracy", "analysis/corr/digits/correct", "digits/updates"]:
+        assert key in rows[1], key
+    assert (trainer.run_dir / "config.yaml").exists()
+    assert list((trainer.run_dir / "tensorboard").iterdir()) if cfg.logging.tensorboard else True
+    assert (trainer.run_dir / "checkpoints" / "step_000003" / "trainer_state.json").exists()
+
+
+def test_micro_batched_update_equals_one_batch_update(fast_config):
+    results = []
+    for micro in (32, 5):
+        trainer = make_trainer(fast_config("steps=1", f"grpo.micro_batch_size={micro}", "eval.n_examples=1",
+                                           "grpo.loss_type=dapo", "checkpoint_every=0"))
+        trainer.train()
+        results.append(params(trainer))
+    for name in results[0]:
+        torch.testing.assert_close(results[0][name], results[1][name], rtol=1e-5, atol=1e-6, msg=name)
+
+
+def test_resume_continues_exactly(fast_config, tmp_path):
+    straight = make_trainer(fast_config("steps=4", "checkpoint_every=2", f"run_dir={tmp_path / 'a'}"))
+    straight.train()
+    first = make_trainer(fast_config("steps=2", "checkpoint_every=2", f"run_dir={tmp_path / 'b'}"))
+    first.train()
+    resumed = make_trainer(fast_config("steps=4", "checkpoint_every=2", "resume=true", f"run_dir={tmp_path / 'b'}"))
+    assert resumed.step == 0
+    resumed.train()
+    a, b = params(straight), params(resumed)
+    for name in a:
+        assert torch.equal(a[name], b[name]), name
+    assert resumed.reward.updates == straight.reward.updates == 4
+    rows_a = read_metrics(tmp_path / "a" / "metrics.jsonl")
+    rows_b = read_metrics(tmp_path / "b" / "metrics.jsonl")
+    assert [r["step"] for r in rows_b] == [r["step"] for r in rows_a]
+    assert rows_a[-1]["reward/mean"] == rows_b[-1]["reward/mean"]
+
+
+def test_resume_without_checkpoint_is_a_clear_error(fast_config):
+    with pytest.raises(FileNotFoundError, match="holds no complete checkpoint"):
+        make_trainer(fast_config("resume=true")).train()
+
+
+def test_non_finite_reward_stops_before_any_update(fast_config):
+    trainer = make_trainer(fast_config("steps=3", "checkpoint_every=0"), reward=DigitShare(poison_step=1))
+    with pytest.raises(NonFiniteError, match=r"reward DigitShare returned non-finite rewards at step 1, rows \[3\]"):
+        trainer.train()
+    assert trainer.step == 1  # step 0 completed, step 1 stopped
+    snapshot = params(trainer)
+    trainer.step = 1
+    with pytest.raises(NonFiniteError):
+        trainer.score(trainer.rollout(1)[0])
+    assert all(torch.equal(snapshot[n], p) for n, p in trainer.policy.named_parameters())
+    assert trainer.reward.updates == 1  # the poisoned batch never reached update()
+
+
+def test_non_finite_gradient_leaves_parameters_untouched(fast_config):
+    trainer = make_trainer(fast_config("steps=1", "checkpoint_every=0"))
+    before = params(trainer)
+    victim = trainer.policy.model.layers[0].mlp.up_proj.weight
+    victim.register_hook(lambda g: g * float("inf"))
+    with pytest.raises(NonFiniteError, match="non-finite gradient at step 0 in .*up_proj"):
+        trainer.train()
+    assert all(torch.equal(before[n], p) for n, p in trainer.policy.named_parameters())
+    assert all(p.grad is None for p in trainer.policy.parameters())
+
+
+def test_lora_with_kl_trains_only_adapters(fast_config):
+    trainer = make_trainer(fast_config("steps=2", "model.lora.enabled=true", "model.lora.r=4", "grpo.beta=0.1",
+                                       "grpo.kl_estimator=k3", "checkpoint_every=0", "grpo.lr=1e-2"))
+    before = params(trainer)
+    last = trainer.train()
+    changed = {n for n, p in trainer.policy.named_parameters() if not torch.equal(before[n], p)}
+    assert changed and all("lora_" in n for n in changed)
+    assert all(not torch.equal(before[n], p) for n, p in trainer.policy.named_parameters() if p.requires_grad)
+    assert trainer.ref.copy is None  # the reference is the adapters-disabled base, not a copy
+    assert last["policy/kl"] >= 0
+
+
+def test_multiple_inner_iterations_clip(fast_config):
+    last = make_trainer(fast_config("steps=2", "grpo.num_iterations=3", "grpo.lr=3e-2", "checkpoint_every=0",
+                                    "grpo.epsilon_high=0.01", "grpo.epsilon_low=0.01")).train()
+    assert last["policy/ratio_mean"] == pytest.approx(1.0)  # logged from the first (on-policy) iteration
+    assert "policy/clip_high_frac" in last
+
+
+def test_sampling_logprobs_trigger_truncated_importance_sampling(fast_config):
+    trainer = make_trainer(fast_config("steps=1", "checkpoint_every=0", "grpo.is_cap=1.5"))
+    generate = trainer.engine.generate
+
+    def with_sampler_logprobs(prompts, n=1, greedy=False):
+        gen = generate(prompts, n=n, greedy=greedy)
+        gen.sampling_logprobs = torch.full(gen.completion_ids.shape, -0.5)
+        return gen
+
+    trainer.engine.generate = with_sampler_logprobs
+    last = trainer.train()
+    assert 0 < last["policy/is_weight_mean"] <= 1.5
+
+
+def test_config_is_written_and_reloadable(fast_config):
+    from omegaconf import OmegaConf
+
+    trainer = make_trainer(fast_config("steps=0"))
+    trainer.train()
+    saved = OmegaConf.load(trainer.run_dir / "config.yaml")
+    assert saved.grpo.batch_size == 32 and saved.recipe.name == "rlvr_multiplication"
+    assert json.loads((trainer.run_dir / "metrics.jsonl").read_text().splitlines()[0])["step"] == 0
