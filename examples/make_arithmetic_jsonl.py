@@ -1,4 +1,4 @@
-"""Write ``examples/arithmetic.jsonl``: 500 distinct two-digit additions and subtractions.
+"""Write ``examples/arithmetic.jsonl``: 2,000 distinct two-digit additions and subtractions.
 
 The example data of ``algorithms/rlvr_jsonl.yaml`` and of the JSONL format in ``docs/tasks.md``.
 One JSON object per line with the columns ``prompt`` ("37+45="), ``answer`` (the exact result, as a
@@ -12,7 +12,7 @@ import json
 import random
 from pathlib import Path
 
-N_ROWS = 500
+N_ROWS = 2000
 
 
 def rows(n: int, seed: int = 0) -> list[dict]:

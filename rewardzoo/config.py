@@ -141,12 +141,17 @@ class SFTConfig:
     n_examples: int = 0
     """Demonstrations used: the first n of the task's train split (0 = all).  A warm start on a
     subset leaves the rest of the train prompts new to the policy when RL starts."""
+    disjoint_rl_prompts: bool = False
+    """RL samples only the train prompts the warm start did not see (the split after the first
+    n_examples), as when SFT data and RL prompts are separate datasets."""
     batch_size: int = 64
     """Demonstrations per SFT step."""
     lr: float = 3e-3
     """AdamW learning rate of SFT (cosine decay to 10% after warm-up)."""
     warmup_steps: int = 20
     """Linear warm-up steps of SFT."""
+    weight_decay: float = 0.0
+    """AdamW weight decay of SFT."""
     cache_dir: str = "~/.cache/rewardzoo/sft"
     """Where warm starts are cached, keyed by a hash of every setting that shapes them."""
 
@@ -353,6 +358,8 @@ def validate(cfg: TrainConfig) -> None:
                           f"(e.g. a run's checkpoints/step_N/policy) or leave it empty")
     if cfg.sft.enabled and (cfg.sft.steps < 1 or cfg.sft.batch_size < 1):
         raise ConfigError("sft.steps and sft.batch_size must be >= 1 (or set sft.enabled=false)")
+    if cfg.sft.disjoint_rl_prompts and cfg.sft.n_examples < 1:
+        raise ConfigError("sft.disjoint_rl_prompts=true needs sft.n_examples > 0 (the demonstrations kept away from RL)")
     if cfg.reward.name == "ral":
         try:
             cfg.reward.ral.validate()

@@ -22,7 +22,8 @@ def make_trainer(cfg: TrainConfig) -> Trainer:
     else:
         init = None
     reward = build_reward(cfg.reward, task, RewardContext(seed=cfg.seed, init_dir=init, device=str(accelerator.device)))
-    return Trainer(cfg, task=task, reward=reward, init_dir=init, accelerator=accelerator)
+    prompts = task.train[cfg.sft.n_examples :] if cfg.sft.disjoint_rl_prompts else task.train
+    return Trainer(cfg, task=task, reward=reward, init_dir=init, accelerator=accelerator, prompts=prompts)
 
 
 def train(cfg: TrainConfig | str | Path, overrides: list[str] | None = None) -> dict[str, float]:

@@ -32,7 +32,8 @@ SFT_FORMAT_VERSION = 1  # bump when the SFT procedure changes, so cached warm st
 def sft_cache_dir(cfg: TrainConfig, task: Task) -> Path:
     """Where the warm start for these settings lives."""
     sft = as_dict(cfg.sft)
-    sft.pop("cache_dir")
+    for key in ("cache_dir", "disjoint_rl_prompts"):  # settings that do not shape the warm start
+        sft.pop(key)
     key = {"model": as_dict(cfg.model), "task": as_dict(getattr(cfg.task, cfg.task.name)), "task_name": cfg.task.name,
            "sft": sft, "seed": cfg.seed, "version": SFT_FORMAT_VERSION}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
@@ -80,7 +81,7 @@ def train_sft(cfg: TrainConfig, task: Task, model: torch.nn.Module, tokenizer, a
     demos = task.train[: s.n_examples or None]
     prompts, comp_ids, comp_mask = tokenize_demonstrations(demos, tokenizer)
     params = [p for _, p in trainable_parameters(model)]
-    optimizer = torch.optim.AdamW(params, lr=s.lr, betas=(0.9, 0.99))
+    optimizer = torch.optim.AdamW(params, lr=s.lr, betas=(0.9, 0.99), weight_decay=s.weight_decay)
 
     def schedule(step: int) -> float:
         if step < s.warmup_steps:

@@ -83,13 +83,17 @@ class Trainer:
 
     ``task`` and ``reward`` default to the ones ``cfg`` names; pass objects to train on your own.
     ``init_dir`` is the directory of the starting weights (an SFT warm start); None builds
-    ``cfg.model`` from scratch or from the hub.
+    ``cfg.model`` from scratch or from the hub.  ``prompts`` are the examples RL samples from
+    (default: the task's whole train split).
     """
 
     def __init__(self, cfg: TrainConfig, *, task: Task, reward: Reward, init_dir: str | Path | None = None,
-                 accelerator: Accelerator | None = None):
+                 accelerator: Accelerator | None = None, prompts: list[Example] | None = None):
         self.cfg = cfg
         self.task = task
+        self.prompts = prompts if prompts is not None else task.train
+        if not self.prompts:
+            raise ValueError("no training prompts left for RL; lower sft.n_examples or turn off sft.disjoint_rl_prompts")
         self.reward = reward
         self.acc = accelerator or make_accelerator()
         self.run_dir = resolved_run_dir(cfg)
@@ -162,12 +166,13 @@ class Trainer:
 
     # ------------------------------------------------------------------ the verbs
     def prompts_for(self, step: int) -> list[Example]:
-        """The step's prompts: consecutive positions of a per-epoch seeded permutation of train."""
-        n, out = len(self.task.train), []
+        """The step's prompts: consecutive positions of a per-epoch seeded permutation of the
+        RL prompts."""
+        n, out = len(self.prompts), []
         for pos in range(step * self.num_prompts, (step + 1) * self.num_prompts):
             epoch, i = divmod(pos, n)
             order = np.random.default_rng(derive_seed(self.cfg.seed, "epoch", epoch) % 2**63).permutation(n)
-            out.append(self.task.train[order[i]])
+            out.append(self.prompts[order[i]])
         return out
 
     def rollout(self, step: int) -> tuple[Rollouts, Generation]:

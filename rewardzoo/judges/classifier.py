@@ -62,8 +62,8 @@ class JudgeConfig:
     """Text between prompt and answer in the judge's input (the judge never sees the reasoning)."""
     max_length: int = 512
     """Longest judge input in tokens; longer texts are cut from the left so the answer is kept."""
-    lr: float = 1e-4
-    """AdamW learning rate of the judge."""
+    lr: float = 1e-3
+    """AdamW learning rate of the judge (suits the tiny judge; use ~1e-5 for a pretrained hub model)."""
     weight_decay: float = 0.0
     """AdamW weight decay of the judge."""
     adam_betas: list[float] = field(default_factory=lambda: [0.9, 0.999])

@@ -28,7 +28,7 @@ Departures from seed 002 and choices of ours:
    one reference per prompt of the batch is a positive; classes are balanced by loss weights.
 3. The gate's batch accuracy is the balanced accuracy (references vs. this batch's generated
    answers, threshold D = 0.5) of the training judge *before* its step; replayed answers are
-   scored too but only logged.
+   trained on and their accuracy is logged, but they do not enter the gate.
 4. Polyak averaging also runs during warm-up and on gated (skipped) steps, so φ_r keeps closing
    the gap to φ; with ``frozen`` both stop after warm-up.
 5. The logged ``judge_prob`` component is D on valid rows and 0 on malformed rows (like the reward).
@@ -49,7 +49,7 @@ from typing import Callable
 import torch
 
 from rewardzoo.core.types import RewardOutput, Rollouts
-from rewardzoo.judges.buffers import ReplayBuffer, replay_count
+from rewardzoo.judges.buffers import EVICTIONS, ReplayBuffer, replay_count
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge
 from rewardzoo.judges.schedule import UpdateGate, parameter_distance, polyak_update
 
@@ -101,8 +101,8 @@ class RALConfig:
             raise ValueError(f"replay_fraction must be in [0, 1); got {self.replay_fraction}")
         if self.replay_capacity < 1:
             raise ValueError(f"replay_capacity must be >= 1; got {self.replay_capacity}")
-        if self.replay_eviction not in ("fifo", "reservoir"):
-            raise ValueError(f"replay_eviction must be 'fifo' or 'reservoir'; got {self.replay_eviction!r}")
+        if self.replay_eviction not in EVICTIONS:
+            raise ValueError(f"replay_eviction must be one of {', '.join(EVICTIONS)}; got {self.replay_eviction!r}")
         if not 0.0 < self.polyak_tau <= 1.0:
             raise ValueError(f"polyak_tau must be in (0, 1]; got {self.polyak_tau}")
         if not 0.0 < self.gate_ema_rate <= 1.0 or self.max_skip_streak < 0:
@@ -156,7 +156,9 @@ class RAL:
 
     def update(self, batch: Rollouts, out: RewardOutput) -> dict[str, float]:
         """Train the judge on this batch's references (1) vs. its valid answers plus replayed ones (0),
-        through the gate; then Polyak-average the reward judge.  Returns ``judge/…`` scalars."""
+        through the gate; then Polyak-average the reward judge.  ``out`` must be this reward's
+        ``score(batch)`` (its ``judge_prob`` is reused when the reward judge is the judge itself).
+        Returns ``judge/…`` scalars."""
         warm = self.updates < self.warmup_steps
         learns = warm or not self.cfg.frozen
         self.updates += 1

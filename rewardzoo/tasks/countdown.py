@@ -28,7 +28,7 @@ than problems wanted, every problem is enumerated instead and a uniform sample w
 taken.  The CPU preset is 3 numbers in 1..10 with targets 1..100 (2,915 problems exist).
 Problems (the sorted numbers and the target) are distinct and train/eval are disjoint.
 The solver's cost grows steeply with the count of numbers (~1 ms per multiset of 3 numbers, ~30 ms
-for 4 numbers up to 100, seconds for 5); ``n_numbers`` is capped at 5.
+for 4 numbers up to 100, about a second for 5); ``n_numbers`` is capped at 5.
 
 Untested: learning with the ``tags`` format and a real model (the CPU recipe uses ``plain``), and
 generation at the paper's scale (15,800 problems of 4+ numbers take minutes to solve).
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
 
-from rewardzoo.tasks.arith import ATOM, join, try_parse_expression
+from rewardzoo.tasks.arith import ATOM, MAX_DIGITS, join, try_parse_expression
 from rewardzoo.tasks.base import Example, Task, extract_answer, format_answer
 
 MAX_NUMBERS = 5
@@ -137,8 +137,9 @@ def countdown_problems(cfg: CountdownConfig) -> list[tuple[list[int], int, str]]
     first ``n_eval`` for evaluation; reproducible from ``cfg.data_seed``."""
     if not 2 <= cfg.n_numbers <= MAX_NUMBERS:
         raise ValueError(f"countdown n_numbers must be between 2 and {MAX_NUMBERS}; got {cfg.n_numbers}")
-    if not 1 <= cfg.number_min <= cfg.number_max:
-        raise ValueError(f"countdown needs 1 <= number_min <= number_max; got {cfg.number_min}, {cfg.number_max}")
+    if not 1 <= cfg.number_min <= cfg.number_max < 10**MAX_DIGITS:
+        raise ValueError(f"countdown needs 1 <= number_min <= number_max < 10**{MAX_DIGITS} (the evaluator's longest "
+                         f"literal); got {cfg.number_min}, {cfg.number_max}")
     if cfg.target_min > cfg.target_max:
         raise ValueError(f"countdown target_min ({cfg.target_min}) must not exceed target_max ({cfg.target_max})")
     if cfg.n_eval < 1 or cfg.n_train < 1:

@@ -55,7 +55,8 @@ class TaskEnv(gymnasium.Env):
         self.task = task
         self.examples: list[Example] = task.train if split == "train" else task.eval
         prompts = [e.prompt for e in self.examples]
-        self.observation_space = Text(max_length=max(map(len, prompts)), min_length=0, charset=frozenset("".join(prompts)) or frozenset(" "))
+        prompt_chars = frozenset("".join(prompts)) or frozenset(" ")  # Text needs a nonempty charset
+        self.observation_space = Text(max_length=max(map(len, prompts)), min_length=0, charset=prompt_chars)
         demo_chars = frozenset("".join(e.demonstration for e in task.train + task.eval))
         self.action_space = Text(max_length=max_completion_length, min_length=0, charset=_COMPLETION_CHARS | demo_chars)
         self._example: Example | None = None

@@ -34,7 +34,11 @@ class MultiplicationConfig:
     n_eval: int = 200
     """Held-out prompts, disjoint from the training prompts."""
     answer_format: str = "plain"
-    """'plain' (the completion is the number) or 'tags' (<answer>…</answer>)."""
+    """'plain' (the completion is the number, or ends with '=number' after a scratchpad) or 'tags'
+    (<answer>…</answer>)."""
+    scratchpad: bool = False
+    """Demonstrations show partial products before the answer, e.g. 47*6= → 42+240=282: a short
+    reasoning trace (the judge of RAL still sees only the final answer)."""
     data_seed: int = 0
     """Seed of the example generator (independent of the run's seed)."""
 
@@ -96,11 +100,18 @@ class Multiplication(Task):
         else:
             prompt = f"What is {a} * {b}? Put the final integer in <answer></answer> tags."
         product = str(a * b)
-        return Example(prompt, product, format_answer(product, self.answer_format), {"a": a, "b": b})
+        answer = format_answer(product, self.answer_format)
+        if self.cfg.scratchpad:
+            partials = [int(d) * b * 10**i for i, d in enumerate(reversed(str(a))) if d != "0"]
+            answer = "+".join(map(str, partials)) + "=" + answer
+        return Example(prompt, product, answer, {"a": a, "b": b})
 
     def parse(self, completion: str) -> str | None:
-        """The answer if it is a nonempty integer in the task's format, else None."""
+        """The answer if it is a nonempty integer in the task's format, else None (in the plain
+        format the answer is what follows the last '=', so a scratchpad may precede it)."""
         answer = super().parse(completion)
+        if answer is not None and self.answer_format == "plain":
+            answer = answer.rpartition("=")[2]
         value = parse_integer(answer)
         return None if value is None else str(value)
 

@@ -58,7 +58,8 @@ class UserTaskConfig:
     meta_columns: list[str] = field(default_factory=list)
     """Columns passed on to rewards and metrics as each example's ``meta``."""
     verifier: str = "exact"
-    """Verifier of rewardzoo.rewards.verifiers applied as verifier(answer, reference): exact, last_number, tagged, contains or math_verify."""
+    """Verifier applied as verifier(answer, reference): exact, last_number, tagged, contains or math_verify
+    (rewardzoo.rewards.verifiers)."""
     answer_format: str = "plain"
     """'plain' (the whole completion is the answer) or 'tags' (the last <answer>…</answer>)."""
     n_train: int = 0
@@ -85,7 +86,8 @@ def load_rows(path: str, split: str = "train") -> list[dict]:
             raise ValueError(f"{path!r} is a directory but not one written by save_to_disk: {err}") from err
         if isinstance(data, datasets.DatasetDict):
             if split not in data:
-                raise ValueError(f"{path!r} has splits {sorted(data)}, not {split!r}; set task.user.train_split (or eval_split) to one of them")
+                raise ValueError(f"{path!r} has splits {sorted(data)}, not {split!r}; "
+                                 f"set task.user.train_split (or eval_split) to one of them")
             data = data[split]
         return data.to_list()
     if local.is_file():
@@ -102,7 +104,8 @@ def load_rows(path: str, split: str = "train") -> list[dict]:
         except Exception as err:  # datasets wraps parse errors in its own types; say what failed either way
             raise ValueError(f"cannot read {path!r} as {builder}: {err.__cause__ or err!r}") from err
     if local.suffix or path.startswith((".", "/", "~")) or path.count("/") > 1:
-        raise FileNotFoundError(f"no file or directory at {path!r}; give the path of a JSONL file or a save_to_disk directory")
+        raise FileNotFoundError(f"no file or directory at {path!r}; "
+                                f"give the path of a JSONL file or a save_to_disk directory")
     try:
         return datasets.load_dataset(path, split=split).to_list()
     except Exception as err:  # anything the hub client raises: no network, no such dataset, no such split
@@ -169,7 +172,8 @@ class UserTask(Task):
         source = cfg.path or "the given rows"
         train = _examples(list(rows), cfg, source)
         if eval_rows is not None:
-            held_out = cfg.eval_path or (f"split {cfg.eval_split!r} of {cfg.path}" if cfg.eval_split else "the given held-out rows")
+            held_out = cfg.eval_path or (f"split {cfg.eval_split!r} of {cfg.path}" if cfg.eval_split
+                                         else "the given held-out rows")
             eval = _examples(list(eval_rows), cfg, held_out)
         else:
             train, eval = self._split(train)

@@ -5,12 +5,13 @@ import gc
 import inspect
 import types
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
 
 from rewardzoo.build import RewardContext, build_reward, build_task
-from rewardzoo.config import ConfigError, load_config
+from rewardzoo.config import ConfigError, as_dict, load_config
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.models import TinyModelConfig
 from rewardzoo.core.trainer import Trainer
@@ -233,6 +234,18 @@ def test_bad_settings_fail_at_config_time_with_a_hint():
         load_config(None, ["reward.name=ral", "reward.ral.g=log_D"])
     with pytest.raises(ValueError, match="polyak_tau"):
         RAL(replace(RALConfig(), polyak_tau=0.0))
+
+
+@pytest.mark.parametrize("task", ["multiplication", "countdown", "smiles"])
+def test_ral_recipes_equal_their_rlvr_baselines_except_the_reward(task):
+    """Same task, policy, SFT warm start (so the cached one is shared) and RL budget as RLVR."""
+    algorithms = Path(__file__).parents[2] / "algorithms"
+    ral_cfg = as_dict(load_config(algorithms / f"ral_{task}.yaml"))
+    rlvr_cfg = as_dict(load_config(algorithms / f"rlvr_{task}.yaml"))
+    assert ral_cfg.pop("reward")["name"] == "ral" and rlvr_cfg.pop("reward")["name"] == "rlvr"
+    assert ral_cfg.pop("recipe")["name"] == f"ral_{task}"
+    rlvr_cfg.pop("recipe")
+    assert ral_cfg == rlvr_cfg
 
 
 # ---------------------------------------------------------------------- through the trainer

@@ -64,9 +64,10 @@ def expression_trees(draw, depth=3):
     op = draw(st.sampled_from("+-*/"))
     lt, lp, lv = draw(expression_trees(depth=depth - 1))
     rt, rp, rv = draw(expression_trees(depth=depth - 1))
-    value = {"+": lambda: lv + rv, "-": lambda: lv - rv, "*": lambda: lv * rv, "/": lambda: lv / rv if rv else None}[op]()
     text, prec = join(op, (lt, lp), (rt, rp))
-    return text, prec, value if lv is not None and rv is not None else None
+    if lv is None or rv is None or (op == "/" and rv == 0):
+        return text, prec, None  # division by zero somewhere: no value
+    return text, prec, {"+": lv + rv, "-": lv - rv, "*": lv * rv, "/": lv / rv if rv else None}[op]
 
 
 @given(expression_trees())

@@ -122,8 +122,9 @@ def test_errors_say_what_to_change(tmp_path):
 
 def test_shipped_example_file():
     task = UserTask(UserTaskConfig(path=str(EXAMPLE), reference_column="answer", meta_columns=["op"],
-                                   verifier="last_number", eval_fraction=0.2))
-    assert (len(task.train), len(task.eval)) == (400, 100)
+                                   verifier="last_number", eval_fraction=0.1))
+    assert (len(task.train), len(task.eval)) == (1800, 200)
+    assert len({e.prompt for e in task.train + task.eval}) == 2000
     assert task.evaluate([e.demonstration for e in task.eval], task.eval)["accuracy"] == 1.0
     for e in task.train[:50]:
         a, b = (int(x) for x in e.prompt.rstrip("=").split(e.meta["op"]))
