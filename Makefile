@@ -29,7 +29,7 @@ test-slow: install  ## slow end-to-end learning runs and the two-process launch
 	$(PY) -m pytest -m slow
 
 bench: install  ## performance benchmarks; results land in benchmarks/results/
-	$(PY) benchmarks/logprob_memory.py | tee benchmarks/results/logprob_memory.txt
+	$(PY) benchmarks/logprob_memory.py --hidden 256 --tokens 4096 | tee benchmarks/results/logprob_memory.txt
 
 clean:
 	rm -rf runs .pytest_cache

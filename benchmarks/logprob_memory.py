@@ -93,11 +93,14 @@ def main() -> int:
                    "--hidden", str(args.hidden), "--vocab", str(args.vocab), "--device", args.device, "--chunk", str(chunk)]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
-                print(proc.stderr, file=sys.stderr)
-                print(f"{path} path failed (exit {proc.returncode})", file=sys.stderr)
+                print(proc.stderr[-2000:], file=sys.stderr)
+                killed = " (killed: out of memory)" if proc.returncode == -9 else ""
+                print(f"{path} path failed with exit {proc.returncode}{killed}; no ratio can be computed at this size")
                 return 1
             results[path] = json.loads(proc.stdout.strip().splitlines()[-1])
             outputs[path] = torch.load(out)
+            print(f"# {path}: peak extra memory {results[path]['peak_bytes'] / 2**30:.3f} GiB, "
+                  f"{results[path]['seconds']:.2f} s", flush=True)
     print("| path | peak extra memory (GiB) | forward+backward time (s) |")
     print("|---|---|---|")
     for path in ("fused", "naive"):

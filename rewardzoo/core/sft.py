@@ -3,8 +3,9 @@
 Loss: the mean negative log-likelihood of the demonstration tokens (prompt tokens are context only;
 the completion ends with EOS so the policy learns to stop), computed with the same fused
 log-prob path as RL.  The result is saved with ``save_pretrained`` under
-``sft.cache_dir/<task>-<hash>``, where the hash covers the model, task, SFT settings and seed, so a
-recipe re-run reuses its warm start and any change of those settings trains a new one.
+``sft.cache_dir/<task>-<hash>``, where the hash covers the model, task, SFT settings, seed and the
+demonstrations themselves (so an edited data file is noticed), so a recipe re-run reuses its warm
+start and any change of those trains a new one.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ def sft_cache_dir(cfg: TrainConfig, task: Task) -> Path:
     sft = as_dict(cfg.sft)
     for key in ("cache_dir", "disjoint_rl_prompts"):  # settings that do not shape the warm start
         sft.pop(key)
+    demos = [(e.prompt, e.demonstration) for e in task.train[: cfg.sft.n_examples or None]]
     key = {"model": as_dict(cfg.model), "task": as_dict(getattr(cfg.task, cfg.task.name)), "task_name": cfg.task.name,
-           "sft": sft, "seed": cfg.seed, "version": SFT_FORMAT_VERSION}
+           "sft": sft, "seed": cfg.seed, "version": SFT_FORMAT_VERSION,
+           "data": hashlib.sha256(json.dumps(demos).encode()).hexdigest()}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return Path(cfg.sft.cache_dir).expanduser() / f"{task.name}-{digest}"
 
