@@ -4,7 +4,8 @@
 """
 
 from rewardzoo.config import ConfigError, TrainConfig, load_config
-from rewardzoo.core.trainer import NonFiniteError, Trainer
+from rewardzoo.core.trainer import Trainer
+from rewardzoo.core.types import NonFiniteError
 from rewardzoo.core.types import Reward, RewardOutput, Rollouts
 from rewardzoo.recipes import make_trainer, sft, train
 from rewardzoo.integrations.trl import as_reward_func

@@ -13,7 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import shutil
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -63,15 +65,19 @@ def warm_start(cfg: TrainConfig, task: Task, accelerator: Accelerator) -> Path:
         return out
     model, tokenizer = load_policy(cfg.model, None, seed=cfg.seed)
     model.to(accelerator.device)
-    stats = train_sft(cfg, task, model, tokenizer, accelerator, log_dir=out.parent / f".tmp-{out.name}")
+    tmp = out.parent / f".tmp-{out.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"  # private: concurrent runs never share it
+    stats = train_sft(cfg, task, model, tokenizer, accelerator, log_dir=tmp if accelerator.is_main_process else None)
     if accelerator.is_main_process:
-        tmp = out.parent / f".tmp-{out.name}"
         tmp.mkdir(parents=True, exist_ok=True)
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         (tmp / "sft_done.json").write_text(json.dumps(stats))
-        shutil.rmtree(out, ignore_errors=True)
-        tmp.rename(out)
+        if out.exists() and not (out / "sft_done.json").exists():
+            shutil.rmtree(out, ignore_errors=True)  # an incomplete directory of an older version
+        try:
+            tmp.rename(out)
+        except OSError:  # another run finished the same warm start first: theirs is identical, keep it
+            shutil.rmtree(tmp, ignore_errors=True)
     accelerator.wait_for_everyone()
     accelerator.free_memory()
     return out
@@ -116,7 +122,7 @@ def train_sft(cfg: TrainConfig, task: Task, model: torch.nn.Module, tokenizer, a
             logp, _ = module(batch)  # [n, T]
             loss = -(logp * batch.mask).sum() / total_tokens * world
             accelerator.backward(loss)
-            loss_sum += float(loss) / world
+            loss_sum += loss.item() / world
         if cfg.grpo.max_grad_norm:
             accelerator.clip_grad_norm_(params, cfg.grpo.max_grad_norm)
         optimizer.step()

@@ -19,7 +19,6 @@ Generation is seeded per chunk of prompts by (seed, step, chunk), and prompts ar
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import math
 import time
 from pathlib import Path
@@ -38,18 +37,8 @@ from rewardzoo.core.logger import MetricLogger
 from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows
 from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
 from rewardzoo.core.models import ReferencePolicy, load_policy, trainable_parameters
-from rewardzoo.core.types import Generation, Reward, RewardOutput, Rollouts
+from rewardzoo.core.types import Generation, NonFiniteError, Reward, RewardOutput, Rollouts, derive_seed
 from rewardzoo.tasks.base import Example, Task
-
-
-class NonFiniteError(FloatingPointError):
-    """A reward, loss or gradient was NaN or infinite; the step was stopped before any update."""
-
-
-def derive_seed(*parts) -> int:
-    """A stable 63-bit seed from any printable parts (same on every machine and process)."""
-    digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
-    return int.from_bytes(digest[:8], "little") >> 1
 
 
 def make_accelerator() -> Accelerator:

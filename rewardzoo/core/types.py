@@ -19,6 +19,7 @@ which reward it runs.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -120,3 +121,13 @@ class Generation:
     completion_mask: torch.Tensor  # [N, T] bool
     texts: list[str]  # [N] decoded completions (special tokens removed)
     sampling_logprobs: torch.Tensor | None = None  # [N, T] float32 or None
+
+
+class NonFiniteError(FloatingPointError):
+    """A reward, loss or gradient was NaN or infinite; the step was stopped before any update."""
+
+
+def derive_seed(*parts) -> int:
+    """A stable 63-bit seed from any printable parts (same on every machine and process)."""
+    digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1

@@ -41,7 +41,7 @@ from collections.abc import Callable
 
 import torch
 
-from rewardzoo.core.trainer import NonFiniteError
+from rewardzoo.core.types import NonFiniteError
 from rewardzoo.core.types import Reward, Rollouts
 from rewardzoo.tasks.base import extract_answer
 

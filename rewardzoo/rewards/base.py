@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from rewardzoo.core.types import RewardOutput, Rollouts
+from rewardzoo.core.types import NonFiniteError, RewardOutput, Rollouts
 
 RewardFunc = Callable[..., Sequence[float | None]]  # fn(prompts, completions, **columns) -> [N] float | None
 
@@ -166,7 +166,6 @@ class FunctionReward:
         values = [_row_value(v, name, i) for i, v in enumerate(raw)]
         bad = [i for i, v in enumerate(values) if v is not None and not math.isfinite(v)]
         if bad:
-            from rewardzoo.core.trainer import NonFiniteError  # not at the top: config imports this module, trainer imports config
 
             raise NonFiniteError(f"reward function {name!r} returned non-finite rewards at step {batch.step}, rows {bad[:10]} "
                                  f"(values {[values[i] for i in bad[:10]]}); return None for rows it does not apply to")

@@ -48,7 +48,7 @@ from typing import Callable
 
 import torch
 
-from rewardzoo.core.types import RewardOutput, Rollouts
+from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
 from rewardzoo.judges.buffers import EVICTIONS, ReplayBuffer, replay_count
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge
 from rewardzoo.judges.schedule import UpdateGate, parameter_distance, polyak_update
@@ -121,7 +121,6 @@ class RAL:
     def __init__(self, cfg: RALConfig | None = None, *, seed: int = 0, policy_dir: str | Path | None = None,
                  device: str = "cpu", judge: SequenceJudge | None = None,
                  g: Callable[[torch.Tensor], torch.Tensor] | None = None):
-        from rewardzoo.core.trainer import derive_seed  # the trainer module imports the config, which imports RAL
 
         self.cfg = cfg = cfg or RALConfig()
         cfg.validate()
