@@ -347,11 +347,6 @@ def validate(cfg: TrainConfig) -> None:
         raise ConfigError("eval.every and checkpoint_every must be >= 0, keep_checkpoints >= 1")
     _choice(cfg.task.name, sorted(TASKS), "task.name")
     _choice(cfg.reward.name, sorted(REWARDS), "reward.name")
-    if cfg.reward.name == "callable":
-        try:
-            FunctionReward.from_config(cfg.reward.callable)
-        except (ValueError, TypeError) as err:
-            raise ConfigError(f"reward.callable: {err}") from err
     _choice(cfg.model.dtype, ("float32", "bfloat16", "float16"), "model.dtype")
     if cfg.init_from and not Path(cfg.init_from).expanduser().is_dir():
         raise ConfigError(f"init_from {cfg.init_from!r} is not a directory; give a model saved with save_pretrained "
@@ -360,11 +355,24 @@ def validate(cfg: TrainConfig) -> None:
         raise ConfigError("sft.steps and sft.batch_size must be >= 1 (or set sft.enabled=false)")
     if cfg.sft.disjoint_rl_prompts and cfg.sft.n_examples < 1:
         raise ConfigError("sft.disjoint_rl_prompts=true needs sft.n_examples > 0 (the demonstrations kept away from RL)")
-    if cfg.reward.name == "ral":
-        try:
-            cfg.reward.ral.validate()
-        except ValueError as err:
-            raise ConfigError(f"reward.ral.{err}") from err
+    _validate_section(cfg.reward, cfg.reward.name, "reward")
+    _validate_section(cfg.task, cfg.task.name, "task")
+
+
+def _validate_section(parent: Any, name: str, prefix: str) -> None:
+    """Run the selected section's own ``validate()`` (when it has one), as a ConfigError naming its key."""
+    section = getattr(parent, name, None)
+    check = getattr(section, "validate", None)
+    if name == "callable":  # the reward is built from an import path: building it is the check
+        check = lambda: FunctionReward.from_config(section)  # noqa: E731
+    if check is None:
+        return
+    try:
+        check()
+    except (ValueError, TypeError) as err:
+        message = str(err)  # "field must be ..." reads as "reward.ral.field must be ..."
+        names_a_field = message.partition(" ")[0].isidentifier() and hasattr(section, message.partition(" ")[0])
+        raise ConfigError(f"{prefix}.{name}.{message}" if names_a_field else f"{prefix}.{name}: {message}") from err
 
 
 def resolved_run_dir(cfg: TrainConfig) -> Path:

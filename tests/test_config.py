@@ -67,3 +67,11 @@ def test_cli_reports_config_error_without_traceback():
     assert out.returncode == 2
     assert "config error: grpo.group_size must be at least 2" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_the_selected_reward_section_is_validated_before_any_work():
+    with pytest.raises(ConfigError, match=r"reward\.rlvr\.verifier must be 'task' or one of"):
+        load_config(RECIPE, ["reward.rlvr.verifier=fuzzy"])
+    load_config(RECIPE, ["reward.ral.warmup_steps=-1"])  # an unselected section is not checked
+    with pytest.raises(ConfigError, match=r"reward\.ral\.warmup_steps"):
+        load_config(RECIPE, ["reward.name=ral", "reward.ral.warmup_steps=-1"])
