@@ -296,7 +296,9 @@ def load_config(recipe: str | Path | None = None, overrides: list[str] | None = 
     for item in overrides or []:
         if "=" not in item:
             raise ConfigError(f"override {item!r} must look like key=value, e.g. grpo.batch_size=64")
-        layers.append((OmegaConf.from_dotlist([item]), f"override {item!r}"))
+        key, _, value = item.partition("=")
+        layer = OmegaConf.from_dotlist([item]) if value else OmegaConf.from_dotlist([f"{key}=''"])  # key= is ''
+        layers.append((layer, f"override {item!r}"))
     merged = base
     for layer, source in layers:
         try:

@@ -75,3 +75,7 @@ def test_the_selected_reward_section_is_validated_before_any_work():
     load_config(RECIPE, ["reward.ral.warmup_steps=-1"])  # an unselected section is not checked
     with pytest.raises(ConfigError, match=r"reward\.ral\.warmup_steps"):
         load_config(RECIPE, ["reward.name=ral", "reward.ral.warmup_steps=-1"])
+
+
+def test_an_empty_override_value_is_the_empty_string():
+    assert load_config(RECIPE, ["init_from="]).init_from == ""

@@ -1,0 +1,35 @@
+"""The docs stay true: every key a real run logs is defined in docs/metrics.md or a reward's page."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from rewardzoo.core.logger import read_metrics
+from rewardzoo.recipes import make_trainer
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def documented_patterns() -> list[re.Pattern]:
+    """Every backticked metric key in the docs; ``<name>`` matches one path segment, ``…`` anything."""
+    text = "\n".join(p.read_text() for p in [DOCS / "metrics.md", *sorted((DOCS / "rewards").glob("*.md"))])
+    keys = {k for k in re.findall(r"`([a-z_]+/[^`\s]+)`", text) if not k.endswith("/…")}  # not a section title
+    return [re.compile("".join("[^/]+" if part.startswith("<") else ".*" if part == "…" else re.escape(part)
+                               for part in re.split(r"(<[^>]+>|…)", key))) for key in keys]
+
+
+@pytest.mark.parametrize("overrides", [
+    ["grpo.beta=0.1", "steps=2"],  # RLVR with a KL term
+    ["reward.name=ral", "reward.ral.warmup_steps=1", "reward.ral.replay_fraction=0.5", "reward.ral.polyak=true",
+     "reward.ral.judge.tiny.hidden_size=32", "reward.ral.judge.tiny.intermediate_size=64",
+     "reward.ral.judge.tiny.num_layers=1", "reward.ral.judge.init_from=", "steps=3"],
+    ["task.name=hackable_multiplication", "steps=2"],
+], ids=["rlvr-kl", "ral", "hackable"])
+def test_every_logged_key_is_documented(fast_config, overrides):
+    cfg = fast_config(*overrides, "eval.every=1")
+    make_trainer(cfg).train()
+    logged = {k for row in read_metrics(Path(cfg.run_dir) / "metrics.jsonl") for k in row} - {"step"}
+    patterns = documented_patterns()
+    undocumented = sorted(k for k in logged if not any(p.fullmatch(k) for p in patterns))
+    assert not undocumented, f"add these keys to docs/metrics.md: {undocumented}"
