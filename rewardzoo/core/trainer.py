@@ -197,9 +197,14 @@ class Trainer:
         round's update statistics, prefixed ``warmup/``.
         """
         stats: dict[str, float] = {}
-        for w in range(getattr(self.reward, "warmup_steps", 0)):
-            rollouts, _ = self.rollout(-(w + 1))
-            stats = self.reward.update(rollouts, self.score(rollouts))
+        rounds = getattr(self.reward, "warmup_steps", 0)
+        show = rounds > 0 and self.cfg.logging.progress and self.acc.is_main_process
+        with tqdm(total=rounds, desc=f"{self.cfg.recipe.name}: reward warm-up", disable=not show, dynamic_ncols=True) as bar:
+            for w in range(rounds):
+                rollouts, _ = self.rollout(-(w + 1))
+                stats = self.reward.update(rollouts, self.score(rollouts))
+                bar.update()
+                bar.set_postfix({k: f"{v:.3f}" for k, v in stats.items() if k.endswith("/accuracy")}, refresh=False)
         return {f"warmup/{k}": v for k, v in stats.items()}
 
     def score(self, rollouts: Rollouts) -> RewardOutput:

@@ -40,6 +40,7 @@ from typing import Sequence
 import torch
 import torch.nn.functional as F
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
+from transformers.utils import logging as hf_logging
 
 from rewardzoo.core.models import TinyModelConfig, char_tokenizer, tiny_causal_lm
 
@@ -143,8 +144,13 @@ class SequenceJudge:
                 tokenizer = AutoTokenizer.from_pretrained(str(source))
                 if tokenizer.pad_token is None:
                     tokenizer.pad_token = tokenizer.eos_token
-                model = AutoModelForSequenceClassification.from_pretrained(
-                    str(source), num_labels=1, pad_token_id=tokenizer.pad_token_id, dtype=torch.float32)
+                level = hf_logging.get_verbosity()
+                hf_logging.set_verbosity_error()  # a causal-LM backbone has no score head: expected, not news
+                try:
+                    model = AutoModelForSequenceClassification.from_pretrained(
+                        str(source), num_labels=1, pad_token_id=tokenizer.pad_token_id, dtype=torch.float32)
+                finally:
+                    hf_logging.set_verbosity(level)
         return cls(model, tokenizer, cfg, device=device)
 
     def frozen_copy(self) -> "SequenceJudge":
