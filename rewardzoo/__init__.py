@@ -6,7 +6,7 @@
 from rewardzoo.config import ConfigError, TrainConfig, load_config
 from rewardzoo.core.trainer import Trainer
 from rewardzoo.core.types import NonFiniteError
-from rewardzoo.core.types import Reward, RewardOutput, Rollouts
+from rewardzoo.core.types import FixedReward, Reward, RewardOutput, Rollouts
 from rewardzoo.recipes import make_trainer, sft, train
 from rewardzoo.integrations.trl import as_reward_func
 from rewardzoo.rewards.base import FunctionReward
@@ -26,7 +26,7 @@ register_envs()  # gymnasium.make("rewardzoo/<Task>-v0"); lazy entry points, bui
 __version__ = "0.1.0"
 
 __all__ = [
-    "RLVR", "RLVRConfig", "RAL", "RALConfig", "Reward", "RewardOutput", "Rollouts", "Trainer", "TrainConfig", "ConfigError", "NonFiniteError",
+    "RLVR", "RLVRConfig", "RAL", "RALConfig", "Reward", "FixedReward", "RewardOutput", "Rollouts", "Trainer", "TrainConfig", "ConfigError", "NonFiniteError",
     "load_config", "train", "sft", "make_trainer", "Task", "Example", "Multiplication", "Countdown", "CountdownCode", "HackableMultiplication", "SmilesFormula", "UserTask", "TaskEnv",
     "FunctionReward", "as_reward_func",
 ]

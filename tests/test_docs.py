@@ -33,3 +33,14 @@ def test_every_logged_key_is_documented(fast_config, overrides):
     patterns = documented_patterns()
     undocumented = sorted(k for k in logged if not any(p.fullmatch(k) for p in patterns))
     assert not undocumented, f"add these keys to docs/metrics.md: {undocumented}"
+
+
+def test_readme_example_runs(tmp_path, monkeypatch):
+    """The README's 20-line example runs as printed (2 steps instead of 50, in a temporary run_dir)."""
+    readme = (DOCS.parent / "README.md").read_text()
+    code = re.search(r"```python\n(.*?)```", readme, re.S).group(1)
+    assert '"steps=50"' in code
+    code = code.replace('"steps=50"', f'"steps=2", "run_dir={tmp_path}", "logging.progress=false", "eval.n_examples=8"')
+    monkeypatch.chdir(DOCS.parent)
+    exec(compile(code, "README.md", "exec"), {})
+    assert (tmp_path / "metrics.jsonl").exists()

@@ -105,6 +105,22 @@ class Reward(Protocol):
         ...
 
 
+class FixedReward:
+    """Base for rewards that learn nothing: ``update`` returns ``{}`` and there is no state to save.
+    Subclasses write ``score`` only."""
+
+    def update(self, batch: Rollouts, out: RewardOutput) -> dict[str, float]:
+        """Nothing to learn."""
+        return {}
+
+    def state_dict(self) -> dict:
+        """No state."""
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        """No state to restore."""
+
+
 @dataclass
 class Generation:
     """What a generation engine returns for a list of prompts (one row per sampled completion).

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from rewardzoo.core.types import NonFiniteError, RewardOutput, Rollouts
+from rewardzoo.core.types import FixedReward, NonFiniteError, RewardOutput, Rollouts
 
 RewardFunc = Callable[..., Sequence[float | None]]  # fn(prompts, completions, **columns) -> [N] float | None
 
@@ -106,7 +106,7 @@ def _row_value(value, fn_name: str, row: int) -> float | None:
     return float(value)
 
 
-class FunctionReward:
+class FunctionReward(FixedReward):
     """One or several TRL-style reward functions as a rewardzoo reward (see the module docstring).
 
     >>> def longer(prompts, completions, **kwargs):
@@ -191,14 +191,3 @@ class FunctionReward:
         metrics["reward/none_frac"] = unscored.float().mean().item()
         metrics.update(logged)
         return RewardOutput(rewards=rewards, components=components, metrics=metrics)
-
-    def update(self, batch: Rollouts, out: RewardOutput) -> dict[str, float]:
-        """Nothing to learn."""
-        return {}
-
-    def state_dict(self) -> dict:
-        """No state (a function's own state, if any, is not saved)."""
-        return {}
-
-    def load_state_dict(self, state: dict) -> None:
-        """No state."""

@@ -44,7 +44,7 @@ from typing import Callable
 
 import torch
 
-from rewardzoo.core.types import RewardOutput, Rollouts
+from rewardzoo.core.types import FixedReward, RewardOutput, Rollouts
 from rewardzoo.rewards.verifiers import VERIFIERS
 
 RowVerifier = Callable[[str | None, str | None, dict, str], float]  # (answer, reference, meta, completion) -> score
@@ -141,7 +141,7 @@ def warn_unless_accuracy_dominates(cfg: RLVRConfig) -> None:
                       f"answer can outscore a right one (seed 003: accuracy must dominate)", stacklevel=3)
 
 
-class RLVR:
+class RLVR(FixedReward):
     """r_i = w_acc · v_i + w_fmt · f_i − w_len · ℓ_i − w_lang · m_i (module docstring); r_i = v_i by default."""
 
     def __init__(self, verifier: RowVerifier, name: str = "verifier", config: RLVRConfig | None = None):
@@ -194,14 +194,3 @@ class RLVR:
         rewards = weighted_sum(components, weights)  # [N]
         metrics = {f"reward/{name}_mean": value.mean().item() for name, value in components.items()}
         return RewardOutput(rewards=rewards, components=components, metrics=metrics)
-
-    def update(self, batch: Rollouts, out: RewardOutput) -> dict[str, float]:
-        """Nothing to learn."""
-        return {}
-
-    def state_dict(self) -> dict:
-        """No state."""
-        return {}
-
-    def load_state_dict(self, state: dict) -> None:
-        """No state."""
