@@ -49,6 +49,7 @@ class FusedTokenLogProbs(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, hidden, weight, bias, targets, chunk_size):  # hidden [K, H], weight [V, H], targets [K]
+        """Log-prob of each target and the entropy of each row, one chunk of rows (tokens) at a time."""
         K = hidden.shape[0]
         acc = _acc_dtype(hidden)
         logp = hidden.new_empty(K, dtype=acc)  # [K]
@@ -68,6 +69,7 @@ class FusedTokenLogProbs(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_logp, grad_entropy):  # [K] each, or None when that output was unused
+        """Gradients for hidden, weight and bias, recomputing each chunk's logits from the saved log-sum-exp."""
         hidden, weight, bias, targets, lse, entropy = ctx.saved_tensors
         want_h, want_w, want_b = ctx.needs_input_grad[:3]
         if grad_logp is None and grad_entropy is None:

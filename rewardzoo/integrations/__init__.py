@@ -1,0 +1,1 @@
+"""Adapters between rewardzoo and other training libraries (TRL)."""

@@ -1,0 +1,1 @@
+"""Rewards behind the one interface: RLVR (verifiers, sandbox), RAL, and plain callables."""

@@ -1,0 +1,1 @@
+"""Tasks: examples, parsers, verifiers and held-out evaluation; each also a Gymnasium environment."""
