@@ -35,3 +35,9 @@ def fast_config(tmp_path):
                                                                     f"sft.cache_dir={tmp_path / 'sft'}", *overrides])
 
     return make
+
+
+@pytest.fixture
+def fast_overrides() -> list[str]:
+    """The ``key=value`` overrides behind :func:`fast_config`, for scripts that take them on a command line."""
+    return list(FAST)

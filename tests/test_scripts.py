@@ -1,0 +1,30 @@
+"""The result-writing scripts run end to end on a few-step configuration and write what they promise."""
+
+import runpy
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_report_run_writes_the_command_and_the_measured_curve(tmp_path, monkeypatch, fast_overrides):
+    out = tmp_path / "report.md"
+    overrides = [*fast_overrides, "steps=2", "eval.every=1", f"run_dir={tmp_path / 'run'}"]
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(sys, "argv", ["report_run.py", "--out", str(out), "algorithms/rlvr_multiplication.yaml", *overrides])
+    try:
+        runpy.run_path(str(ROOT / "scripts" / "report_run.py"), run_name="__main__")
+    except SystemExit as stop:
+        assert stop.code == 0
+    text = out.read_text()
+    assert "rewardzoo train algorithms/rlvr_multiplication.yaml" in text and "steps=2" in text
+    assert "Wall time" in text and "| 2 |" in text  # the step-2 evaluation row
+
+
+def test_hack_rate_script_writes_table_and_plot(tmp_path, monkeypatch, fast_overrides):
+    monkeypatch.chdir(ROOT)
+    script = runpy.run_path(str(ROOT / "scripts" / "hack_rate.py"))
+    script["main"](["--run-dir", str(tmp_path / "run"), "--out", str(tmp_path), *fast_overrides, "steps=2", "eval.every=1"])
+    text = (tmp_path / "hack_rate.md").read_text()
+    assert "`train/hack_rate`" in text and "| 2 |" in text
+    assert (tmp_path / "hack_rate.png").stat().st_size > 1000
