@@ -10,7 +10,8 @@ from the SFT warm start), RAL with a smaller and a larger judge (each initialise
 of its own size on the same demonstrations — ``rewardzoo sft`` with ``model.tiny.*`` overrides),
 and the frozen-judge baseline.  The SFT row is the warm start's held-out accuracy (every run's
 step-0 evaluation).  Writes ``benchmarks/results/ral_vs_rlvr.{md,csv,png}``; the Markdown starts
-with the command.
+with the command.  Finished runs under ``--out`` are reused, so adding a variant or a seed runs only
+what is new.
 """
 
 from __future__ import annotations
@@ -51,8 +52,10 @@ def judge_warm_start(size: str, seed: int, cache: str) -> str:
 
 
 def run(name: str, seed: int, out_dir: Path, cache: str) -> dict:
-    """One training run; returns its eval/accuracy curve."""
+    """One training run (reused when ``run_dir`` already holds a finished one); returns its eval/accuracy curve."""
     run_dir = out_dir / f"{name}-seed{seed}"
+    if finished(run_dir):
+        return {"name": name, "seed": seed, "curve": curve_of(run_dir)}
     common = [f"seed={seed}", f"run_dir={run_dir}", f"sft.cache_dir={cache}", "logging.progress=false",
               "logging.tensorboard=false", "checkpoint_every=0"]
     if name == "RLVR":
@@ -65,9 +68,23 @@ def run(name: str, seed: int, out_dir: Path, cache: str) -> dict:
         size = name.split()[1]
         judge = judge_warm_start(size, seed, cache)
         rewardzoo("train", "algorithms/ral_multiplication.yaml", *common, f"reward.ral.judge.init_from={judge}")
+    return {"name": name, "seed": seed, "curve": curve_of(run_dir)}
+
+
+def curve_of(run_dir: Path) -> dict[int, float]:
+    """{step: eval/accuracy} of a run."""
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    curve = {r["step"]: r["eval/accuracy"] for r in rows if "eval/accuracy" in r}
-    return {"name": name, "seed": seed, "curve": curve}
+    return {r["step"]: r["eval/accuracy"] for r in rows if "eval/accuracy" in r}
+
+
+def finished(run_dir: Path) -> bool:
+    """True when ``run_dir`` holds a run that reached its configured last step."""
+    try:
+        steps = int(next(line.split(":")[1] for line in (run_dir / "config.yaml").read_text().splitlines()
+                         if line.startswith("steps:")))
+        return max(curve_of(run_dir)) == steps
+    except (OSError, StopIteration, ValueError):
+        return False
 
 
 def mean_std(values: list[float]) -> str:
@@ -93,7 +110,8 @@ def main() -> int:
     for seed in args.seeds:  # build the shared warm starts once, before runs race for them
         rewardzoo("sft", "algorithms/rlvr_multiplication.yaml", f"seed={seed}", f"sft.cache_dir={cache}", "logging.progress=false")
     jobs = [(v, s) for s in args.seeds for v in args.variants if s == args.seeds[0] or v not in args.first_seed_only]
-    jobs.sort(key=lambda job: job[0] == "RLVR")  # the long RAL runs first, the short RLVR runs fill the gaps
+    cost = {"RAL large judge": 0, "RAL": 1, "RAL frozen judge": 1, "RAL small judge": 2, "RLVR": 3}
+    jobs.sort(key=lambda job: cost.get(job[0], 0))  # the longest runs first, the short RLVR runs fill the gaps
     with ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(lambda job: run(job[0], job[1], out_dir, cache), jobs))
 
