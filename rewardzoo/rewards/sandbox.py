@@ -18,7 +18,8 @@ whole process group and deletes the directory.  What the bootstrap does depends 
        the process group — the kernel kills every process left in the namespace, so nothing the
        code started survives the run, whatever it does with sessions or process groups.
     2. init remounts every inherited mount read-only (except /proc and /dev), mounts fresh tmpfs
-       (``max_file_mb`` each) on /tmp, /var/tmp and /dev/shm, recreates the working directory in
+       (``max_file_mb`` each) on /tmp, /var/tmp and /dev/shm (an interpreter or virtual environment
+       that lives under one of them is bound back read-only), recreates the working directory in
        there (or on a tmpfs of its own when it lies elsewhere), and mounts a fresh /proc that shows
        only the sandbox's processes.  The network namespace has only a loopback
        device that is down: every connection fails, including to the host's 127.0.0.1.
@@ -392,6 +393,25 @@ def _expose(libc, paths: list[str]) -> None:
                 os.close(fd)
 
 
+def _open_paths_under(points: list[str], paths: list[str]) -> dict[str, int]:
+    """O_PATH handles on the directories in ``paths`` that lie under one of ``points`` (about to be
+    covered by a fresh tmpfs): an interpreter or virtual environment living in /tmp must stay
+    reachable.  Nested paths keep only the outermost."""
+    under = sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)
+                    and any(os.path.realpath(p).startswith(point.rstrip("/") + "/") for point in points)})
+    outermost = [p for p in under if not any(p != q and p.startswith(q + "/") for q in under)]
+    return {path: os.open(path, os.O_PATH) for path in outermost}
+
+
+def _bind_back_read_only(libc, handles: dict[str, int]) -> None:
+    """Mount each directory of :func:`_open_paths_under` back at its path, read-only."""
+    for path, fd in handles.items():
+        os.makedirs(path, exist_ok=True)
+        _mount(libc, f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
+        _mount(libc, None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _locked_flags(path))
+        os.close(fd)
+
+
 def _set_limits(spec: dict, nproc: int) -> None:
     cpu = max(1, int(-(-spec["cpu_s"] // 1)))
     file_bytes = spec["max_file_mb"] << 20
@@ -457,9 +477,11 @@ def _init(libc, spec: dict, root: bool) -> int:
         except OSError:
             continue  # a mount hidden under another one; the one on top was remounted
     tmpfs = f"mode=1777,size={spec['max_file_mb']}m,nr_inodes=4096"
-    for point in ("/tmp", "/var/tmp", "/dev/shm"):
-        if os.path.isdir(point):
-            _mount(libc, "tmpfs", point, "tmpfs", _MS_NOSUID | _MS_NODEV, tmpfs)
+    fresh = [point for point in ("/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(point)]
+    interpreter = _open_paths_under(fresh, [os.path.dirname(spec["python"]), sys.prefix, sys.exec_prefix])
+    for point in fresh:
+        _mount(libc, "tmpfs", point, "tmpfs", _MS_NOSUID | _MS_NODEV, tmpfs)
+    _bind_back_read_only(libc, interpreter)
     if os.path.isdir(workdir):  # not under one of the fresh tmpfs: cover it with its own
         _mount(libc, "tmpfs", workdir, "tmpfs", _MS_NOSUID | _MS_NODEV, tmpfs)
     else:

@@ -185,3 +185,16 @@ def test_unit_test_reward_rejects_bad_tests():
         unit_test_reward("", [((1,), {1, 2})], entry_point="f")
     with pytest.raises(ValueError, match="args_tuple"):
         unit_test_reward("", [([1], 1)], entry_point="f")
+
+
+def test_an_interpreter_under_tmp_is_kept_reachable(tmp_path):
+    """A virtual environment in /tmp (a fresh clone there) must survive the fresh tmpfs on /tmp: the
+    directories to bind back are the outermost ones under a covered mount point, nothing else."""
+    venv, bin_dir = tmp_path / "venv", tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    handles = sandbox._open_paths_under(["/tmp", "/dev/shm"], [str(bin_dir), str(venv), "/usr/bin", str(tmp_path / "missing")])
+    try:
+        assert list(handles) == [os.path.realpath(venv)] if str(tmp_path).startswith("/tmp/") else handles == {}
+    finally:
+        for fd in handles.values():
+            os.close(fd)
