@@ -20,6 +20,7 @@ import argparse
 import csv
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -100,9 +101,9 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--variants", nargs="+",
-                        default=["RLVR", "RAL", "RAL small judge", "RAL frozen judge"],
+                        default=["RLVR", "RAL", "RAL small judge", "RAL large judge", "RAL frozen judge"],
                         help="RLVR, RAL, 'RAL small judge', 'RAL large judge', 'RAL frozen judge'")
-    parser.add_argument("--first-seed-only", nargs="*", default=["RAL frozen judge"],
+    parser.add_argument("--first-seed-only", nargs="*", default=["RAL frozen judge", "RAL large judge"],
                         help="variants run at the first seed only (to save time); marked in the table")
     parser.add_argument("--out", default="/tmp/rewardzoo-ral-vs-rlvr")
     args = parser.parse_args()
@@ -116,12 +117,13 @@ def main() -> int:
         results = list(pool.map(lambda job: run(job[0], job[1], out_dir, cache), jobs))
 
     RESULTS.mkdir(parents=True, exist_ok=True)
-    command = "python benchmarks/ral_vs_rlvr.py " + " ".join(sys.argv[1:])
+    command = shlex.join(["python", "benchmarks/ral_vs_rlvr.py", *sys.argv[1:]])
     last = max(max(r["curve"]) for r in results)
     lines = [f"<!-- command: {command.strip()} -->", "",
              f"Held-out greedy accuracy (%) on 2-digit × 1-digit multiplication, mean ± std over seeds "
              f"{', '.join(map(str, args.seeds))}; step 0 is the SFT warm start.", "",
-             "| method | step 0 (SFT) | step 100 | final (step %d) | gain over SFT |" % last, "|---|---|---|---|---|"]
+             "| method | step 0 (SFT) | step 100 | final (step %d) | gain over SFT | mean of steps 100–%d − SFT |" % (last, last),
+             "|---|---|---|---|---|---|"]
     with open(RESULTS / "ral_vs_rlvr.csv", "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["method", "seed", "step", "eval_accuracy"])
@@ -135,17 +137,28 @@ def main() -> int:
         mid = [r["curve"].get(100, float("nan")) for r in runs]
         end = [r["curve"][last] for r in runs]
         gains[name] = [e - s for s, e in zip(start, end)]
+        late = [statistics.mean(a for step, a in r["curve"].items() if step >= 100) - r["curve"][0] for r in runs]
         label = f"{name} (seed {runs[0]['seed']} only)" if len(runs) == 1 and len(args.seeds) > 1 else name
-        lines.append(f"| {label} | {mean_std(start)} | {mean_std(mid)} | {mean_std(end)} | {mean_std(gains[name])} |")
+        lines.append(f"| {label} | {mean_std(start)} | {mean_std(mid)} | {mean_std(end)} | {mean_std(gains[name])} | {mean_std(late)} |")
     sft = [r["curve"][0] for r in results if r["name"] == args.variants[0]]
-    lines.append(f"| SFT only | {mean_std(sft)} | — | {mean_std(sft)} | 0.0 |")
+    lines.append(f"| SFT only | {mean_std(sft)} | — | {mean_std(sft)} | 0.0 | 0.0 |")
     if "RLVR" in gains and "RAL" in gains:
         ratio = statistics.mean(gains["RAL"]) / statistics.mean(gains["RLVR"]) if statistics.mean(gains["RLVR"]) else float("nan")
         lines += ["", f"RAL's mean gain / RLVR's mean gain: {ratio:.2f} (the paper's headline asks for at least 0.5)"]
     for size in ("small", "large"):
-        if f"RAL {size} judge" in gains and "RAL" in gains:
-            lines.append(f"\nMean gain with the {size} judge: {100 * statistics.mean(gains[f'RAL {size} judge']):+.1f} points; "
-                         f"with the policy-sized judge: {100 * statistics.mean(gains['RAL']):+.1f} points.")
+        if f"RAL {size} judge" in gains and "RAL" in gains:  # compared on the seeds both were run with
+            seeds = sorted({r["seed"] for r in results if r["name"] == f"RAL {size} judge"})
+            gain = {name: 100 * statistics.mean(r["curve"][last] - r["curve"][0] for r in results
+                                                if r["name"] == name and r["seed"] in seeds)
+                    for name in (f"RAL {size} judge", "RAL")}
+            lines.append(f"\nSeeds {', '.join(map(str, seeds))}: mean gain with the {size} judge "
+                         f"{gain[f'RAL {size} judge']:+.1f} points, with the policy-sized judge {gain['RAL']:+.1f}.")
+    lines += ["", "Gain over SFT (points) by seed:", "", "| method | " + " | ".join(f"seed {s}" for s in args.seeds) + " |",
+              "|---|" + "---|" * len(args.seeds)]
+    for name in args.variants:
+        by_seed = {r["seed"]: 100 * (r["curve"][last] - r["curve"][0]) for r in results if r["name"] == name}
+        lines.append(f"| {name} | " + " | ".join(f"{by_seed[s]:+.1f}" if s in by_seed else "—" for s in args.seeds) + " |")
+    lines += ["", "![held-out accuracy](ral_vs_rlvr.png)"]
     (RESULTS / "ral_vs_rlvr.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
@@ -158,7 +171,8 @@ def main() -> int:
     for name in args.variants:
         runs = [r["curve"] for r in results if r["name"] == name]
         steps = sorted(runs[0])
-        ax.plot(steps, [100 * statistics.mean(c[s] for c in runs) for s in steps], marker="o", ms=3, label=name)
+        label = name if len(runs) > 1 or len(args.seeds) == 1 else f"{name} (seed {args.seeds[0]} only)"
+        ax.plot(steps, [100 * statistics.mean(c[s] for c in runs) for s in steps], marker="o", ms=3, label=label)
     ax.set_xlabel("RL step")
     ax.set_ylabel("held-out accuracy (%)")
     ax.set_title("multiplication, mean over seeds")
