@@ -120,6 +120,8 @@ def parse_formula(text: str | None) -> tuple[Counter, int] | None:
         if symbol not in ELEMENTS:
             return None
         counts[symbol] += int(count or 1)
+    if any(n >= 10**6 for n in counts.values()):  # "B500000B500000": a count the written formula could not hold
+        return None
     sign = found.group(2) or ""
     charge = (int(sign[1:] or 1) if sign else 0) * (-1 if sign.startswith("-") else 1)
     return counts, charge

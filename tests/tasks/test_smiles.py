@@ -107,6 +107,11 @@ def test_parse_and_verify_ignore_element_order(task):
     assert task.verify(None, "C2H6O", {}) == 0.0
 
 
+def test_repeated_symbols_beyond_the_count_limit_are_not_a_formula(task):
+    assert parse_formula("B500000B500000") is None and task.parse("B500000B500000") is None
+    assert parse_formula("B500000B499999") == (Counter({"B": 999_999}), 0)
+
+
 @given(FORMULA_LIKE)
 def test_parse_never_raises(task, text):
     answer = task.parse(text)
