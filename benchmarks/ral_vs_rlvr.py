@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import shlex
 import statistics
@@ -26,6 +25,10 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from rewardzoo.core.logger import read_metrics
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
@@ -74,18 +77,20 @@ def run(name: str, seed: int, out_dir: Path, cache: str) -> dict:
 
 def curve_of(run_dir: Path) -> dict[int, float]:
     """{step: eval/accuracy} of a run."""
-    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    return {r["step"]: r["eval/accuracy"] for r in rows if "eval/accuracy" in r}
+    return {r["step"]: r["eval/accuracy"] for r in read_metrics(run_dir / "metrics.jsonl") if "eval/accuracy" in r}
 
 
 def finished(run_dir: Path) -> bool:
     """True when ``run_dir`` holds a run that reached its configured last step."""
     try:
-        steps = int(next(line.split(":")[1] for line in (run_dir / "config.yaml").read_text().splitlines()
-                         if line.startswith("steps:")))
-        return max(curve_of(run_dir)) == steps
-    except (OSError, StopIteration, ValueError):
+        return max(curve_of(run_dir)) == OmegaConf.load(run_dir / "config.yaml").steps
+    except (OSError, ValueError):  # no run there yet, or one that never evaluated
         return False
+
+
+def gain(result: dict, step: int) -> float:
+    """Held-out accuracy at ``step`` minus the warm start's (step 0)."""
+    return result["curve"][step] - result["curve"][0]
 
 
 def mean_std(values: list[float]) -> str:
@@ -136,7 +141,7 @@ def main() -> int:
         start = [r["curve"][0] for r in runs]
         mid = [r["curve"].get(100, float("nan")) for r in runs]
         end = [r["curve"][last] for r in runs]
-        gains[name] = [e - s for s, e in zip(start, end)]
+        gains[name] = [gain(r, last) for r in runs]
         late = [statistics.mean(a for step, a in r["curve"].items() if step >= 100) - r["curve"][0] for r in runs]
         label = f"{name} (seed {runs[0]['seed']} only)" if len(runs) == 1 and len(args.seeds) > 1 else name
         lines.append(f"| {label} | {mean_std(start)} | {mean_std(mid)} | {mean_std(end)} | {mean_std(gains[name])} | {mean_std(late)} |")
@@ -148,15 +153,15 @@ def main() -> int:
     for size in ("small", "large"):
         if f"RAL {size} judge" in gains and "RAL" in gains:  # compared on the seeds both were run with
             seeds = sorted({r["seed"] for r in results if r["name"] == f"RAL {size} judge"})
-            gain = {name: 100 * statistics.mean(r["curve"][last] - r["curve"][0] for r in results
-                                                if r["name"] == name and r["seed"] in seeds)
-                    for name in (f"RAL {size} judge", "RAL")}
+            common = {name: 100 * statistics.mean(gain(r, last) for r in results
+                                                  if r["name"] == name and r["seed"] in seeds)
+                      for name in (f"RAL {size} judge", "RAL")}
             lines.append(f"\nSeeds {', '.join(map(str, seeds))}: mean gain with the {size} judge "
-                         f"{gain[f'RAL {size} judge']:+.1f} points, with the policy-sized judge {gain['RAL']:+.1f}.")
+                         f"{common[f'RAL {size} judge']:+.1f} points, with the policy-sized judge {common['RAL']:+.1f}.")
     lines += ["", "Gain over SFT (points) by seed:", "", "| method | " + " | ".join(f"seed {s}" for s in args.seeds) + " |",
               "|---|" + "---|" * len(args.seeds)]
     for name in args.variants:
-        by_seed = {r["seed"]: 100 * (r["curve"][last] - r["curve"][0]) for r in results if r["name"] == name}
+        by_seed = {r["seed"]: 100 * gain(r, last) for r in results if r["name"] == name}
         lines.append(f"| {name} | " + " | ".join(f"{by_seed[s]:+.1f}" if s in by_seed else "—" for s in args.seeds) + " |")
     lines += ["", "![held-out accuracy](ral_vs_rlvr.png)"]
     (RESULTS / "ral_vs_rlvr.md").write_text("\n".join(lines) + "\n")

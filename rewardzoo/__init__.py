@@ -5,8 +5,7 @@
 
 from rewardzoo.config import ConfigError, TrainConfig, load_config
 from rewardzoo.core.trainer import Trainer
-from rewardzoo.core.types import NonFiniteError
-from rewardzoo.core.types import FixedReward, Reward, RewardOutput, Rollouts
+from rewardzoo.core.types import FixedReward, NonFiniteError, Reward, RewardOutput, Rollouts
 from rewardzoo.recipes import make_trainer, sft, train
 from rewardzoo.integrations.trl import as_reward_func
 from rewardzoo.rewards.base import FunctionReward

@@ -23,7 +23,7 @@ from rewardzoo.core.advantages import ADVANTAGE_TYPES
 from rewardzoo.core.engines import SamplingConfig
 from rewardzoo.core.loss import KL_ESTIMATORS, LOSS_TYPES
 from rewardzoo.core.models import ModelConfig
-from rewardzoo.rewards.base import CallableRewardConfig, FunctionReward
+from rewardzoo.rewards.base import CallableRewardConfig
 from rewardzoo.rewards.ral import RALConfig
 from rewardzoo.rewards.rlvr import RLVRConfig
 from rewardzoo.tasks.countdown import CountdownConfig
@@ -365,8 +365,6 @@ def _validate_section(parent: Any, name: str, prefix: str) -> None:
     """Run the selected section's own ``validate()`` (when it has one), as a ConfigError naming its key."""
     section = getattr(parent, name, None)
     check = getattr(section, "validate", None)
-    if name == "callable":  # the reward is built from an import path: building it is the check
-        check = lambda: FunctionReward.from_config(section)  # noqa: E731
     if check is None:
         return
     try:

@@ -68,6 +68,11 @@ class CallableRewardConfig:
     weights: list[float] = field(default_factory=list)
     """One weight per function (TRL's reward_weights); empty = all 1."""
 
+    def validate(self) -> None:
+        """Raise ValueError/TypeError, saying what to change, unless the named functions import and fit
+        their weights (building the reward is the check)."""
+        FunctionReward.from_config(self)
+
 
 def callable_name(fn: Callable) -> str:
     """The display name of a function, a ``functools.partial`` of one, or a callable object."""

@@ -121,7 +121,6 @@ class RAL:
     def __init__(self, cfg: RALConfig | None = None, *, seed: int = 0, policy_dir: str | Path | None = None,
                  device: str = "cpu", judge: SequenceJudge | None = None,
                  g: Callable[[torch.Tensor], torch.Tensor] | None = None):
-
         self.cfg = cfg = cfg or RALConfig()
         cfg.validate()
         self.g = g or G_TRANSFORMS[cfg.g]
