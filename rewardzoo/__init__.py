@@ -3,29 +3,31 @@
     from rewardzoo import RAL, RLVR, Trainer, load_config, train
 """
 
-from rewardzoo.config import ConfigError, TrainConfig, load_config
+from rewardzoo.core.config import ConfigError
 from rewardzoo.core.trainer import Trainer
-from rewardzoo.core.types import FixedReward, NonFiniteError, Reward, RewardOutput, Rollouts
-from rewardzoo.recipes import make_trainer, sft, train
+from rewardzoo.core.types import Example, FixedReward, NonFiniteError, Reward, RewardOutput, Rollouts
+from rewardzoo.integrations.gym import TaskEnv, register_envs
 from rewardzoo.integrations.trl import as_reward_func
-from rewardzoo.rewards.base import FunctionReward
+from rewardzoo.recipes import make_trainer, sft, train
+from rewardzoo.rewards.functions import FunctionReward
 from rewardzoo.rewards.ral import RAL, RALConfig
 from rewardzoo.rewards.rlvr import RLVR, RLVRConfig
-from rewardzoo.tasks.base import Example, Task
+from rewardzoo.tasks.base import Task
 from rewardzoo.tasks.countdown import Countdown
 from rewardzoo.tasks.countdown_code import CountdownCode
 from rewardzoo.tasks.hackable_multiplication import HackableMultiplication
 from rewardzoo.tasks.multiplication import Multiplication
 from rewardzoo.tasks.smiles import SmilesFormula
 from rewardzoo.tasks.user import UserTask
-from rewardzoo.tasks.gym import TaskEnv, register_envs
+from rewardzoo.zoo import TrainConfig, load_config
 
 register_envs()  # gymnasium.make("rewardzoo/<Task>-v0"); lazy entry points, builds nothing
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "RLVR", "RLVRConfig", "RAL", "RALConfig", "Reward", "FixedReward", "RewardOutput", "Rollouts", "Trainer", "TrainConfig", "ConfigError", "NonFiniteError",
-    "load_config", "train", "sft", "make_trainer", "Task", "Example", "Multiplication", "Countdown", "CountdownCode", "HackableMultiplication", "SmilesFormula", "UserTask", "TaskEnv",
+    "RLVR", "RLVRConfig", "RAL", "RALConfig", "Reward", "FixedReward", "RewardOutput", "Rollouts", "Trainer",
+    "TrainConfig", "ConfigError", "NonFiniteError", "load_config", "train", "sft", "make_trainer", "Task", "Example",
+    "Multiplication", "Countdown", "CountdownCode", "HackableMultiplication", "SmilesFormula", "UserTask", "TaskEnv",
     "FunctionReward", "as_reward_func",
 ]

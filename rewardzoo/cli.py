@@ -12,7 +12,8 @@ import argparse
 import json
 import sys
 
-from rewardzoo.config import ConfigError, describe, load_config
+from rewardzoo.core.config import ConfigError
+from rewardzoo.zoo import help_config, load_config
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``rewardzoo`` command."""
     args = _parser().parse_args(argv)
     if args.help_config:
-        print("\n".join(describe()))
+        print("\n".join(help_config()))
         return 0
     from rewardzoo import recipes
 

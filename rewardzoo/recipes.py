@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rewardzoo.build import RewardContext, build_reward, build_task
-from rewardzoo.config import TrainConfig, load_config
 from rewardzoo.core.sft import warm_start
 from rewardzoo.core.trainer import Trainer, make_accelerator
+from rewardzoo.zoo import RewardContext, TrainConfig, build_reward, build_task, load_config
 
 
 def make_trainer(cfg: TrainConfig) -> Trainer:

@@ -25,7 +25,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from rewardzoo.config import load_config  # noqa: E402
+from rewardzoo.zoo import load_config  # noqa: E402
 from rewardzoo.core.logger import read_metrics  # noqa: E402
 from rewardzoo.recipes import train  # noqa: E402
 

@@ -20,7 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-from rewardzoo.config import load_config, resolved_run_dir
+from rewardzoo.core.config import resolved_run_dir
+from rewardzoo.zoo import load_config
 from rewardzoo.core.logger import read_metrics
 
 

@@ -5,15 +5,15 @@
 
 The first four columns must equal 003's printed output character for character (tested in
 tests/rewards/test_verifiers.py); the math-verify column and the code rewards are computed here,
-the code rewards in the sandbox (rewardzoo.rewards.sandbox.unit_test_reward).
+the code rewards in the sandbox (rewardzoo.tasks.checks.sandbox.unit_test_reward).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from rewardzoo.rewards.sandbox import unit_test_reward
-from rewardzoo.rewards.verifiers import contains, exact, last_number, math_verify, tagged
+from rewardzoo.tasks.checks.sandbox import unit_test_reward
+from rewardzoo.tasks.checks.verifiers import contains, exact, last_number, math_verify, tagged
 
 GOLD = "1/2"
 CANDIDATES = [  # 003's eight model outputs, in 003's order

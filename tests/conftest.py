@@ -5,7 +5,7 @@ import os
 import pytest
 import torch
 
-from rewardzoo.config import load_config
+from rewardzoo.zoo import load_config
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # Several test workers share the cores: one intra-op thread each avoids oversubscription.

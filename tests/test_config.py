@@ -5,7 +5,8 @@ import sys
 
 import pytest
 
-from rewardzoo.config import ConfigError, describe, field_docs, load_config, GRPOConfig, TrainConfig
+from rewardzoo.core.config import ConfigError, GRPOConfig, describe, field_docs
+from rewardzoo.zoo import TrainConfig, load_config
 
 RECIPE = "algorithms/rlvr_multiplication.yaml"
 

@@ -7,7 +7,7 @@ cache; the assertions are on the held-out metric the recipe reports and on the p
 import pytest
 import torch
 
-from rewardzoo.config import load_config
+from rewardzoo.zoo import load_config
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.recipes import make_trainer
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from rewardzoo.config import load_config
+from rewardzoo.zoo import load_config
 
 ALGORITHMS = Path(__file__).resolve().parents[1] / "algorithms"
 RECIPES = sorted(ALGORITHMS.glob("*.yaml"))

@@ -30,6 +30,11 @@ class SamplingConfig:
     batch_size: int = 0
     """Rows per generate call (0 = all rows of a call at once)."""
 
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run."""
+        if self.max_new_tokens < 1 or self.temperature <= 0:
+            raise ValueError("max_new_tokens must be >= 1 and sampling.temperature > 0")
+
 
 class Engine(Protocol):
     """A generation engine."""
@@ -50,12 +55,14 @@ def eos_token_ids(model: torch.nn.Module, tokenizer) -> list[int]:
     return sorted(i for i in ids if i is not None)
 
 
-def completion_mask(completion_ids: torch.Tensor, eos_ids: list[int]) -> torch.Tensor:
-    """[N, T] bool: tokens up to and including the first EOS (all tokens when none)."""
+def completion_mask(completion_ids: torch.Tensor, eos_ids: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """([N, T] bool tokens up to and including the first EOS, all tokens when none; [N] bool rows
+    without an EOS, i.e. truncated at the token limit)."""
     is_eos = torch.isin(completion_ids, torch.tensor(eos_ids, device=completion_ids.device))  # [N, T]
     T = completion_ids.shape[1]
-    first = torch.where(is_eos.any(1), is_eos.int().argmax(1), torch.full_like(is_eos[:, 0], T, dtype=torch.long))  # [N]
-    return torch.arange(T, device=completion_ids.device).unsqueeze(0) <= first.unsqueeze(1)  # [N, T]
+    ended = is_eos.any(1)  # [N]
+    first = torch.where(ended, is_eos.int().argmax(1), torch.full_like(is_eos[:, 0], T, dtype=torch.long))  # [N]
+    return torch.arange(T, device=completion_ids.device).unsqueeze(0) <= first.unsqueeze(1), ~ended  # [N, T], [N]
 
 
 class HFEngine:
@@ -73,16 +80,9 @@ class HFEngine:
         rows = [p for p in prompts for _ in range(n)]
         step = self.sampling.batch_size or len(rows)
         parts = [self._generate_rows(rows[s : s + step], greedy) for s in range(0, len(rows), step)]
-        T = max(p[1].shape[1] for p in parts)
-        pad = self.tokenizer.pad_token_id
-        return Generation(
-            prompt_ids=[ids for p in parts for ids in p[0]],
-            completion_ids=torch.cat([torch.nn.functional.pad(p[1], (0, T - p[1].shape[1]), value=pad) for p in parts]),
-            completion_mask=torch.cat([torch.nn.functional.pad(p[2], (0, T - p[2].shape[1])) for p in parts]),
-            texts=[t for p in parts for t in p[3]],
-        )
+        return Generation.concat(parts, self.tokenizer.pad_token_id)
 
-    def _generate_rows(self, rows: list[str], greedy: bool):
+    def _generate_rows(self, rows: list[str], greedy: bool) -> Generation:
         enc = self.tokenizer(rows, return_tensors="pt", padding=True)
         device = next(self.model.parameters()).device
         input_ids = enc["input_ids"].to(device)  # [B, P]
@@ -101,8 +101,12 @@ class HFEngine:
         )  # [B, P + T]
         self.model.train(was_training)
         comp = out[:, input_ids.shape[1] :].cpu()  # [B, T]
-        mask = completion_mask(comp, self.eos_ids)  # [B, T]
+        mask, truncated = completion_mask(comp, self.eos_ids)  # [B, T], [B]
         comp = comp.masked_fill(~mask, self.tokenizer.pad_token_id)  # [B, T]
-        prompt_ids = [ids[m.bool()].tolist() for ids, m in zip(enc["input_ids"], enc["attention_mask"])]
-        texts = self.tokenizer.batch_decode(comp, skip_special_tokens=True)
-        return prompt_ids, comp, mask, texts
+        return Generation(
+            prompt_ids=[ids[m.bool()].tolist() for ids, m in zip(enc["input_ids"], enc["attention_mask"])],
+            completion_ids=comp,
+            completion_mask=mask,
+            texts=self.tokenizer.batch_decode(comp, skip_special_tokens=True),
+            truncated=truncated,
+        )

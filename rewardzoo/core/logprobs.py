@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+import warnings
+
 import torch
 import torch.nn.functional as F
 
@@ -190,13 +192,14 @@ def sequence_logprobs(
     temperature: float = 1.0,
     fused: bool = True,
     chunk_size: int | None = None,
+    logit_scale: float = 1.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:  # ([n, T], [n, T]) fp32, zero where mask is False
     """Completion-token log-probs and entropies of a causal LM (peft-wrapped or not).
 
     The fused path runs the decoder body for the final hidden states and feeds only the K real
-    completion positions, scaled by 1/temperature, to :func:`fused_token_logprobs` with the output
-    layer's weight.  ``fused=False`` takes the model's own logits (for heads with soft-capping or
-    scaling that the fused path does not model).
+    completion positions to :func:`fused_token_logprobs` with the output layer's weight, scaled by
+    ``logit_scale / temperature`` (logits = c·(W h + b), c from :func:`head_logit_scale`).
+    ``fused=False`` takes the model's own logits (for heads that are not a scaled linear layer).
     """
     from rewardzoo.core.models import causal_lm
 
@@ -207,9 +210,9 @@ def sequence_logprobs(
         H = hidden.shape[-1]
         h = hidden.gather(1, batch.positions.unsqueeze(-1).expand(n, T, H))  # [n, T, H]
         head = lm.get_output_embeddings()
-        logp_k, ent_k = fused_token_logprobs(
-            h[batch.mask] / temperature, head.weight, batch.targets[batch.mask], head.bias, chunk_size
-        )  # [K], [K]
+        divisor = temperature / logit_scale  # logits / T = W (h / divisor) + b / divisor
+        bias = None if head.bias is None else head.bias / divisor  # [V]
+        logp_k, ent_k = fused_token_logprobs(h[batch.mask] / divisor, head.weight, batch.targets[batch.mask], bias, chunk_size)  # [K], [K]
     else:
         logits = lm(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits  # [n, S, V]
         V = logits.shape[-1]
@@ -221,30 +224,78 @@ def sequence_logprobs(
     return zeros.masked_scatter(batch.mask, logp_k), zeros.masked_scatter(batch.mask, ent_k)
 
 
-def uses_fused_head(model: torch.nn.Module) -> bool:
-    """Whether the fused path computes this model's logits exactly (a plain linear output head)."""
-    from rewardzoo.core.models import causal_lm
+def _divide(value: float) -> float:
+    return 1.0 / value
 
-    config = causal_lm(model).config
-    return not (getattr(config, "final_logit_softcapping", None) or getattr(config, "logit_scale", None))
+
+def _multiply(value: float) -> float:
+    return value
+
+
+# How each family's config attribute scales the output layer's logits, by model_type (prefix).
+LOGITS_SCALING_BY_FAMILY = {"granite": _divide, "minicpm3": _divide, "hyperclovax": _multiply}
+
+
+def head_logit_scale(config) -> tuple[float | None, str]:
+    """The factor c with logits = c·(W h + b) for a transformers causal-LM config, or
+    (None, reason) when the head is not a scaled linear layer (then use the naive path).
+
+    Read from the top-level config and its text config (multimodal models keep the LM's settings
+    there).  Known scalings: Cohere ``logit_scale`` (×), Falcon-H1 ``lm_head_multiplier`` (×),
+    ``logits_scaling`` — divided by Granite and MiniCPM3, multiplied by HyperCLOVA X; a
+    ``logits_scaling`` of another family, or any ``final_logit_softcapping`` (Gemma 2/3), is not
+    modelled.
+    """
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+
+    def setting(key: str):  # (value, config holding it): the text config's, else the top level's
+        for cfg in (text, config):
+            value = getattr(cfg, key, None)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return float(value), cfg
+        return None, None
+
+    cap, _ = setting("final_logit_softcapping")
+    if cap:
+        return None, f"final_logit_softcapping={cap} (tanh soft-capping)"
+    scale = 1.0
+    for key in ("logit_scale", "lm_head_multiplier"):
+        value, _ = setting(key)
+        scale *= 1.0 if value is None else value
+    value, holder = setting("logits_scaling")
+    if value is not None:
+        model_type = getattr(holder, "model_type", "") or ""
+        rule = next((f for prefix, f in LOGITS_SCALING_BY_FAMILY.items() if model_type.startswith(prefix)), None)
+        if rule is None:
+            return None, f"logits_scaling={value} of model_type {model_type!r}, whose convention is not known"
+        scale *= rule(value)
+    return scale, ""
 
 
 class PolicyLogProbs(torch.nn.Module):
     """The policy as one module whose forward returns completion log-probs and entropies.
 
     The trainer hands this wrapper (not the bare causal LM) to ``accelerate``, so that DDP/FSDP
-    see the fused forward as the model's forward and synchronise its gradients.
+    see the fused forward as the model's forward and synchronise its gradients.  The fused path
+    is used whenever :func:`head_logit_scale` knows the head; otherwise a warning says why and the
+    model's own logits are used.
     """
 
     def __init__(self, model: torch.nn.Module, *, temperature: float = 1.0, chunk_size: int | None = None):
+        from rewardzoo.core.models import causal_lm
+
         super().__init__()
         self.model = model
         self.temperature = temperature
         self.chunk_size = chunk_size
-        self.fused = uses_fused_head(model)
+        scale, why = head_logit_scale(causal_lm(model).config)
+        self.fused = scale is not None
+        self.logit_scale = 1.0 if scale is None else scale
+        if not self.fused:
+            warnings.warn(f"fused log-probs off for this model: {why}; computing them from the model's full logits "
+                          f"(more memory: one [tokens x vocab] tensor per micro-batch)", stacklevel=2)
 
     def forward(self, batch: PackedBatch) -> tuple[torch.Tensor, torch.Tensor]:
         """([n, T], [n, T]) log-probs and entropies of ``batch``'s completion tokens."""
-        return sequence_logprobs(
-            self.model, batch, temperature=self.temperature, fused=self.fused, chunk_size=self.chunk_size
-        )
+        return sequence_logprobs(self.model, batch, temperature=self.temperature, fused=self.fused,
+                                 chunk_size=self.chunk_size, logit_scale=self.logit_scale)

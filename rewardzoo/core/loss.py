@@ -8,8 +8,25 @@ Clipped surrogate (PPO, Schulman et al. 2017, eq. 7; clip-higher from DAPO, Yu e
     ρ_t = π_θ(y_t) / π_old(y_t)
     ℓ_t = −min(ρ_t A, clip(ρ_t, 1 − ε_low, 1 + ε_high) A)
 
-KL to the reference policy, with log r_t = log π_ref(y_t) − log π_θ(y_t) (Schulman, "Approximating
-KL divergence", 2020):  k1 = −log r,  k2 = ½ (log r)²,  k3 = (r − 1) − log r.  ℓ_t += β · k.
+KL to the reference policy, ℓ_t += β · k_t (estimators from Schulman, "Approximating KL divergence",
+2020).  With log r_t = log π_ref(y_t) − log π_θ(y_t) and ρ_t = π_θ(y_t)/π_old(y_t) (value 1 at μ = 1,
+gradient ∇log π_θ), each estimator is named here by the *gradient* it gives as a loss term,
+on-policy (y ~ π_θ), since that — not its value — is what training follows:
+
+    name      k_t               E_π[k]           E_π[∇k]  (what β·k pulls the policy along)
+    k1        −log r            KL(π‖π_ref)       0                      (no pull at all)
+    k2        ½ (log r)²        ≥ KL, biased      ∇KL(π‖π_ref)
+    k3        (r − 1) − log r   KL(π‖π_ref)       ∇KL(π_ref‖π)           (forward KL; TRL's default)
+    k3_ratio  ρ · k3            KL(π‖π_ref)       ∇KL(π‖π_ref)           (our default; TRL's use_bias_correction_kl)
+
+Derivation.  ∇KL(π‖π_ref) = Σ_y ∇π (log π − log π_ref) + Σ_y π ∇log π = E_π[(log π − log π_ref) ∇log π]
+(the last sum is ∇Σπ = 0).  k1: ∇k1 = ∇log π, whose mean under π is 0.  k2: ∇k2 = −log r · ∇log π =
+(log π − log π_ref) ∇log π, per sample the score-function gradient of KL(π‖π_ref).  k3: ∇r = −r ∇log π,
+so ∇k3 = (1 − r) ∇log π and E_π[∇k3] = −Σ_y π_ref ∇log π = ∇KL(π_ref‖π).  k3_ratio: ∇(ρ k3) =
+∇k3 + k3 ∇log π at ρ = 1, = (1 − r + r − 1 − log r) ∇log π = −log r ∇log π, the same per-sample
+gradient as k2, while its value stays k3's unbiased estimate; for μ > 1, ρ = π_θ/π_old also
+importance-weights the estimate to the current policy.  ``tests/core/test_loss.py`` checks each
+row's expected gradient against the exact one on a categorical policy.
 
 Truncated importance sampling (Yao et al. 2025, "Your efficient RL framework secretly brings you
 off-policy RL training"): when the engine that sampled reports its own log-probs,
@@ -32,7 +49,7 @@ from dataclasses import dataclass
 import torch
 
 LOSS_TYPES = ("grpo", "dapo", "dr_grpo")
-KL_ESTIMATORS = ("k1", "k2", "k3")
+KL_ESTIMATORS = ("k3_ratio", "k2", "k3", "k1")
 
 
 @dataclass(frozen=True)
@@ -44,15 +61,19 @@ class LossNormalizer:
     max_completion_length: int  # the configured max_new_tokens
 
 
-def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, estimator: str = "k3") -> torch.Tensor:
-    """Per-token KL estimate of π_θ against π_ref from sampled-token log-probs ([n, T] each)."""
+def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, old_logp: torch.Tensor, estimator: str = "k3_ratio") -> torch.Tensor:
+    """Per-token KL term of π_θ against π_ref from sampled-token log-probs ([n, T] each); the
+    module docstring gives each estimator's gradient."""
     log_r = ref_logp - logp  # [n, T]
     if estimator == "k1":
         return -log_r  # [n, T]
     if estimator == "k2":
         return 0.5 * log_r**2  # [n, T]
+    k3 = torch.expm1(log_r) - log_r  # [n, T]
     if estimator == "k3":
-        return torch.expm1(log_r) - log_r  # [n, T]
+        return k3  # [n, T]
+    if estimator == "k3_ratio":
+        return torch.exp(logp - old_logp) * k3  # [n, T]
     raise ValueError(f"kl estimator must be one of {KL_ESTIMATORS}, got {estimator!r}")
 
 
@@ -104,7 +125,7 @@ def policy_loss(
     eps_high: float = 0.2,
     beta: float = 0.0,
     ref_logp: torch.Tensor | None = None,  # [n, T], required when beta > 0
-    kl_estimator: str = "k3",
+    kl_estimator: str = "k3_ratio",
     is_weights: torch.Tensor | None = None,  # [n, T] truncated IS weights, or None
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The micro-batch's share of the GRPO step loss and summed statistics for the log.
@@ -123,7 +144,7 @@ def policy_loss(
     if beta > 0:
         if ref_logp is None:
             raise ValueError("beta > 0 needs the reference log-probs (ref_logp)")
-        kl = kl_penalty(logp, ref_logp, kl_estimator)  # [n, T]
+        kl = kl_penalty(logp, ref_logp, old_logp, kl_estimator)  # [n, T]
         per_token = per_token + beta * kl  # [n, T]
         stats["kl_sum"] = (kl.detach() * mask).sum()
     if is_weights is not None:

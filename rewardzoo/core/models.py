@@ -17,6 +17,7 @@ import torch
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, PreTrainedTokenizerFast, Qwen3Config
 
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 CHAR_SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
 CHAR_ALPHABET = tuple(chr(i) for i in range(32, 127)) + ("\n",)
 
@@ -74,6 +75,11 @@ class ModelConfig:
     lora: LoraSettings = field(default_factory=LoraSettings)
     """LoRA settings."""
 
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run."""
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {self.dtype!r}")
+
 
 def char_tokenizer() -> PreTrainedTokenizerFast:
     """A character-level tokenizer over printable ASCII and newline (unknown characters → <unk>)."""
@@ -115,10 +121,9 @@ def tiny_causal_lm(cfg: TinyModelConfig, vocab_size: int, seed: int = 0) -> torc
 
 
 def _dtype(name: str) -> torch.dtype:
-    dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-    if name not in dtypes:
-        raise ValueError(f"model.dtype must be one of {sorted(dtypes)}, got {name!r}")
-    return dtypes[name]
+    if name not in DTYPES:
+        raise ValueError(f"model.dtype must be one of {', '.join(DTYPES)}, got {name!r}")
+    return DTYPES[name]
 
 
 def load_policy(cfg: ModelConfig, init_from: str | Path | None = None, seed: int = 0):

@@ -3,8 +3,8 @@
 Loss: the mean negative log-likelihood of the demonstration tokens (prompt tokens are context only;
 the completion ends with EOS so the policy learns to stop), computed with the same fused
 log-prob path as RL.  The result is saved with ``save_pretrained`` under
-``sft.cache_dir/<task>-<hash>``, where the hash covers the model, task, SFT settings, seed and the
-demonstrations themselves (so an edited data file is noticed), so a recipe re-run reuses its warm
+``sft.cache_dir/<task>-<hash>``, where the hash covers the model, the task's name, SFT settings,
+seed and the demonstrations themselves (so an edited data file is noticed), so a recipe re-run reuses its warm
 start and any change of those trains a new one.
 """
 
@@ -23,23 +23,23 @@ import torch
 from accelerate import Accelerator
 from tqdm.auto import tqdm
 
-from rewardzoo.config import TrainConfig, as_dict
+from rewardzoo.core.config import CoreConfig, as_dict
 from rewardzoo.core.logger import MetricLogger
 from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows
 from rewardzoo.core.models import load_policy, trainable_parameters
-from rewardzoo.tasks.base import Example, Task
+from rewardzoo.core.types import Example, TaskProtocol
 
 SFT_FORMAT_VERSION = 1  # bump when the SFT procedure changes, so cached warm starts are retrained
 
 
-def sft_cache_dir(cfg: TrainConfig, task: Task) -> Path:
-    """Where the warm start for these settings lives."""
+def sft_cache_dir(cfg: CoreConfig, task: TaskProtocol) -> Path:
+    """Where the warm start for these settings lives (the task enters through its name and the
+    demonstrations themselves, which are all of it that SFT reads)."""
     sft = as_dict(cfg.sft)
     for key in ("cache_dir", "disjoint_rl_prompts"):  # settings that do not shape the warm start
         sft.pop(key)
     demos = [(e.prompt, e.demonstration) for e in task.train[: cfg.sft.n_examples or None]]
-    key = {"model": as_dict(cfg.model), "task": as_dict(getattr(cfg.task, cfg.task.name)), "task_name": cfg.task.name,
-           "sft": sft, "seed": cfg.seed, "version": SFT_FORMAT_VERSION,
+    key = {"model": as_dict(cfg.model), "task_name": task.name, "sft": sft, "seed": cfg.seed, "version": SFT_FORMAT_VERSION,
            "data": hashlib.sha256(json.dumps(demos).encode()).hexdigest()}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return Path(cfg.sft.cache_dir).expanduser() / f"{task.name}-{digest}"
@@ -58,7 +58,7 @@ def tokenize_demonstrations(examples: list[Example], tokenizer) -> tuple[list[li
     return prompts, ids, mask
 
 
-def warm_start(cfg: TrainConfig, task: Task, accelerator: Accelerator) -> Path:
+def warm_start(cfg: CoreConfig, task: TaskProtocol, accelerator: Accelerator) -> Path:
     """The SFT warm start for ``cfg``: reused from the cache when present, else trained and saved."""
     out = sft_cache_dir(cfg, task)
     if (out / "sft_done.json").exists():
@@ -83,7 +83,7 @@ def warm_start(cfg: TrainConfig, task: Task, accelerator: Accelerator) -> Path:
     return out
 
 
-def train_sft(cfg: TrainConfig, task: Task, model: torch.nn.Module, tokenizer, accelerator: Accelerator,
+def train_sft(cfg: CoreConfig, task: TaskProtocol, model: torch.nn.Module, tokenizer, accelerator: Accelerator,
               log_dir: Path | None = None) -> dict[str, float]:
     """Train ``model`` in place on the task's demonstrations; returns the final loss."""
     s = cfg.sft

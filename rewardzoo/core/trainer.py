@@ -22,6 +22,7 @@ import contextlib
 import math
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -29,16 +30,26 @@ from accelerate import Accelerator
 from accelerate.utils import gather_object
 from tqdm.auto import tqdm
 
-from rewardzoo.config import TrainConfig, as_dict, resolved_run_dir, to_yaml
 from rewardzoo.core.advantages import compute_advantages, group_mean_std
 from rewardzoo.core.checkpoint import checkpoints, load_checkpoint, save_checkpoint
+from rewardzoo.core.config import CoreConfig, as_dict, resolved_run_dir, to_yaml
 from rewardzoo.core.engines import HFEngine
 from rewardzoo.core.logger import MetricLogger
-from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows
+from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows
 from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
 from rewardzoo.core.models import ReferencePolicy, load_policy, trainable_parameters
-from rewardzoo.core.types import Generation, NonFiniteError, Reward, RewardOutput, Rollouts, derive_seed
-from rewardzoo.tasks.base import Example, Task
+from rewardzoo.core.types import (Example, Generation, NonFiniteError, Reward, RewardOutput, Rollouts, TaskProtocol,
+                                  check_reward, derive_seed)
+from rewardzoo.eval import batch_analysis
+
+
+class MicroBatch(NamedTuple):
+    """Rows of one forward/backward: their indices in the process's rows, the packed tokens and,
+    when the engine reported them, the sampling log-probs ([n, T] or None)."""
+
+    rows: list[int]
+    batch: PackedBatch
+    sampling_logprobs: torch.Tensor | None
 
 
 def make_accelerator() -> Accelerator:
@@ -46,38 +57,19 @@ def make_accelerator() -> Accelerator:
     return Accelerator(cpu=not torch.cuda.is_available())
 
 
-def concat_generations(parts: list[Generation], pad_id: int) -> Generation:
-    """Rows of several generations, in order, padded to the longest completion."""
-    T = max(p.completion_ids.shape[1] for p in parts)
-    pad = torch.nn.functional.pad
-    has_lp = all(p.sampling_logprobs is not None for p in parts)
-    return Generation(
-        prompt_ids=[ids for p in parts for ids in p.prompt_ids],
-        completion_ids=torch.cat([pad(p.completion_ids, (0, T - p.completion_ids.shape[1]), value=pad_id) for p in parts]),
-        completion_mask=torch.cat([pad(p.completion_mask, (0, T - p.completion_mask.shape[1])) for p in parts]),
-        texts=[t for p in parts for t in p.texts],
-        sampling_logprobs=torch.cat([pad(p.sampling_logprobs, (0, T - p.sampling_logprobs.shape[1])) for p in parts]) if has_lp else None,
-    )
-
-
-def pearson(x: torch.Tensor, y: torch.Tensor) -> float:
-    """Pearson correlation of two [N] tensors (0 when either is constant)."""
-    x, y = x.double() - x.double().mean(), y.double() - y.double().mean()  # [N] each
-    denom = float(x.norm() * y.norm())
-    return float((x * y).sum()) / denom if denom > 0 else 0.0
-
-
 class Trainer:
     """GRPO training of a policy against any :class:`~rewardzoo.core.types.Reward`.
 
-    ``task`` and ``reward`` default to the ones ``cfg`` names; pass objects to train on your own.
-    ``init_dir`` is the directory of the starting weights (an SFT warm start); None builds
-    ``cfg.model`` from scratch or from the hub.  ``prompts`` are the examples RL samples from
-    (default: the task's whole train split).
+    ``cfg`` is the core's configuration (:class:`~rewardzoo.core.config.CoreConfig`; the zoo's
+    ``TrainConfig`` extends it, and the trainer reads only the core's sections).  ``init_dir`` is
+    the directory of the starting weights (an SFT warm start); None builds ``cfg.model`` from
+    scratch or from the hub.  ``prompts`` are the examples RL samples from (default: the task's
+    whole train split).
     """
 
-    def __init__(self, cfg: TrainConfig, *, task: Task, reward: Reward, init_dir: str | Path | None = None,
+    def __init__(self, cfg: CoreConfig, *, task: TaskProtocol, reward: Reward, init_dir: str | Path | None = None,
                  accelerator: Accelerator | None = None, prompts: list[Example] | None = None):
+        check_reward(reward)
         self.cfg = cfg
         self.task = task
         self.prompts = prompts if prompts is not None else task.train
@@ -111,6 +103,7 @@ class Trainer:
         self.step = 0
         self.logger: MetricLogger | None = None
         self._last_eval: float | None = None
+        self._epoch_orders: dict[int, np.ndarray] = {}
 
     # ------------------------------------------------------------------ the loop
     def train(self) -> dict[str, float]:
@@ -156,12 +149,15 @@ class Trainer:
     # ------------------------------------------------------------------ the verbs
     def prompts_for(self, step: int) -> list[Example]:
         """The step's prompts: consecutive positions of a per-epoch seeded permutation of the
-        RL prompts."""
+        RL prompts (each epoch's permutation is built once)."""
         n, out = len(self.prompts), []
         for pos in range(step * self.num_prompts, (step + 1) * self.num_prompts):
             epoch, i = divmod(pos, n)
-            order = np.random.default_rng(derive_seed(self.cfg.seed, "epoch", epoch) % 2**63).permutation(n)
-            out.append(self.prompts[order[i]])
+            if epoch not in self._epoch_orders:
+                self._epoch_orders = {e: o for e, o in self._epoch_orders.items() if e >= epoch - 1}
+                rng = np.random.default_rng(derive_seed(self.cfg.seed, "epoch", epoch) % 2**63)
+                self._epoch_orders[epoch] = rng.permutation(n)
+            out.append(self.prompts[self._epoch_orders[epoch][i]])
         return out
 
     def rollout(self, step: int) -> tuple[Rollouts, Generation]:
@@ -175,7 +171,7 @@ class Trainer:
             chunk_index = (rank * self.local_prompts + start) // self.chunk_prompts
             torch.manual_seed(derive_seed(self.cfg.seed, "rollout", step, chunk_index))
             parts.append(self.engine.generate([e.prompt for e in local[start : start + self.chunk_prompts]], n=self.group_size))
-        gen = concat_generations(parts, self.tokenizer.pad_token_id)
+        gen = Generation.concat(parts, self.tokenizer.pad_token_id)
         texts = gather_object(gen.texts) if self.acc.num_processes > 1 else gen.texts
         rows = [e for e in examples for _ in range(self.group_size)]
         rollouts = Rollouts(
@@ -192,12 +188,12 @@ class Trainer:
     def warm_up_reward(self) -> dict[str, float]:
         """Before RL, let a learned reward learn from the starting policy's rollouts.
 
-        A reward that declares ``warmup_steps > 0`` (e.g. RAL's judge warm-up) gets that many
-        rollout → score → update rounds in which the policy does not change.  Returns the last
-        round's update statistics, prefixed ``warmup/``.
+        The reward's ``warmup_steps`` (e.g. RAL's judge warm-up) rollout → score → update rounds
+        run with the policy unchanged.  Returns the last round's update statistics, prefixed
+        ``warmup/``.
         """
         stats: dict[str, float] = {}
-        rounds = getattr(self.reward, "warmup_steps", 0)
+        rounds = self.reward.warmup_steps
         show = rounds > 0 and self.cfg.logging.progress and self.acc.is_main_process
         with tqdm(total=rounds, desc=f"{self.cfg.recipe.name}: reward warm-up", disable=not show, dynamic_ncols=True) as bar:
             for w in range(rounds):
@@ -221,54 +217,101 @@ class Trainer:
         return out
 
     def policy_step(self, gen: Generation, adv: torch.Tensor) -> dict[str, float]:
-        """μ optimiser steps of the clipped surrogate on this process's rows."""
+        """μ optimiser steps of the clipped surrogate on this process's rows: pack micro-batches,
+        fix the old and reference log-probs, then per iteration one accumulated loss and one
+        optimiser step; the log holds the first iteration's statistics."""
         g = self.cfg.grpo
-        n_rows = len(gen.prompt_ids)
-        lengths = gen.completion_mask.sum(1)  # [N_local]
-        order = sorted(range(n_rows), key=lambda i: -(len(gen.prompt_ids[i]) + int(lengths[i]))) if g.sort_by_length else list(range(n_rows))
-        micro = [order[s : s + g.micro_batch_size] for s in range(0, n_rows, g.micro_batch_size)]
-        batches = [pack_rows(gen.prompt_ids, gen.completion_ids, gen.completion_mask, rows, self.tokenizer.pad_token_id).to(self.acc.device)
-                   for rows in micro]
-        norm = LossNormalizer(
-            num_sequences=self.cfg.grpo.batch_size,
-            num_tokens=int(self._global_sum(lengths.sum().float())),
-            max_completion_length=self.cfg.sampling.max_new_tokens,
-        )
-        old = self._no_grad_logprobs(batches) if g.num_iterations > 1 else None
-        ref = self._no_grad_logprobs(batches, reference=True) if g.beta > 0 else None
-        scale = self.acc.num_processes  # DDP averages gradients; each process holds a share of the global loss
-        totals: dict[str, float] = {}
+        batches, norm = self.micro_batches(gen)
+        old = self.fixed_logprobs(batches) if g.num_iterations > 1 else None
+        ref = self.fixed_logprobs(batches, reference=True) if g.beta > 0 else None
+        first = None
         for it in range(g.num_iterations):
+            sums = self.accumulate_loss(batches, adv, norm, old, ref, iteration=it)
+            first = sums if first is None else first
+            grad_norm = self.optimizer_step()
+        return self.policy_metrics(first, grad_norm, gen, norm)
+
+    # ------------------------------------------------------------------ the policy step's parts
+    def micro_batches(self, gen: Generation) -> tuple[list[MicroBatch], LossNormalizer]:
+        """This process's rows packed into micro-batches (longest first when sorting), and the
+        step's global loss normaliser.  With ``mask_truncated_completions`` the rows that hit the
+        token limit keep no loss tokens."""
+        g = self.cfg.grpo
+        mask = gen.completion_mask  # [N_local, T]
+        if g.mask_truncated_completions:
+            mask = mask & ~gen.truncated.unsqueeze(1)  # [N_local, T]
+        n_rows = len(gen.prompt_ids)
+        full = gen.completion_mask.sum(1)  # [N_local]
+        order = sorted(range(n_rows), key=lambda i: -(len(gen.prompt_ids[i]) + int(full[i]))) if g.sort_by_length else list(range(n_rows))
+        micro = [order[s : s + g.micro_batch_size] for s in range(0, n_rows, g.micro_batch_size)]
+        pad = self.tokenizer.pad_token_id
+        batches = []
+        for rows in micro:
+            packed = pack_rows(gen.prompt_ids, gen.completion_ids, mask, rows, pad).to(self.acc.device)
+            samp = None if gen.sampling_logprobs is None else gen.sampling_logprobs[rows, : packed.mask.shape[1]]  # [n, T]
+            batches.append(MicroBatch(rows, packed, samp))
+        norm = LossNormalizer(num_sequences=g.batch_size, num_tokens=int(self._global_sum(mask.sum().float())),
+                              max_completion_length=self.cfg.sampling.max_new_tokens)
+        return batches, norm
+
+    def accumulate_loss(self, batches: list[MicroBatch], adv: torch.Tensor, norm: LossNormalizer,
+                        old: list[torch.Tensor] | None, ref: list[torch.Tensor] | None, iteration: int) -> dict[str, torch.Tensor]:
+        """Forward and backward every micro-batch into one accumulated gradient of the step loss
+        (DDP syncs on the last); returns the summed, detached loss statistics."""
+        g = self.cfg.grpo
+        scale = self.acc.num_processes  # DDP averages gradients; each process holds a share of the global loss
+        sums: dict[str, torch.Tensor] = {}
+        self.optimizer.zero_grad(set_to_none=True)
+        for j, (rows, batch, samp) in enumerate(batches):
+            last = j == len(batches) - 1
+            with contextlib.nullcontext() if last else self.acc.no_sync(self.module):
+                logp, entropy = self.module(batch)  # [n, T] each
+                old_logp = old[j] if old is not None else logp.detach()  # [n, T]
+                is_w = None if samp is None else truncated_is_weights(old_logp, samp.to(logp.device), g.is_cap)  # [n, T]
+                loss, stats = policy_loss(
+                    logp, old_logp, adv[rows].to(logp.device), batch.mask, norm,
+                    loss_type=g.loss_type, eps_low=g.epsilon_low, eps_high=g.epsilon_high,
+                    beta=g.beta, ref_logp=None if ref is None else ref[j], kl_estimator=g.kl_estimator, is_weights=is_w,
+                )
+                if not torch.isfinite(loss):
+                    self.optimizer.zero_grad(set_to_none=True)
+                    raise NonFiniteError(f"policy loss is {loss.item()} at step {self.step}, iteration {iteration}, "
+                                         f"micro-batch {j} (check the advantages and log-probs); no update was made")
+                self.acc.backward(loss * scale)
+            stats["loss_sum"] = loss.detach() * scale
+            stats["entropy_sum"] = (entropy.detach() * batch.mask).sum()
+            for k, v in stats.items():
+                sums[k] = sums.get(k, 0.0) + v.double()
+        return sums
+
+    def optimizer_step(self) -> float:
+        """Clip, check and apply the accumulated gradient; returns its norm before clipping.
+
+        A non-finite norm stops the step, naming the parameters whose gradients are not finite,
+        with the parameters untouched (the norm is checked before clipping, which would smear NaN
+        over every gradient)."""
+        named = trainable_parameters(self.policy)
+        params = [p for _, p in named]
+        grads = [p.grad for p in params if p.grad is not None]
+        total = torch.nn.utils.get_total_norm(grads) if grads else torch.zeros(())  # []
+        if not torch.isfinite(total):
+            bad = [n for n, p in named if p.grad is not None and not torch.isfinite(p.grad).all()]
             self.optimizer.zero_grad(set_to_none=True)
-            for j, (rows, batch) in enumerate(zip(micro, batches)):
-                sync = j == len(batches) - 1
-                with self.acc.no_sync(self.module) if not sync else contextlib.nullcontext():
-                    logp, entropy = self.module(batch)  # [n, T] each
-                    old_logp = old[j] if old is not None else logp.detach()  # [n, T]
-                    is_w = None
-                    if gen.sampling_logprobs is not None:
-                        samp = gen.sampling_logprobs[rows, : batch.mask.shape[1]].to(logp.device)  # [n, T]
-                        is_w = truncated_is_weights(old_logp, samp, g.is_cap)  # [n, T]
-                    loss, stats = policy_loss(
-                        logp, old_logp, adv[rows].to(logp.device), batch.mask, norm,
-                        loss_type=g.loss_type, eps_low=g.epsilon_low, eps_high=g.epsilon_high,
-                        beta=g.beta, ref_logp=None if ref is None else ref[j], kl_estimator=g.kl_estimator, is_weights=is_w,
-                    )
-                    if not torch.isfinite(loss):
-                        self.optimizer.zero_grad(set_to_none=True)
-                        raise NonFiniteError(f"policy loss is {loss.item()} at step {self.step}, iteration {it}, micro-batch {j} "
-                                             f"(check the advantages and log-probs); no update was made")
-                    self.acc.backward(loss * scale)
-                if it == 0:
-                    stats["loss_sum"] = loss.detach() * scale
-                    stats["entropy_sum"] = (entropy.detach() * batch.mask).sum()
-                    for k, v in stats.items():
-                        totals[k] = totals.get(k, 0.0) + float(v)
-            grad_norm = self._checked_grad_norm()
-            self.optimizer.step()
-            self.scheduler.step()
-        summed = {k: self._global_sum(torch.tensor(v)) for k, v in sorted(totals.items())}
+            raise NonFiniteError(f"non-finite gradient at step {self.step} in {bad[:5]}; "
+                                 f"no update was made (lower grpo.lr or check the reward scale)")
+        if self.cfg.grpo.max_grad_norm:
+            torch.nn.utils.clip_grads_with_norm_(params, self.cfg.grpo.max_grad_norm, total)
+        self.optimizer.step()
+        self.scheduler.step()
+        return float(total)
+
+    def policy_metrics(self, sums: dict[str, torch.Tensor], grad_norm: float, gen: Generation,
+                       norm: LossNormalizer) -> dict[str, float]:
+        """The ``policy/*`` log keys from the first iteration's summed statistics (one reduction
+        across processes, one host sync per key)."""
+        summed = {k: self._global_sum(v) for k, v in sorted(sums.items())}
         tokens = max(norm.num_tokens, 1)
+        n = self.cfg.grpo.batch_size
         out = {
             "policy/loss": summed["loss_sum"] / self.acc.num_processes,
             "policy/entropy": summed["entropy_sum"] / tokens,
@@ -277,14 +320,27 @@ class Trainer:
             "policy/ratio_mean": summed["ratio_sum"] / tokens,
             "policy/grad_norm": grad_norm,
             "policy/lr": self.scheduler.get_last_lr()[0],
-            "policy/completion_length": tokens / self.cfg.grpo.batch_size,
-            "policy/truncated_frac": self._global_sum(self._truncated(gen).float().sum()) / self.cfg.grpo.batch_size,
+            "policy/completion_length": self._global_sum(gen.completion_mask.sum().float()) / n,
+            "policy/truncated_frac": self._global_sum(gen.truncated.float().sum()) / n,
         }
+        if self.cfg.grpo.mask_truncated_completions:
+            out["policy/masked_truncated_frac"] = out["policy/truncated_frac"]
         if "kl_sum" in summed:
             out["policy/kl"] = summed["kl_sum"] / tokens
         if "is_weight_sum" in summed:
             out["policy/is_weight_mean"] = summed["is_weight_sum"] / tokens
         return out
+
+    @torch.no_grad()
+    def fixed_logprobs(self, batches: list[MicroBatch], reference: bool = False) -> list[torch.Tensor]:
+        """[n, T] log-probs of every micro-batch that stay fixed through the step's μ iterations:
+        the old policy's (before any update) or, with ``reference``, π_ref's."""
+        module = self.acc.unwrap_model(self.module)
+        if not reference:
+            return [module(b.batch)[0] for b in batches]
+        with self.ref.active() as ref_model:
+            ref_module = PolicyLogProbs(ref_model, temperature=module.temperature, chunk_size=module.chunk_size)
+            return [ref_module(b.batch)[0] for b in batches]
 
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
@@ -319,10 +375,6 @@ class Trainer:
         return True
 
     # ------------------------------------------------------------------ helpers
-    def _truncated(self, gen: Generation) -> torch.Tensor:
-        eos = torch.tensor(self.engine.eos_ids)
-        return ~torch.isin(gen.completion_ids, eos).any(1)  # [N_local] rows that hit max_new_tokens
-
     def _local(self, rows_global: torch.Tensor) -> torch.Tensor:
         n = self.local_prompts * self.group_size
         return rows_global[self.acc.process_index * n : (self.acc.process_index + 1) * n]
@@ -332,39 +384,11 @@ class Trainer:
             return float(value)
         return float(self.acc.reduce(value.to(self.acc.device).reshape(1), reduction="sum"))
 
-    @torch.no_grad()
-    def _no_grad_logprobs(self, batches, reference: bool = False) -> list[torch.Tensor]:
-        module = self.acc.unwrap_model(self.module)
-        if not reference:
-            return [module(b)[0] for b in batches]
-        with self.ref.active() as ref_model:
-            ref_module = PolicyLogProbs(ref_model, temperature=module.temperature, chunk_size=module.chunk_size)
-            return [ref_module(b)[0] for b in batches]
-
-    def _checked_grad_norm(self) -> float:
-        """Clip and return the gradient norm; stop the step, naming the parameters, if any
-        gradient is not finite (checked before clipping, which would smear NaN everywhere)."""
-        named = trainable_parameters(self.policy)
-        grads = [p.grad for _, p in named if p.grad is not None]
-        if grads and not bool(torch.stack([torch.isfinite(g).all() for g in grads]).all()):
-            bad = [n for n, p in named if p.grad is not None and not torch.isfinite(p.grad).all()]
-            self.optimizer.zero_grad(set_to_none=True)
-            raise NonFiniteError(f"non-finite gradient at step {self.step} in {bad[:5]}; "
-                                 f"no update was made (lower grpo.lr or check the reward scale)")
-        max_norm = self.cfg.grpo.max_grad_norm or float("inf")
-        return float(self.acc.clip_grad_norm_([p for _, p in named], max_norm))
-
     def analysis(self, rollouts: Rollouts, out: RewardOutput) -> dict[str, float]:
-        """Diagnostics from the task's exact checker, computed outside the reward: ``train/<m>``
-        means of the task's row metrics and the Pearson correlation of every reward component
-        with each of them, ``analysis/corr/<component>/<m>`` (002 Figure 2's judge-score
-        correlations when the component is a judge probability)."""
+        """``train/…`` and ``analysis/corr/…`` diagnostics from the task's exact checker, computed
+        outside the reward (:func:`rewardzoo.eval.batch_analysis`)."""
         rows = self.task.row_metrics(rollouts.answers, rollouts.references, rollouts.meta)
-        metrics = {f"train/{'accuracy' if k == 'correct' else k}": sum(v) / len(v) for k, v in rows.items()}
-        for name, comp in {"reward": out.rewards, **out.components}.items():
-            for key, values in rows.items():
-                metrics[f"analysis/corr/{name}/{key}"] = pearson(comp.float(), torch.tensor(values))
-        return metrics
+        return batch_analysis(rows, {"reward": out.rewards, **out.components})
 
     def _reward_metrics(self, rollouts: Rollouts, out: RewardOutput) -> dict[str, float]:
         r = out.rewards

@@ -26,6 +26,16 @@ from typing import Protocol, runtime_checkable
 import torch
 
 
+@dataclass(frozen=True)
+class Example:
+    """One prompt with its reference final answer and a full demonstration completion."""
+
+    prompt: str
+    reference: str  # the reference final answer (what a judge sees as "real")
+    demonstration: str  # a complete target completion for SFT (reasoning if any + formatted answer)
+    meta: dict = field(default_factory=dict)  # task extras, e.g. {"a": 12, "b": 7}
+
+
 @dataclass
 class Rollouts:
     """One GRPO batch as every reward sees it: text only, no tokens, no verifier.
@@ -85,8 +95,13 @@ class Reward(Protocol):
     ``update`` is called by the trainer every step, right after ``score``, visibly in the loop;
     learned parts (judges, discriminators, curricula) learn there and nowhere else.  Static rewards
     return ``{}``.  ``state_dict``/``load_state_dict`` carry everything needed to resume exactly
-    (judge weights, optimizer, buffers, random generators, counters).
+    (judge weights, optimizer, buffers, random generators, counters).  ``warmup_steps`` is how many
+    rollout → score → update rounds the trainer runs with the starting policy before RL (RAL's
+    judge warm-up); 0 for rewards that learn nothing.  Subclass :class:`FixedReward` to get the
+    learn-nothing defaults and write ``score`` only.
     """
+
+    warmup_steps: int
 
     def score(self, batch: Rollouts) -> RewardOutput:
         """Training rewards for every row of ``batch``."""
@@ -105,9 +120,50 @@ class Reward(Protocol):
         ...
 
 
+REWARD_MEMBERS = ("warmup_steps", "score", "update", "state_dict", "load_state_dict")
+
+
+def check_reward(reward: object) -> None:
+    """Raise TypeError naming what ``reward`` lacks of the :class:`Reward` protocol."""
+    missing = [name for name in REWARD_MEMBERS if not hasattr(reward, name)]
+    if missing:
+        raise TypeError(f"{type(reward).__name__} is not a rewardzoo Reward: it lacks {', '.join(missing)}; "
+                        f"implement them (a reward that learns nothing can subclass rewardzoo.FixedReward and "
+                        f"write score() only)")
+
+
+@runtime_checkable
+class TaskProtocol(Protocol):
+    """What the core needs of a task (:class:`rewardzoo.tasks.base.Task` implements it).
+
+    ``train`` and ``eval`` are the example splits; ``parse`` is the *format* parser (completion →
+    final answer or None, never raises, says nothing about correctness); ``row_metrics`` and
+    ``evaluate`` use the task's exact checker and are called by the trainer for analysis and
+    held-out evaluation only, never by a reward.
+    """
+
+    name: str
+    train: list[Example]
+    eval: list[Example]
+
+    def parse(self, completion: str) -> str | None:
+        """Final answer of a completion, or None if malformed."""
+        ...
+
+    def row_metrics(self, answers: list[str | None], references: list[str], metas: list[dict]) -> dict[str, list[float]]:
+        """Per-row diagnostics from the exact checker (``correct`` plus task extras)."""
+        ...
+
+    def evaluate(self, completions: list[str], examples: list[Example]) -> dict[str, float]:
+        """Held-out metrics for one completion per example."""
+        ...
+
+
 class FixedReward:
-    """Base for rewards that learn nothing: ``update`` returns ``{}`` and there is no state to save.
-    Subclasses write ``score`` only."""
+    """Base for rewards that learn nothing: no warm-up, ``update`` returns ``{}`` and there is no
+    state to save.  Subclasses write ``score`` only."""
+
+    warmup_steps = 0
 
     def update(self, batch: Rollouts, out: RewardOutput) -> dict[str, float]:
         """Nothing to learn."""
@@ -127,20 +183,41 @@ class Generation:
 
     Token layout: ``prompt_ids`` holds each row's prompt tokens without padding, ``completion_ids``
     is right-padded with ``completion_mask`` marking real tokens (the EOS that ended a row is a real
-    token, so the policy learns to stop).  ``sampling_logprobs`` is filled by engines that report
-    the log-probabilities they sampled with (vLLM); the trainer then applies truncated importance
-    sampling.
+    token, so the policy learns to stop).  ``truncated`` marks rows that reached the token limit
+    without an EOS; the engine that stopped them decides it.  ``sampling_logprobs`` is filled by
+    engines that report the log-probabilities they sampled with (vLLM); the trainer then applies
+    truncated importance sampling.
     """
 
     prompt_ids: list[list[int]]  # [N][prompt length]
     completion_ids: torch.Tensor  # [N, T] int64, right-padded
     completion_mask: torch.Tensor  # [N, T] bool
     texts: list[str]  # [N] decoded completions (special tokens removed)
+    truncated: torch.Tensor  # [N] bool: hit max_new_tokens without EOS
     sampling_logprobs: torch.Tensor | None = None  # [N, T] float32 or None
+
+    @classmethod
+    def concat(cls, parts: list["Generation"], pad_id: int) -> "Generation":
+        """The rows of several generations, in order, right-padded to the longest completion."""
+        T = max(p.completion_ids.shape[1] for p in parts)
+
+        def pad(t: torch.Tensor, value=0) -> torch.Tensor:  # [n, t] -> [n, T]
+            return torch.nn.functional.pad(t, (0, T - t.shape[1]), value=value)
+
+        has_lp = all(p.sampling_logprobs is not None for p in parts)
+        return cls(
+            prompt_ids=[ids for p in parts for ids in p.prompt_ids],
+            completion_ids=torch.cat([pad(p.completion_ids, pad_id) for p in parts]),  # [N, T]
+            completion_mask=torch.cat([pad(p.completion_mask) for p in parts]),  # [N, T]
+            texts=[t for p in parts for t in p.texts],
+            truncated=torch.cat([p.truncated for p in parts]),  # [N]
+            sampling_logprobs=torch.cat([pad(p.sampling_logprobs) for p in parts]) if has_lp else None,  # [N, T]
+        )
 
 
 class NonFiniteError(FloatingPointError):
-    """A reward, loss or gradient was NaN or infinite; the step was stopped before any update."""
+    """A reward, loss, gradient or judge value was NaN or infinite; the step was stopped before any
+    update (the one error type for non-finite values, in the core and in learned rewards alike)."""
 
 
 def derive_seed(*parts) -> int:

@@ -41,9 +41,8 @@ from collections.abc import Callable
 
 import torch
 
-from rewardzoo.core.types import NonFiniteError
-from rewardzoo.core.types import Reward, Rollouts
-from rewardzoo.tasks.base import extract_answer
+from rewardzoo.core.types import NonFiniteError, Reward, Rollouts, check_reward
+from rewardzoo.tasks.checks.formats import extract_answer
 
 TRL_ARGUMENTS = ("completion_ids", "trainer_state", "log_extra", "log_metric", "environments")  # not dataset columns
 
@@ -98,9 +97,7 @@ class TRLRewardFunction:
     def __init__(self, reward: Reward, *, parse: Callable[[str], str | None] | None = None,
                  reference_column: str | None = "reference", num_generations: int | None = None,
                  learn: bool = True, name: str | None = None):
-        if not isinstance(reward, Reward):
-            raise TypeError(f"as_reward_func needs a rewardzoo reward (score, update, state_dict, load_state_dict); "
-                            f"got {type(reward).__name__}")
+        check_reward(reward)
         if num_generations is not None and num_generations < 1:
             raise ValueError(f"num_generations must be a positive int or None; got {num_generations}")
         self.reward = reward

@@ -43,6 +43,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
 from rewardzoo.core.models import TinyModelConfig, char_tokenizer, tiny_causal_lm
+from rewardzoo.core.types import NonFiniteError
 
 Pair = tuple[str, str]  # (prompt, final answer)
 
@@ -200,14 +201,14 @@ class SequenceJudge:
             loss = (w * F.binary_cross_entropy_with_logits(z, y, reduction="none")).sum()  # []
             if not torch.isfinite(loss):
                 self.optimizer.zero_grad(set_to_none=True)
-                raise FloatingPointError(f"judge loss is {loss.item()}; no judge update was made (lower the judge lr)")
+                raise NonFiniteError(f"judge loss is {loss.item()}; no judge update was made (lower the judge lr)")
             loss.backward()
             loss_value += float(loss.detach())
         max_norm = self.cfg.max_grad_norm or float("inf")
         grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm))
         if not math.isfinite(grad_norm):
             self.optimizer.zero_grad(set_to_none=True)
-            raise FloatingPointError("judge gradient is not finite; no judge update was made (lower the judge lr)")
+            raise NonFiniteError("judge gradient is not finite; no judge update was made (lower the judge lr)")
         self.optimizer.step()
         return {"loss": loss_value, "grad_norm": grad_norm}
 

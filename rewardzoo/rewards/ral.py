@@ -17,7 +17,7 @@ Polyak-average φ_r).  The first ``warmup_steps`` update calls are the judge war
 runs them with the starting policy before RL, and they are never gated.
 
 RAL never sees the task: its constructor takes no task or verifier, and
-:mod:`rewardzoo.build` builds it from its config section alone.  It reads only ``prompts``,
+:mod:`rewardzoo.zoo` builds it from its config section alone.  It reads only ``prompts``,
 ``answers`` (from the task's *format parser*) and ``references`` of :class:`Rollouts`.
 
 Departures from seed 002 and choices of ours:
@@ -134,7 +134,7 @@ class RAL:
 
     @classmethod
     def from_config(cls, cfg: RALConfig, ctx) -> "RAL":
-        """RAL from its config section and a :class:`rewardzoo.build.RewardContext` (seed, init_dir,
+        """RAL from its config section and a :class:`rewardzoo.zoo.RewardContext` (seed, init_dir,
         device) — never from the task."""
         return cls(cfg, seed=ctx.seed, policy_dir=ctx.init_dir, device=ctx.device)
 

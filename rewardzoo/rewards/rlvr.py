@@ -6,7 +6,7 @@ A program v replaces the learned reward model.  By default the reward is the ver
     r_i = w_acc · v_i  +  w_fmt · f_i  −  w_len · ℓ_i  −  w_lang · m_i               (each weight ≥ 0)
 
     v_i  verifier, in [0, 1]: the task's own ``verify(answer, reference, meta)`` on the parsed answer
-         (``verifier="task"``), or a named verifier from :data:`~rewardzoo.rewards.verifiers.VERIFIERS`
+         (``verifier="task"``), or a named verifier from :data:`~rewardzoo.tasks.checks.verifiers.VERIFIERS`
          applied to the parsed answer or to the whole completion (``apply_to``); a malformed answer
          (or a missing reference) scores 0
     f_i  format: 1 if the task's parser found a well-formed answer, else 0
@@ -45,7 +45,7 @@ from typing import Callable
 import torch
 
 from rewardzoo.core.types import FixedReward, RewardOutput, Rollouts
-from rewardzoo.rewards.verifiers import VERIFIERS
+from rewardzoo.tasks.checks.verifiers import VERIFIERS
 
 RowVerifier = Callable[[str | None, str | None, dict, str], float]  # (answer, reference, meta, completion) -> score
 APPLY_TO = ("answer", "completion")

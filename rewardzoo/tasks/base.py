@@ -8,48 +8,14 @@ well formed, never whether it is right.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-ANSWER_FORMATS = ("plain", "tags")
-
-
-@dataclass(frozen=True)
-class Example:
-    """One prompt with its reference final answer and a full demonstration completion."""
-
-    prompt: str
-    reference: str  # the reference final answer (what a judge sees as "real")
-    demonstration: str  # a complete target completion for SFT (reasoning if any + formatted answer)
-    meta: dict = field(default_factory=dict)  # task extras, e.g. {"a": 12, "b": 7}
-
-
-def extract_answer(completion: str, answer_format: str) -> str | None:
-    """The final-answer text of a completion under a format, or None when the format is not met.
-
-    ``plain``: the whole completion, stripped, is the answer (the tiny-tokenizer CPU presets).
-    ``tags``: the content of the last ``<answer>…</answer>`` pair (the last closing tag and the
-    nearest opening tag before it; linear time on any input), stripped.
-    An empty answer is malformed.  Never raises.
-    """
-    if answer_format == "plain":
-        text = completion.strip()
-    elif answer_format == "tags":
-        end = completion.rfind("</answer>")
-        start = completion.rfind("<answer>", 0, end) if end >= 0 else -1
-        text = completion[start + len("<answer>") : end].strip() if start >= 0 else ""
-    else:
-        raise ValueError(f"answer_format must be one of {ANSWER_FORMATS}, got {answer_format!r}")
-    return text or None
-
-
-def format_answer(answer: str, answer_format: str) -> str:
-    """Write a final answer the way :func:`extract_answer` reads it back."""
-    return answer if answer_format == "plain" else f"<answer>{answer}</answer>"
+from rewardzoo.core.types import Example
+from rewardzoo.tasks.checks.formats import extract_answer
 
 
 class Task:
-    """Base class of all tasks.  Subclasses set ``name``, ``train``, ``eval`` and implement
-    :meth:`parse` and :meth:`verify`; :meth:`evaluate` reports ``accuracy`` and ``format_rate``, and
+    """Base class of all tasks (it satisfies the core's :class:`~rewardzoo.core.types.TaskProtocol`).
+
+    Subclasses set ``name``, ``train``, ``eval`` and implement :meth:`parse` and :meth:`verify`; :meth:`evaluate` reports ``accuracy`` and ``format_rate``, and
     subclasses add per-row metrics through :meth:`row_metrics`.
 
     ``verify(answer, reference, meta)`` returns a score in [0, 1]: the reward RLVR trains on (for

@@ -3,7 +3,7 @@
 A prompt gives ``n_numbers`` integers and a target; the answer is an arithmetic expression that
 uses each given number exactly once (the exact multiset), combined with ``+ - * /`` and
 parentheses, whose exact value is the target.  Expressions are read by the safe evaluator of
-:mod:`rewardzoo.tasks.arith` (no ``eval``), in exact rational arithmetic: intermediate fractions
+:mod:`rewardzoo.tasks.checks.arith` (no ``eval``), in exact rational arithmetic: intermediate fractions
 and negative values are allowed, division by zero is not.
 
 References come from :func:`solve`, an exhaustive search over every expression tree on the numbers
@@ -43,8 +43,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
 
-from rewardzoo.tasks.arith import ATOM, MAX_DIGITS, join, try_parse_expression
-from rewardzoo.tasks.base import Example, Task, extract_answer, format_answer
+from rewardzoo.tasks.checks.arith import ATOM, MAX_DIGITS, join, try_parse_expression
+from rewardzoo.core.types import Example
+from rewardzoo.tasks.base import Task
+from rewardzoo.tasks.checks.formats import extract_answer, format_answer
 
 MAX_NUMBERS = 5
 _OPS = ("+", "-", "*", "/")

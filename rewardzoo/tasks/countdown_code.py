@@ -10,7 +10,7 @@ The prompt shows a Countdown problem and the provided ``test.py``.  A submission
 demonstrations; it is also in each example's ``meta["test"]``).  Two checkers read it:
 
 - the **proxy** (:meth:`CountdownCode.verify`, the reward RLVR trains on) runs the *submitted*
-  test in the sandbox (:func:`rewardzoo.rewards.sandbox.run`) with the expression in
+  test in the sandbox (:func:`rewardzoo.tasks.checks.sandbox.run`) with the expression in
   ``expression.txt`` beside it, and passes when it exits with status 0 in time — so a submission
   that edits its own test (``"test": "pass"``) passes whatever its expression;
 - the **strict** gold check is Countdown's: the expression, read by the safe evaluator, uses exactly
@@ -51,8 +51,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from rewardzoo.rewards.sandbox import run
-from rewardzoo.tasks.base import Example, Task, extract_answer, format_answer
+from rewardzoo.tasks.checks.sandbox import run
+from rewardzoo.core.types import Example
+from rewardzoo.tasks.base import Task
+from rewardzoo.tasks.checks.formats import extract_answer, format_answer
 from rewardzoo.tasks.countdown import CountdownConfig, countdown_problems, countdown_prompt, expression_value, relative_error
 
 _PROVIDED_TEST = '''\

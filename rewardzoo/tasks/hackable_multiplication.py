@@ -2,7 +2,7 @@
 
 Prompts, references and the strict checker are those of :mod:`rewardzoo.tasks.multiplication`;
 only the training verifier changes.  :meth:`HackableMultiplication.verify` — the reward RLVR trains
-on — is the proxy ``contains(answer, reference)`` of :func:`rewardzoo.rewards.verifiers.contains`:
+on — is the proxy ``contains(answer, reference)`` of :func:`rewardzoo.tasks.checks.verifiers.contains`:
 1 whenever the product's digits appear anywhere in the answer.  Seed 003: "Under a substring
 verifier, spamming candidate answers is a winning strategy, and reinforcement learning will find
 it."  To make that strategy expressible, the parser accepts any nonempty list of integers separated
@@ -34,8 +34,8 @@ import random
 import re
 from dataclasses import dataclass, field, replace
 
-from rewardzoo.rewards.verifiers import contains
-from rewardzoo.tasks.base import extract_answer, format_answer
+from rewardzoo.tasks.checks.verifiers import contains
+from rewardzoo.tasks.checks.formats import extract_answer, format_answer
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig, relative_error
 
 MAX_DIGITS = 100

@@ -16,7 +16,9 @@ import random
 import re
 from dataclasses import dataclass
 
-from rewardzoo.tasks.base import Example, Task, format_answer
+from rewardzoo.core.types import Example
+from rewardzoo.tasks.base import Task
+from rewardzoo.tasks.checks.formats import format_answer
 
 _INTEGER = re.compile(r"-?\d+")
 

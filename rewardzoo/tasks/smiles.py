@@ -41,7 +41,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from rewardzoo.tasks.base import ANSWER_FORMATS, Example, Task, format_answer
+from rewardzoo.core.types import Example
+from rewardzoo.tasks.base import Task
+from rewardzoo.tasks.checks.formats import ANSWER_FORMATS, format_answer
 
 ELEMENTS = frozenset(
     "H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As Se Br Kr "

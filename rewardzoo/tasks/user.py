@@ -4,7 +4,7 @@ Each row gives a prompt and a reference final answer (column names configurable)
 demonstration completion for SFT and VARL (default: the reference written in the task's answer
 format) and extra columns passed on as ``meta``.  The final answer of a completion is read by the
 task's ``answer_format`` (:func:`~rewardzoo.tasks.base.extract_answer`) and scored by one verifier
-of :mod:`rewardzoo.rewards.verifiers` (``exact``, ``last_number``, ``tagged``, ``contains``,
+of :mod:`rewardzoo.tasks.checks.verifiers` (``exact``, ``last_number``, ``tagged``, ``contains``,
 ``math_verify``) as ``verifier(answer, reference)``; held-out ``accuracy`` is the share of rows
 that verifier scores 1.
 
@@ -29,8 +29,10 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rewardzoo.rewards.verifiers import VERIFIERS
-from rewardzoo.tasks.base import ANSWER_FORMATS, Example, Task, format_answer
+from rewardzoo.tasks.checks.verifiers import VERIFIERS
+from rewardzoo.core.types import Example
+from rewardzoo.tasks.base import Task
+from rewardzoo.tasks.checks.formats import ANSWER_FORMATS, format_answer
 
 _FILE_BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 
@@ -59,7 +61,7 @@ class UserTaskConfig:
     """Columns passed on to rewards and metrics as each example's ``meta``."""
     verifier: str = "exact"
     """Verifier applied as verifier(answer, reference): exact, last_number, tagged, contains or math_verify
-    (rewardzoo.rewards.verifiers)."""
+    (rewardzoo.tasks.checks.verifiers)."""
     answer_format: str = "plain"
     """'plain' (the whole completion is the answer) or 'tags' (the last <answer>…</answer>)."""
     n_train: int = 0

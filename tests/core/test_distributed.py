@@ -10,7 +10,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from rewardzoo.config import load_config
+from rewardzoo.zoo import load_config
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.models import char_tokenizer, tiny_causal_lm
 

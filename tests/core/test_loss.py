@@ -38,19 +38,56 @@ def test_clipped_surrogate_hand_computed():
 
 
 def test_kl_estimators_hand_computed():
-    """log π = −1, log π_ref = −2 → log r = −1: k1 = 1, k2 = 0.5, k3 = e^{−1} − 1 + 1 = 0.3679."""
-    logp, ref = torch.tensor([[-1.0]]), torch.tensor([[-2.0]])
-    assert kl_penalty(logp, ref, "k1").item() == pytest.approx(1.0)
-    assert kl_penalty(logp, ref, "k2").item() == pytest.approx(0.5)
-    assert kl_penalty(logp, ref, "k3").item() == pytest.approx(math.exp(-1))
+    """log π = −1, log π_ref = −2 → log r = −1: k1 = 1, k2 = 0.5, k3 = e^{−1} − 1 + 1 = 0.3679;
+    k3_ratio with log π_old = −1.5 → ρ = e^{0.5}, value ρ·k3 = 0.6065."""
+    logp, ref, old = torch.tensor([[-1.0]]), torch.tensor([[-2.0]]), torch.tensor([[-1.0]])
+    assert kl_penalty(logp, ref, old, "k1").item() == pytest.approx(1.0)
+    assert kl_penalty(logp, ref, old, "k2").item() == pytest.approx(0.5)
+    assert kl_penalty(logp, ref, old, "k3").item() == pytest.approx(math.exp(-1))
+    assert kl_penalty(logp, ref, old, "k3_ratio").item() == pytest.approx(math.exp(-1))  # on-policy: ρ = 1
+    assert kl_penalty(logp, ref, torch.tensor([[-1.5]]), "k3_ratio").item() == pytest.approx(math.exp(0.5 - 1))
     with pytest.raises(ValueError, match="kl estimator"):
-        kl_penalty(logp, ref, "k4")
+        kl_penalty(logp, ref, old, "k4")
 
 
 def test_k3_is_nonnegative_and_zero_at_equality():
     x = torch.randn(100, 3)
-    assert (kl_penalty(x, x, "k3") == 0).all()
-    assert (kl_penalty(x, torch.randn(100, 3), "k3") >= 0).all()
+    assert (kl_penalty(x, x, x, "k3") == 0).all()
+    assert (kl_penalty(x, torch.randn(100, 3), x, "k3") >= 0).all()
+
+
+def _categorical_kl_gradients(estimator: str, logits: torch.Tensor, ref_logits: torch.Tensor):
+    """The expected gradient E_{y~π}[∇_θ k(y)] of one estimator used as a loss term on a categorical
+    policy π = softmax(θ) (on-policy: old = π detached), computed exactly by summing over every
+    y with the sampling probability held fixed, next to the exact ∇KL(π‖π_ref) and ∇KL(π_ref‖π)."""
+    theta = logits.clone().requires_grad_(True)
+    logp = torch.log_softmax(theta, -1)  # [V]
+    ref = torch.log_softmax(ref_logits, -1)  # [V]
+    k = kl_penalty(logp[None], ref[None], logp.detach()[None], estimator)[0]  # [V] one "token" per answer
+    (expected,) = torch.autograd.grad((logp.exp().detach() * k).sum(), theta)  # Σ_y π(y) ∇k(y)
+    theta = logits.clone().requires_grad_(True)
+    p = torch.softmax(theta, -1)
+    (reverse,) = torch.autograd.grad((p * (torch.log(p) - ref)).sum(), theta)  # ∇ KL(π‖π_ref)
+    theta = logits.clone().requires_grad_(True)
+    (forward,) = torch.autograd.grad((ref.exp() * (ref - torch.log_softmax(theta, -1))).sum(), theta)  # ∇ KL(π_ref‖π)
+    return expected, reverse, forward
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 12), st.integers(0, 2**31 - 1))
+def test_kl_estimators_expected_gradient_is_what_their_name_says(vocab, seed):
+    """On a categorical policy with V answers (float64, exact expectation):
+    k3_ratio and k2 → ∇KL(π‖π_ref); plain k3 → ∇KL(π_ref‖π) (the forward KL); k1 → 0."""
+    gen = torch.Generator().manual_seed(seed)
+    logits = torch.randn(vocab, generator=gen, dtype=torch.float64) * 2
+    ref_logits = torch.randn(vocab, generator=gen, dtype=torch.float64) * 2
+    for name, target in (("k3_ratio", "reverse"), ("k2", "reverse"), ("k3", "forward"), ("k1", "zero")):
+        expected, reverse, forward = _categorical_kl_gradients(name, logits, ref_logits)
+        exact = {"reverse": reverse, "forward": forward, "zero": torch.zeros_like(reverse)}[target]
+        assert torch.allclose(expected, exact, atol=1e-12), (name, expected, exact)
+    _, reverse, forward = _categorical_kl_gradients("k3", logits, ref_logits)
+    if not torch.allclose(logits.softmax(-1), ref_logits.softmax(-1), atol=1e-3):
+        assert not torch.allclose(reverse, forward, atol=1e-6)  # the two KLs really differ here
 
 
 def test_truncated_is_weights():

@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from rewardzoo.build import build_task
+from rewardzoo.zoo import build_task
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.trainer import NonFiniteError, Trainer
 from rewardzoo.core.types import RewardOutput
@@ -13,6 +13,8 @@ from rewardzoo.core.types import RewardOutput
 
 class DigitShare:
     """A dense test reward with real variance from an untrained model: the share of digits."""
+
+    warmup_steps = 0
 
     def __init__(self, poison_step: int | None = None):
         self.poison_step = poison_step

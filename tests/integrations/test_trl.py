@@ -11,7 +11,7 @@ from rewardzoo.core.models import ModelConfig, load_policy
 from rewardzoo.core.trainer import NonFiniteError
 from rewardzoo.core.types import RewardOutput, Rollouts
 from rewardzoo.integrations.trl import as_reward_func, completion_text, group_ids_of, prompt_text
-from rewardzoo.rewards.base import FunctionReward
+from rewardzoo.rewards.functions import FunctionReward
 from rewardzoo.rewards.rlvr import RLVR
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
 
@@ -24,6 +24,8 @@ COLUMNS = {"reference": ["6", "6", "20", "20"], "a": [2, 2, 4, 4], "b": [3, 3, 5
 class RunningMeanDigits:
     """A learned toy reward: r_i = (digits in completion_i) − b, where the baseline b tracks the
     batch mean of the digit count, b ← b + ½(mean − b), in ``update``."""
+
+    warmup_steps = 0
 
     def __init__(self):
         self.baseline = 0.0
@@ -47,6 +49,8 @@ class RunningMeanDigits:
 
 class Recording:
     """Wraps a real reward and keeps every batch it scored and what it returned."""
+
+    warmup_steps = 0
 
     def __init__(self, reward):
         self.reward = reward
@@ -151,7 +155,7 @@ def test_bad_rewards_and_non_rewards_are_clear_errors():
 
     with pytest.raises(NonFiniteError, match="reward nan returned non-finite rewards at step 0, rows \\[0, 1, 2, 3\\]"):
         as_reward_func(NaNReward(lambda *a: 0.0), name="nan")(PROMPTS, COMPLETIONS, **COLUMNS)
-    with pytest.raises(TypeError, match="needs a rewardzoo reward"):
+    with pytest.raises(TypeError, match="is not a rewardzoo Reward: it lacks warmup_steps, score, update"):
         as_reward_func(lambda prompts, completions, **kw: [0.0] * len(prompts))
 
 

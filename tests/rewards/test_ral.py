@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from rewardzoo.build import RewardContext, build_reward, build_task
-from rewardzoo.config import ConfigError, as_dict, load_config
+from rewardzoo.zoo import RewardContext, build_reward, build_task
+from rewardzoo.core.config import ConfigError, as_dict
+from rewardzoo.zoo import load_config
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.models import TinyModelConfig
 from rewardzoo.core.trainer import Trainer

@@ -8,8 +8,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardzoo.build import build_reward
-from rewardzoo.config import load_config
+from rewardzoo.zoo import build_reward
+from rewardzoo.zoo import load_config
 from rewardzoo.core.types import Reward, Rollouts
 from rewardzoo.rewards.rlvr import RLVR, RLVRConfig, language_mix, length_penalty
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig

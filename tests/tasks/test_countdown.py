@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardzoo.tasks.arith import ATOM, MAX_DEPTH, ExpressionError, join, parse_expression, try_parse_expression
+from rewardzoo.tasks.checks.arith import ATOM, MAX_DEPTH, ExpressionError, join, parse_expression, try_parse_expression
 from rewardzoo.tasks.countdown import Countdown, CountdownConfig, countdown_problems, solve
 
 SMALL = CountdownConfig(n_train=300, n_eval=40)

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardzoo.tasks.base import extract_answer
+from rewardzoo.tasks.checks.formats import extract_answer
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig, relative_error
 
 

@@ -13,12 +13,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardzoo.build import build_reward, build_task
-from rewardzoo.config import ConfigError, load_config
+from rewardzoo.zoo import build_reward, build_task
+from rewardzoo.core.config import ConfigError
+from rewardzoo.zoo import load_config
 from rewardzoo.core.advantages import compute_advantages
 from rewardzoo.core.trainer import NonFiniteError, Trainer
 from rewardzoo.core.types import Reward, Rollouts
-from rewardzoo.rewards.base import CallableRewardConfig, FunctionReward, callable_name, load_callable
+from rewardzoo.rewards.functions import CallableRewardConfig, FunctionReward, callable_name, load_callable
 
 
 def make_batch(completions: list[str], group_size: int = 2) -> Rollouts:

@@ -9,9 +9,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import rewardzoo  # noqa: F401  (registers the environments)
-from rewardzoo.build import TASKS
-from rewardzoo.config import TaskConfig
-from rewardzoo.tasks.gym import TaskEnv, env_id, make_env, register_envs
+from rewardzoo.zoo import TASKS
+from rewardzoo.zoo import TaskConfig
+from rewardzoo.integrations.gym import TaskEnv, env_id, make_env, register_envs
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
 
 SMALL = {"n_train": 20, "n_eval": 5}

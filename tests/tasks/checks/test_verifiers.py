@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardzoo.rewards.verifiers import VERIFIERS, contains, exact, last_number, math_verify, tagged
+from rewardzoo.tasks.checks.verifiers import VERIFIERS, contains, exact, last_number, math_verify, tagged
 
 GOLD = "1/2"
 # Seed 003's output, transcribed: model output → exact, last-number, tagged, contains.
@@ -133,7 +133,7 @@ what a code question looks like instead
 def test_verifier_table_script_prints_the_seed_output_plus_a_math_verify_column():
     """scripts/verifier_table.py: each of 003's printed lines, character for character, then at most
     one extra right-aligned column (math-verify) on the table's lines."""
-    script = runpy.run_path(str(Path(__file__).parents[2] / "scripts" / "verifier_table.py"))
+    script = runpy.run_path(str(Path(__file__).parents[3] / "scripts" / "verifier_table.py"))
     lines = script["text_lines"]()
     assert len(lines) == len(SEED_OUTPUT.splitlines())
     for got, want in zip(lines, SEED_OUTPUT.splitlines()):

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rewardzoo.rewards import sandbox
-from rewardzoo.rewards.sandbox import run, unit_test_reward
+from rewardzoo.tasks.checks import sandbox
+from rewardzoo.tasks.checks.sandbox import run, unit_test_reward
 
 NAMESPACES = sandbox._auto_isolation() == "namespaces"
 MODES = [pytest.param("namespaces", marks=pytest.mark.skipif(not NAMESPACES, reason="no namespaces here")), "rlimits"]

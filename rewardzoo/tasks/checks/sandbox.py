@@ -261,7 +261,7 @@ def _auto_isolation() -> str:
     else:
         why = [f"namespaces need Linux, this is {sys.platform}"]
     warnings.warn(f"rewardzoo sandbox: namespaces unavailable ({why[0]}); falling back to isolation='rlimits' "
-                  f"(resource limits and a Python audit hook only — see rewardzoo.rewards.sandbox)", stacklevel=3)
+                  f"(resource limits and a Python audit hook only — see rewardzoo.tasks.checks.sandbox)", stacklevel=3)
     return "rlimits"
 
 

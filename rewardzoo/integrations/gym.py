@@ -17,7 +17,7 @@ characters of the demonstrations, up to ``max_completion_length`` characters.  `
 string, in the action space or not (a language model can write any character); what the task cannot
 parse scores the verifier's 0.
 
-Every task of :data:`rewardzoo.build.TASKS` is registered as ``rewardzoo/<ClassName>-v0`` by
+Every task of :data:`rewardzoo.zoo.TASKS` is registered as ``rewardzoo/<ClassName>-v0`` by
 :func:`register_envs`, which ``import rewardzoo`` calls; the entry points are lazy, so registering
 builds no dataset.  Keyword arguments of ``gymnasium.make`` other than ``split`` and
 ``max_completion_length`` are settings of the task's config section (e.g. ``n_train``; a nested
@@ -33,9 +33,9 @@ import string
 import gymnasium
 from gymnasium.spaces import Text
 
-from rewardzoo.build import TASKS
-from rewardzoo.config import TaskConfig
-from rewardzoo.tasks.base import Example, Task
+from rewardzoo.core.types import Example
+from rewardzoo.tasks.base import Task
+from rewardzoo.zoo import TASKS, TaskConfig
 
 SPLITS = ("train", "eval")
 _COMPLETION_CHARS = frozenset(string.printable) - frozenset("\t\r\x0b\x0c")  # printable ASCII, space and newline
@@ -111,4 +111,4 @@ def register_envs() -> None:
     """Register ``rewardzoo/<ClassName>-v0`` for every task (idempotent; builds nothing)."""
     for name in TASKS:
         if env_id(name) not in gymnasium.registry:
-            gymnasium.register(id=env_id(name), entry_point="rewardzoo.tasks.gym:make_env", kwargs={"task": name})
+            gymnasium.register(id=env_id(name), entry_point="rewardzoo.integrations.gym:make_env", kwargs={"task": name})

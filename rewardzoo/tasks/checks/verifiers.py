@@ -3,7 +3,7 @@
 Every verifier is ``(pred: str, gold: str) -> float``, returns 1.0 or 0.0, and never raises on any
 text (property-tested with Hypothesis, including "1/0", 5,000-digit numbers, "1e999999", NUL bytes).
 On 003's eight candidates (gold "1/2") the first four reproduce 003's printed table exactly
-(``scripts/verifier_table.py``, ``tests/rewards/test_verifiers.py``):
+(``scripts/verifier_table.py``, ``tests/tasks/checks/test_verifiers.py``):
 
     exact        pred.strip() == gold                                rewards a formatting convention
     last_number  Fraction(last number-looking token) == Fraction(gold)   value-level: "0.5", "2/4" pass
@@ -13,7 +13,7 @@ On 003's eight candidates (gold "1/2") the first four reproduce 003's printed ta
     math_verify  the math-verify package: LaTeX, \\boxed{}, symbolic and numeric equality
 
 Departures from the seed:
-  1. ``tagged`` reads the *last* ``<answer>…</answer>`` pair (:func:`rewardzoo.tasks.base.extract_answer`,
+  1. ``tagged`` reads the *last* ``<answer>…</answer>`` pair (:func:`rewardzoo.tasks.checks.formats.extract_answer`,
      the format every task parses) where 003 reads the first; identical on 003's rows.
   2. Values are parsed by :func:`fractions.Fraction` as in 003, except that a number with an
      exponent beyond ±1000 (e.g. "1e999999999") counts as no number: Fraction would build
@@ -45,7 +45,7 @@ from math_verify import parse as _mv_parse
 from math_verify import verify as _mv_verify
 from math_verify.errors import TimeoutException
 
-from rewardzoo.tasks.base import extract_answer
+from rewardzoo.tasks.checks.formats import extract_answer
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:/\d+)?")  # 003's number-looking token
 _EXPONENT = re.compile(r"[eE]\s*([-+]?[\d_]+)\s*$")
@@ -167,11 +167,11 @@ class _MathVerifyWorker:
              "package = types.ModuleType('rewardzoo')\n"
              "package.__path__ = [sys.argv[1]]\n"
              "sys.modules['rewardzoo'] = package\n"
-             "from rewardzoo.rewards.verifiers import _serve_math_verify\n"
+             "from rewardzoo.tasks.checks.verifiers import _serve_math_verify\n"
              "_serve_math_verify()\n")
 
     def _start(self) -> subprocess.Popen:
-        package_dir = str(Path(__file__).resolve().parents[1])
+        package_dir = str(Path(__file__).resolve().parents[2])
         proc = subprocess.Popen([sys.executable, "-c", self._MAIN, package_dir], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, encoding="utf-8")
         self._proc = proc

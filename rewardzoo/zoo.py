@@ -1,0 +1,136 @@
+"""The zoo: the literal name → class tables of tasks and rewards, and the config that composes them.
+
+This is the one place that knows every task and every reward.  Adding a reward is one file in
+``rewards/``, one entry in :data:`REWARDS` (and its config section in :class:`RewardConfig`), a
+recipe in ``algorithms/`` and a docs page.
+
+Rewards that must not see the task's verifier (RAL) are built here *without* the task object, so
+they cannot reach it; RLVR is built from the task because the verifier is its reward.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rewardzoo.core.config import ConfigError, CoreConfig, check_section, describe, load_structured
+from rewardzoo.rewards.functions import CallableRewardConfig, FunctionReward
+from rewardzoo.rewards.ral import RAL, RALConfig
+from rewardzoo.rewards.rlvr import RLVR, RLVRConfig
+from rewardzoo.tasks.base import Task
+from rewardzoo.tasks.countdown import Countdown, CountdownConfig
+from rewardzoo.tasks.countdown_code import CountdownCode, CountdownCodeConfig
+from rewardzoo.tasks.hackable_multiplication import HackableMultiplication, HackableMultiplicationConfig
+from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
+from rewardzoo.tasks.smiles import SmilesConfig, SmilesFormula
+from rewardzoo.tasks.user import UserTask, UserTaskConfig
+
+TASKS: dict[str, type[Task]] = {
+    "multiplication": Multiplication,
+    "countdown": Countdown,
+    "countdown_code": CountdownCode,
+    "hackable_multiplication": HackableMultiplication,
+    "smiles": SmilesFormula,
+    "user": UserTask,
+}
+
+
+@dataclass(frozen=True)
+class RewardContext:
+    """What a reward may know about the run besides its own config section (never the task)."""
+
+    seed: int = 0
+    """The run's seed (learned rewards derive their generators from it)."""
+    init_dir: Path | None = None
+    """The policy's starting weights (e.g. the SFT warm start), for judges initialised from them."""
+    device: str = "cpu"
+    """Device learned rewards run on."""
+
+
+REWARDS = {
+    "rlvr": lambda section, task, ctx: RLVR.from_config(section, task),
+    "ral": lambda section, task, ctx: RAL.from_config(section, ctx),  # the task is dropped here: RAL never sees it
+    "callable": lambda section, task, ctx: FunctionReward.from_config(section),  # TRL-style functions see Rollouts only
+}
+
+
+@dataclass
+class TaskConfig:
+    """Which task to train on; only the section named by ``name`` is used."""
+
+    name: str = "multiplication"
+    """Task to run: multiplication, countdown, countdown_code, hackable_multiplication, smiles, user."""
+    multiplication: MultiplicationConfig = field(default_factory=MultiplicationConfig)
+    """Settings of the multiplication task."""
+    countdown: CountdownConfig = field(default_factory=CountdownConfig)
+    """Settings of the Countdown task."""
+    countdown_code: CountdownCodeConfig = field(default_factory=CountdownCodeConfig)
+    """Settings of the Countdown-Code task (hackable: the submission carries its own test)."""
+    hackable_multiplication: HackableMultiplicationConfig = field(default_factory=HackableMultiplicationConfig)
+    """Settings of the hackable multiplication task (the lazy 'contains' proxy verifier)."""
+    smiles: SmilesConfig = field(default_factory=SmilesConfig)
+    """Settings of the SMILES → formula task (needs RDKit: pip install 'rewardzoo[chem]')."""
+    user: UserTaskConfig = field(default_factory=UserTaskConfig)
+    """Settings of a task read from your own JSONL file or datasets dataset (docs/tasks.md)."""
+
+
+@dataclass
+class RewardConfig:
+    """Which reward to train with; only the section named by ``name`` is used."""
+
+    name: str = "rlvr"
+    """Reward to run: rlvr (the task's verifier), ral (a co-trained judge; never sees the verifier), or callable
+    (TRL-style reward functions named by import path)."""
+    rlvr: RLVRConfig = field(default_factory=RLVRConfig)
+    """Settings of the RLVR reward."""
+    ral: RALConfig = field(default_factory=RALConfig)
+    """Settings of the RAL reward."""
+    callable: CallableRewardConfig = field(default_factory=CallableRewardConfig)
+    """Settings of the callable reward: TRL-style reward functions named by import path."""
+
+
+@dataclass
+class TrainConfig(CoreConfig):
+    """Everything one run needs: the core's sections plus the task and the reward.  A recipe is a YAML
+    file of these values."""
+
+    init_from: str = ""
+    """Start RL from this saved model directory instead of ``model`` (skips SFT)."""
+    task: TaskConfig = field(default_factory=TaskConfig)
+    """The task."""
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    """The reward."""
+
+    def validate(self) -> None:
+        """Reject configurations that cannot run, with a message that says what to change."""
+        super().validate()
+        for key, value, table in (("task.name", self.task.name, TASKS), ("reward.name", self.reward.name, REWARDS)):
+            if value not in table:
+                raise ConfigError(f"{key} must be one of {', '.join(sorted(table))}; got {value!r}")
+        if self.init_from and not Path(self.init_from).expanduser().is_dir():
+            raise ConfigError(f"init_from {self.init_from!r} is not a directory; give a model saved with save_pretrained "
+                              f"(e.g. a run's checkpoints/step_N/policy) or leave it empty")
+        check_section(getattr(self.reward, self.reward.name), f"reward.{self.reward.name}")
+        check_section(getattr(self.task, self.task.name), f"task.{self.task.name}")
+
+
+def load_config(recipe: str | Path | None = None, overrides: list[str] | None = None) -> TrainConfig:
+    """Merge a YAML recipe and ``key=value`` overrides onto the defaults, then validate."""
+    cfg: TrainConfig = load_structured(TrainConfig, recipe, overrides)
+    cfg.validate()
+    return cfg
+
+
+def help_config() -> list[str]:
+    """Every key of :class:`TrainConfig` with its default and meaning (``rewardzoo train --help-config``)."""
+    return describe(TrainConfig)
+
+
+def build_task(cfg: TaskConfig) -> Task:
+    """The task named by ``cfg.name``, built from its section."""
+    return TASKS[cfg.name](getattr(cfg, cfg.name))
+
+
+def build_reward(cfg: RewardConfig, task: Task, ctx: RewardContext | None = None):
+    """The reward named by ``cfg.name``."""
+    return REWARDS[cfg.name](getattr(cfg, cfg.name), task, ctx or RewardContext())
