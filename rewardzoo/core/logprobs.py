@@ -120,10 +120,8 @@ def fused_token_logprobs(
     chunk_size: int | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:  # ([K], [K]) fp32
     """Sampled-token log-probs and next-token entropies of K positions, chunked (fp32 results,
-    fp64 for fp64 inputs)."""
-    if hidden.shape[0] == 0:
-        empty = hidden.new_zeros(0, dtype=_acc_dtype(hidden))
-        return empty, empty
+    fp64 for fp64 inputs).  K = 0 is allowed (a micro-batch whose every token is masked): the
+    outputs are empty but stay in the graph, so the backward pass still runs."""
     chunk = chunk_size or default_chunk_size(weight.shape[0])
     return FusedTokenLogProbs.apply(hidden, weight, bias, targets, chunk)
 

@@ -169,15 +169,19 @@ class SequenceJudge:
         return self.model(**self._encode(pairs)).logits[:, 0].float()  # [n]
 
     @torch.no_grad()
-    def prob_reference(self, prompts: Sequence[str], answers: Sequence[str]) -> torch.Tensor:
-        """[N] D(x, a) = P(reference), batched by ``micro_batch_size``, no grad; returned on the CPU."""
+    def logit_reference(self, prompts: Sequence[str], answers: Sequence[str]) -> torch.Tensor:
+        """[N] judge logits z(x, a), D = σ(z), batched by ``micro_batch_size``, no grad; on the CPU."""
         if len(prompts) != len(answers):
-            raise ValueError(f"prob_reference got {len(prompts)} prompts and {len(answers)} answers")
+            raise ValueError(f"the judge got {len(prompts)} prompts and {len(answers)} answers")
         pairs = list(zip(prompts, answers))
         self.model.eval()
         mb = self.cfg.micro_batch_size
-        parts = [torch.sigmoid(self.logits(pairs[s : s + mb])).cpu() for s in range(0, len(pairs), mb)]
+        parts = [self.logits(pairs[s : s + mb]).cpu() for s in range(0, len(pairs), mb)]
         return torch.cat(parts) if parts else torch.zeros(0)  # [N]
+
+    def prob_reference(self, prompts: Sequence[str], answers: Sequence[str]) -> torch.Tensor:
+        """[N] D(x, a) = P(reference) = σ(z), no grad; on the CPU."""
+        return torch.sigmoid(self.logit_reference(prompts, answers))  # [N]
 
     def train_step(self, positives: Sequence[Pair], negatives: Sequence[Pair]) -> dict[str, float]:
         """One AdamW step of class-balanced BCE: ``positives`` (references) labelled 1,

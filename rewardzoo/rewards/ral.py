@@ -2,7 +2,7 @@
 the *only* reward — no verifier, no reward labels, no reasoning demonstrations.
 
     D_φ(x, a)  = P_φ(a is a reference answer to x)        judge input: prompt + final answer only
-    r(x, y)    = g(D_φr(x, a(y)))   if the parsed answer a(y) is well formed   (g = identity: r = D)
+    r(x, y)    = g(D_φr(x, a(y)))   if the parsed answer a(y) is well formed   (g = D by default: r = D)
                = 0                  if a(y) is None (malformed)
     L(φ)       = ½·E_(x,a*)~ref[−log D_φ] + ½·E_(x,a)~neg[−log(1 − D_φ)]     class-balanced BCE
     neg        = valid answers of this batch  ∪  replayed past answers (a share f of neg)
@@ -33,8 +33,9 @@ Departures from seed 002 and choices of ours:
    the gap to φ; with ``frozen`` both stop after warm-up.
 5. The logged ``judge_prob`` component is D on valid rows and 0 on malformed rows (like the reward).
 6. The KL penalty to the initial policy is the GRPO core's ``grpo.beta``, not part of RAL.
-7. g: only the identity is wired here ("D" / "identity"); the other g-transforms plug into the same
-   hook (``RAL(g=callable)``) once they land.
+7. g is any of the four transforms of :mod:`rewardzoo.rewards.transforms` by name (``D`` — alias
+   ``identity`` — ``neg_log_one_minus_D``, ``log_D``, ``logit``), evaluated from the judge's logit
+   (``g.from_logit(z)``), so no clamp is needed; 002 uses D.
 
 Untested: hub-model judges and GPU runs; multi-process runs rely on every process training its
 own judge copy identically on the same global batch (deterministic on CPU).
@@ -44,22 +45,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
-
 import torch
 
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
 from rewardzoo.judges.buffers import EVICTIONS, ReplayBuffer, replay_count
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge
 from rewardzoo.judges.schedule import UpdateGate, parameter_distance, polyak_update
-
-
-def identity(d: torch.Tensor) -> torch.Tensor:
-    """g(D) = D: the reference probability itself (the default RAL reward)."""
-    return d
-
-
-G_TRANSFORMS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"D": identity, "identity": identity}
+from rewardzoo.rewards.transforms import G_TRANSFORMS, GTransform, get_transform
 
 
 @dataclass
@@ -69,7 +61,8 @@ class RALConfig:
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     """The judge model and its optimiser (a tiny Qwen3 trained from scratch by default)."""
     g: str = "D"
-    """Reward transform of the judge probability: 'D' (= 'identity', r = D)."""
+    """Reward transform g of the judge probability (rewards/transforms.py): D (= identity, r = D), neg_log_one_minus_D,
+    log_D or logit."""
     warmup_steps: int = 100
     """Judge updates on the starting policy's rollouts before RL (never gated)."""
     frozen: bool = False
@@ -120,10 +113,10 @@ class RAL:
 
     def __init__(self, cfg: RALConfig | None = None, *, seed: int = 0, policy_dir: str | Path | None = None,
                  device: str = "cpu", judge: SequenceJudge | None = None,
-                 g: Callable[[torch.Tensor], torch.Tensor] | None = None):
+                 g: GTransform | None = None):
         self.cfg = cfg = cfg or RALConfig()
         cfg.validate()
-        self.g = g or G_TRANSFORMS[cfg.g]
+        self.g = g or get_transform(cfg.g)
         self.warmup_steps = cfg.warmup_steps
         self.judge = judge or SequenceJudge.build(cfg.judge, policy_dir=policy_dir, seed=derive_seed(seed, "ral", "judge"),
                                                   device=device)
@@ -141,13 +134,14 @@ class RAL:
     def score(self, batch: Rollouts) -> RewardOutput:
         """r_i = g(D_φr(x_i, a_i)) where a_i is well formed, exactly 0 where it is None."""
         valid = [i for i, a in enumerate(batch.answers) if a is not None]
-        d = self.reward_judge.prob_reference([batch.prompts[i] for i in valid], [batch.answers[i] for i in valid])  # [n_valid]
+        z = self.reward_judge.logit_reference([batch.prompts[i] for i in valid], [batch.answers[i] for i in valid])  # [n_valid]
+        d = torch.sigmoid(z)  # [n_valid]
         prob = torch.zeros(len(batch))  # [N]
         rewards = torch.zeros(len(batch))  # [N]
         if valid:
             rows = torch.tensor(valid)  # [n_valid]
             prob[rows] = d
-            rewards[rows] = self.g(d).float()
+            rewards[rows] = self.g.from_logit(z).float()
         metrics = {"reward/judge_prob_mean": d.mean().item() if valid else 0.0,
                    "reward/judge_prob_std": d.std().item() if len(valid) > 1 else 0.0}
         return RewardOutput(rewards=rewards, components={"judge_prob": prob}, metrics=metrics)

@@ -6,6 +6,7 @@ import torch
 from rewardzoo.core.logprobs import (
     PolicyLogProbs,
     fused_token_logprobs,
+    head_logit_scale,
     naive_token_logprobs,
     pack_rows,
     sequence_logprobs,
@@ -132,3 +133,68 @@ def test_sequence_logprobs_fused_matches_model_logits():
     full = torch.log_softmax(model(batch.input_ids[:1]).logits[0] / 0.7, -1)
     assert fused[0, 0].item() == pytest.approx(full[4, comp[0, 0]].item(), abs=1e-5)
     assert PolicyLogProbs(model).fused
+
+
+# ------------------------------------------------------------------ heads that scale their logits
+TINY_FAMILY = dict(vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                   num_key_value_heads=2, max_position_embeddings=64, tie_word_embeddings=False)
+SCALED_HEADS = {  # family: (config class name, settings, expected c in logits = c·(W h + b))
+    "granite": ("GraniteConfig", dict(logits_scaling=8.0), 1 / 8),  # logits / logits_scaling
+    "cohere": ("CohereConfig", dict(logit_scale=0.25), 0.25),  # logits · logit_scale
+    "minicpm3": ("MiniCPM3Config", dict(dim_model_base=8, num_key_value_heads=4, q_lora_rank=16, kv_lora_rank=16,
+                                        qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=8), 8 / 32),  # hidden / (hidden_size / dim_model_base)
+    "hyperclovax": ("HyperCLOVAXConfig", dict(logits_scaling=0.5), 0.5),  # logits · logits_scaling
+    "falcon_h1": ("FalconH1Config", dict(lm_head_multiplier=3.0), 3.0),  # logits · lm_head_multiplier
+}
+
+
+def _family_batch():
+    gen = torch.Generator().manual_seed(0)
+    comp = torch.randint(3, 50, (3, 5), generator=gen)
+    mask = torch.ones(3, 5, dtype=torch.bool)
+    mask[1, 3:] = False
+    return pack_rows([[1, 4, 5], [1, 6], [1, 7, 8, 9]], comp, mask, [0, 1, 2], 0)
+
+
+@pytest.mark.parametrize("family", sorted(SCALED_HEADS))
+def test_fused_path_applies_each_family_logit_scaling(family):
+    """Granite/MiniCPM3 divide by logits_scaling, HyperCLOVA X and Cohere multiply, Falcon-H1 multiplies by
+    lm_head_multiplier: the fused log-probs must equal those of the model's own logits (not be off by the scale)."""
+    import transformers
+
+    name, settings, expected = SCALED_HEADS[family]
+    config = getattr(transformers, name)(**{**TINY_FAMILY, **settings})
+    model = transformers.AutoModelForCausalLM.from_config(config).float()
+    module = PolicyLogProbs(model, temperature=1.3)
+    assert module.fused and module.logit_scale == pytest.approx(expected)
+    batch = _family_batch()
+    logp, ent = module(batch)
+    want_logp, want_ent = sequence_logprobs(model, batch, temperature=1.3, fused=False)
+    assert torch.allclose(logp, want_logp, atol=2e-6) and torch.allclose(ent, want_ent, atol=2e-6)
+    unscaled, _ = sequence_logprobs(model, batch, temperature=1.3, fused=True)
+    assert not torch.allclose(unscaled, want_logp, atol=1e-3)  # ignoring the scale would be wrong
+
+
+def test_soft_capped_head_falls_back_to_the_model_logits_with_a_warning():
+    import transformers
+
+    config = transformers.Gemma2Config(**{**TINY_FAMILY, "head_dim": 8, "final_logit_softcapping": 5.0})
+    model = transformers.AutoModelForCausalLM.from_config(config).float()
+    with pytest.warns(UserWarning, match="fused log-probs off for this model: final_logit_softcapping"):
+        module = PolicyLogProbs(model)
+    assert not module.fused
+    batch = _family_batch()
+    assert torch.equal(module(batch)[0], sequence_logprobs(model, batch, fused=False)[0])
+
+
+def test_scaling_is_read_from_the_text_config_of_a_composite_model():
+    """A multimodal config keeps the language model's settings in its text config."""
+    import transformers
+
+    text = transformers.GraniteConfig(**TINY_FAMILY, logits_scaling=4.0)
+    outer = transformers.LlavaConfig(text_config=text.to_dict())
+    assert head_logit_scale(outer) == (pytest.approx(0.25), "")
+    unknown = transformers.LlamaConfig(**TINY_FAMILY)
+    unknown.logits_scaling = 2.0
+    scale, why = head_logit_scale(unknown)
+    assert scale is None and "convention is not known" in why

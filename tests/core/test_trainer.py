@@ -163,3 +163,48 @@ def test_config_is_written_and_reloadable(fast_config):
     saved = OmegaConf.load(trainer.run_dir / "config.yaml")
     assert saved.grpo.batch_size == 32 and saved.recipe.name == "rlvr_multiplication"
     assert json.loads((trainer.run_dir / "metrics.jsonl").read_text().splitlines()[0])["step"] == 0
+
+
+def test_mask_truncated_completions_keeps_no_loss_tokens_of_truncated_rows(fast_config):
+    """With the switch on, rows that hit max_new_tokens without EOS contribute no loss tokens (and the
+    global token count excludes them); without it they are trained on like the others."""
+    from rewardzoo.core.types import Generation
+
+    gen = Generation(prompt_ids=[[1, 5], [1, 6, 7], [1, 8]],
+                     completion_ids=torch.tensor([[10, 2, 0, 0], [11, 12, 13, 14], [15, 16, 2, 0]]),
+                     completion_mask=torch.tensor([[1, 1, 0, 0], [1, 1, 1, 1], [1, 1, 1, 0]]).bool(),
+                     texts=["a", "bcde", "fg"], truncated=torch.tensor([False, True, False]))
+    for switch, tokens in ((False, 2 + 4 + 3), (True, 2 + 3)):
+        trainer = make_trainer(fast_config("steps=0", f"grpo.mask_truncated_completions={str(switch).lower()}",
+                                           "grpo.sort_by_length=false"))
+        batches, norm = trainer.micro_batches(gen)
+        assert norm.num_tokens == tokens
+        masks = {row: b.batch.mask[j] for b in batches for j, row in enumerate(b.rows)}
+        assert bool(masks[1].any()) is (not switch) and masks[0].sum() == 2 and masks[2].sum() == 3
+
+
+def test_mask_truncated_completions_trains_and_logs(fast_config):
+    last = make_trainer(fast_config("steps=1", "checkpoint_every=0", "grpo.mask_truncated_completions=true")).train()
+    assert last["policy/masked_truncated_frac"] == last["policy/truncated_frac"] > 0  # 4 new tokens: most rows truncated
+
+
+def test_a_reward_missing_part_of_the_protocol_is_named(fast_config):
+    class NoWarmup:
+        def score(self, batch):
+            return RewardOutput(rewards=torch.zeros(len(batch)))
+
+        def update(self, batch, out):
+            return {}
+
+    with pytest.raises(TypeError, match="NoWarmup is not a rewardzoo Reward: it lacks warmup_steps, state_dict, "
+                                        "load_state_dict.*subclass rewardzoo.FixedReward"):
+        make_trainer(fast_config("steps=0"), reward=NoWarmup())
+
+
+def test_prompt_order_is_one_permutation_per_epoch(fast_config):
+    """Consecutive steps walk one seeded permutation of the RL prompts; a new epoch reshuffles."""
+    trainer = make_trainer(fast_config("steps=0", "task.multiplication.n_train=24"))
+    n, per = len(trainer.prompts), trainer.num_prompts
+    epoch = [e.prompt for s in range(n // per) for e in trainer.prompts_for(s)]
+    assert sorted(epoch) == sorted(e.prompt for e in trainer.prompts)
+    assert [e.prompt for e in trainer.prompts_for(n // per)] != epoch[:per]

@@ -20,6 +20,7 @@ from rewardzoo.core.types import Rollouts
 from rewardzoo.judges.classifier import JudgeConfig
 from rewardzoo.recipes import make_trainer
 from rewardzoo.rewards.ral import RAL, RALConfig
+from rewardzoo.rewards.transforms import G_TRANSFORMS
 from rewardzoo.rewards.rlvr import RLVR
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
 
@@ -74,11 +75,16 @@ def test_all_malformed_batch_scores_zero_and_skips_the_judge_step():
     assert same(before, params(reward.judge.model))
 
 
-def test_custom_g_is_applied_to_valid_rows_only():
-    reward = RAL(RALConfig(judge=JudgeConfig(tiny=TINY)), g=lambda d: 1.0 + d)
+@pytest.mark.parametrize("name", ["D", "neg_log_one_minus_D", "log_D", "logit"])
+def test_every_g_transform_by_name_is_applied_to_valid_rows_only(name):
+    """r = g(D) on valid rows, computed from the judge's logit z = log D − log(1 − D); malformed rows get 0."""
+    reward = RAL(RALConfig(judge=JudgeConfig(tiny=TINY), g=name))
     out = reward.score(batch())
     assert out.rewards[2].item() == 0.0
-    assert torch.allclose(out.rewards[0], 1.0 + out.components["judge_prob"][0])
+    d = out.components["judge_prob"][[0, 1, 3]]
+    assert torch.allclose(out.rewards[[0, 1, 3]], G_TRANSFORMS[name](d), atol=1e-5)
+    if name == "D":
+        assert torch.equal(out.rewards[[0, 1, 3]], d)  # the default reward is exactly the probability
 
 
 # ---------------------------------------------------------------------- no path to the verifier
@@ -232,7 +238,7 @@ def test_bad_settings_fail_at_config_time_with_a_hint():
     with pytest.raises(ConfigError, match=r"reward\.ral\.replay_fraction"):
         load_config(None, ["reward.name=ral", "reward.ral.replay_fraction=1.0"])
     with pytest.raises(ConfigError, match=r"reward\.ral\.g must be one of D, identity"):
-        load_config(None, ["reward.name=ral", "reward.ral.g=log_D"])
+        load_config(None, ["reward.name=ral", "reward.ral.g=fancy"])
     with pytest.raises(ValueError, match="polyak_tau"):
         RAL(replace(RALConfig(), polyak_tau=0.0))
 
