@@ -2,7 +2,10 @@
 
 Each JSONL row is one logged step: ``{"step": int, "reward/mean": float, ...}`` with namespaced keys
 (``reward/…``, ``judge/…``, ``policy/…``, ``eval/…``, ``time/…``) defined in ``docs/metrics.md``.
-On resume, rows written after the checkpoint's step are dropped so the file reads as one run.
+``eval_rows.jsonl`` holds, for every held-out evaluation, the task's per-example row metrics
+(``{"step": int, "rows": {"correct": [E floats], ...}}``), which paired confidence intervals over
+held-out examples need (:func:`rewardzoo.eval.bootstrap_ci`).
+On resume, rows written after the checkpoint's step are dropped so the files read as one run.
 """
 
 from __future__ import annotations
@@ -24,12 +27,14 @@ class MetricLogger:
     def __init__(self, run_dir: Path, *, tensorboard: bool = True, wandb: bool = False,
                  wandb_project: str = "rewardzoo", config: dict | None = None, resume_step: int | None = None):
         self.path = Path(run_dir) / "metrics.jsonl"
+        self.rows_path = Path(run_dir) / "eval_rows.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        if resume_step is not None and self.path.exists():
-            kept = [row for row in read_metrics(self.path) if row["step"] <= resume_step]
-            self.path.write_text("".join(json.dumps(row) + "\n" for row in kept))
-        elif resume_step is None:
-            self.path.write_text("")
+        for path in (self.path, self.rows_path):
+            if resume_step is not None and path.exists():
+                kept = [row for row in read_metrics(path) if row["step"] <= resume_step]
+                path.write_text("".join(json.dumps(row) + "\n" for row in kept))
+            elif resume_step is None:
+                path.write_text("")
         self.tb = None
         if tensorboard:
             from torch.utils.tensorboard import SummaryWriter
@@ -53,6 +58,11 @@ class MetricLogger:
                 self.tb.add_scalar(key, float(value), step)
         if self.wandb is not None:
             self.wandb.log(metrics, step=step)
+
+    def log_rows(self, step: int, rows: dict[str, list[float]]) -> None:
+        """Append one evaluation's per-example row metrics to ``eval_rows.jsonl``."""
+        with open(self.rows_path, "a") as f:
+            f.write(json.dumps({"step": step, "rows": {k: [float(v) for v in vs] for k, vs in rows.items()}}) + "\n")
 
     def close(self) -> None:
         """Flush and close the sinks."""

@@ -344,7 +344,8 @@ class Trainer:
 
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
-        """Greedy completions of the held-out split, scored by the task's own ``evaluate``."""
+        """Greedy completions of the held-out split, scored by the task's own ``evaluate``; in a run,
+        each example's row metrics also go to ``eval_rows.jsonl`` (for paired intervals)."""
         examples = self.task.eval[: self.cfg.eval.n_examples or None]
         world, rank = self.acc.num_processes, self.acc.process_index
         per = math.ceil(len(examples) / world)
@@ -354,6 +355,10 @@ class Trainer:
         for s in range(0, len(local), bs):
             texts += self.engine.generate([e.prompt for e in local[s : s + bs]], n=1, greedy=True).texts
         completions = gather_object(texts) if world > 1 else texts
+        if self.logger is not None:
+            answers = [self.task.parse(c) for c in completions]
+            rows = self.task.row_metrics(answers, [e.reference for e in examples], [e.meta for e in examples])
+            self.logger.log_rows(self.step, rows)
         return {f"eval/{k}": v for k, v in self.task.evaluate(completions, examples).items()}
 
     # ------------------------------------------------------------------ checkpoints

@@ -60,6 +60,9 @@ def test_smoke_every_trained_parameter_changes_and_metrics_are_logged(fast_confi
                 "train/accuracy", "analysis/corr/digits/correct", "digits/updates"]:
         assert key in rows[1], key
     assert (trainer.run_dir / "config.yaml").exists()
+    evals = read_metrics(trainer.run_dir / "eval_rows.jsonl")
+    assert [e["step"] for e in evals] == [0, 2, 3] and all(len(e["rows"]["correct"]) == 16 for e in evals)
+    assert sum(evals[-1]["rows"]["correct"]) / 16 == rows[3]["eval/accuracy"]
     assert list((trainer.run_dir / "tensorboard").iterdir()) if cfg.logging.tensorboard else True
     assert (trainer.run_dir / "checkpoints" / "step_000003" / "trainer_state.json").exists()
 
