@@ -66,7 +66,7 @@ def test_cli_reports_config_error_without_traceback():
     out = subprocess.run([sys.executable, "-m", "rewardzoo.cli", "train", RECIPE, "grpo.group_size=1"],
                          capture_output=True, text=True)
     assert out.returncode == 2
-    assert "config error: grpo.group_size must be at least 2" in out.stderr
+    assert "config error: grpo.group_size must be >= 2 (GRPO compares completions within a group); got 1" in out.stderr
     assert "Traceback" not in out.stderr
 
 

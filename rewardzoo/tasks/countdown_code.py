@@ -49,8 +49,9 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import ClassVar, Sequence
 
+from rewardzoo.core.config import check_section
 from rewardzoo.tasks.checks.sandbox import run
 from rewardzoo.core.types import Example
 from rewardzoo.tasks.base import Task
@@ -71,6 +72,8 @@ assert eval(re.sub(r"([0-9]+)", r"F(\\1)", E)) == {target}
 @dataclass
 class CountdownCodeConfig:
     """Settings of the Countdown-Code task."""
+
+    RANGES: ClassVar[dict[str, str]] = {"timeout_s": "(0, inf)", "memory_mb": "[64, inf)"}
 
     countdown: CountdownConfig = field(default_factory=lambda: CountdownConfig(n_train=500, n_eval=50))
     """The problems: settings of the Countdown task they come from (small by default: every distinct
@@ -120,8 +123,7 @@ class CountdownCode(Task):
 
     def __init__(self, cfg: CountdownCodeConfig | None = None):
         cfg = cfg or CountdownCodeConfig()
-        if cfg.timeout_s <= 0 or cfg.memory_mb < 64:
-            raise ValueError(f"countdown_code needs timeout_s > 0 and memory_mb >= 64; got {cfg.timeout_s}, {cfg.memory_mb}")
+        check_section(cfg, "task.countdown_code")
         self.cfg = cfg
         self.answer_format = cfg.countdown.answer_format
         examples = [self._example(numbers, target, reference) for numbers, target, reference in countdown_problems(cfg.countdown)]
