@@ -94,7 +94,7 @@ def remove_tree(path: Path) -> None:
     if path.exists():
         trash = path.with_name(f".trash-{path.name}-{uuid.uuid4().hex[:8]}")
         path.rename(trash)
-    for old in path.parent.glob(f".trash-{path.name}-*"):
+    for old in path.parent.glob(".trash-*"):
         shutil.rmtree(old, ignore_errors=True)
 
 
@@ -194,7 +194,7 @@ def resume_changes(saved: dict, current: dict, resumable: tuple[str, ...]) -> tu
     (a setting added or removed by another rewardzoo version) is applied with the current value."""
     old, new = flatten(saved), flatten(current)
     refused, applied = [], []
-    for key in sorted(set(old) | set(new) - {"resume", "overwrite"}):
+    for key in sorted((set(old) | set(new)) - {"resume", "overwrite"}):
         if key in old and key in new and old[key] == new[key]:
             continue
         line = f"{key}: {old.get(key, '<not saved>')!r} → {new.get(key, '<not set>')!r}"
