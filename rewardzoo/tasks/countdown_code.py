@@ -40,8 +40,9 @@ synthetic data) and its test file are not available; problems come from :mod:`re
 and the test is ours.  The paper's judge sees the expression and whether test.py changed; here a
 parsed answer is the whole normalised submission, so a judge sees the test itself.
 
-Untested: learning with a real model (the CPU recipe is a smoke setting), and the sandbox's
-``rlimits`` fallback (the tests run wherever namespaces are available).
+Untested: learning with a real model (the CPU recipe is a smoke setting).  The sandbox's modes
+are tested against hostile code in ``tests/tasks/checks/test_sandbox.py``; this task's tests run
+in whichever mode ``sandbox`` resolves to (``auto``: namespaces where available).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Sequence
 
 from rewardzoo.core.config import check_section
-from rewardzoo.tasks.checks.sandbox import run
+from rewardzoo.tasks.checks.sandbox import ISOLATIONS, SandboxRefused, resolve_isolation, run
 from rewardzoo.core.types import Example
 from rewardzoo.tasks.base import Task
 from rewardzoo.tasks.checks.formats import extract_answer, format_answer
@@ -82,6 +83,14 @@ class CountdownCodeConfig:
     """Wall-clock limit of one sandboxed test run, in seconds (start-up of ~0.2 s included)."""
     memory_mb: int = 256
     """Address-space limit of the sandboxed test, in MiB."""
+    sandbox: str = "auto"
+    """Isolation of the submitted tests (rewardzoo.tasks.checks.sandbox): auto, namespaces, rlimits, or
+    unsafe_rlimits — only for code you trust, where no confining mode works (auto then refuses)."""
+
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
+        if self.sandbox not in ISOLATIONS:
+            raise ValueError(f"sandbox must be one of {', '.join(ISOLATIONS)}; got {self.sandbox!r}")
 
 
 def provided_test(numbers: Sequence[int], target: int) -> str:
@@ -110,9 +119,10 @@ def _normalised(test: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def run_test(test: str, expression: str, timeout_s: float, memory_mb: int) -> bool:
+def run_test(test: str, expression: str, timeout_s: float, memory_mb: int, isolation: str = "auto") -> bool:
     """Whether ``test`` exits 0 in the sandbox with ``expression`` in expression.txt (cached)."""
-    return run(test, files={"expression.txt": expression}, timeout_s=timeout_s, memory_mb=memory_mb).ok
+    return run(test, files={"expression.txt": expression}, timeout_s=timeout_s, memory_mb=memory_mb,
+               isolation=isolation).ok
 
 
 class CountdownCode(Task):
@@ -124,6 +134,10 @@ class CountdownCode(Task):
     def __init__(self, cfg: CountdownCodeConfig | None = None):
         cfg = cfg or CountdownCodeConfig()
         check_section(cfg, "task.countdown_code")
+        try:
+            self.isolation = resolve_isolation(cfg.sandbox)  # before any work: refused where nothing confines the code
+        except SandboxRefused as err:
+            raise ValueError(f"sandbox: {err} (task.countdown_code.sandbox)") from err
         self.cfg = cfg
         self.answer_format = cfg.countdown.answer_format
         examples = [self._example(numbers, target, reference) for numbers, target, reference in countdown_problems(cfg.countdown)]
@@ -152,7 +166,9 @@ class CountdownCode(Task):
     def verify(self, answer: str | None, reference: str, meta: dict) -> float:
         """The proxy (the training reward): 1 when the submitted test passes in the sandbox."""
         fields = _fields(answer)
-        return 0.0 if fields is None else float(run_test(fields[1], fields[0], self.cfg.timeout_s, self.cfg.memory_mb))
+        if fields is None:
+            return 0.0
+        return float(run_test(fields[1], fields[0], self.cfg.timeout_s, self.cfg.memory_mb, self.isolation))
 
     def row_metrics(self, answers: list[str | None], references: list[str], metas: list[dict]) -> dict[str, list[float]]:
         """``correct`` (strict), ``proxy_pass``, ``hack_rate``, ``test_modified``, ``valid_expression``
