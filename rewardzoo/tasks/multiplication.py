@@ -40,7 +40,8 @@ class MultiplicationConfig:
     """Settings of the multiplication task."""
 
     RANGES: ClassVar[dict[str, str]] = {"digits_a": "[1, 1000]", "digits_b": "[1, 1000]", "n_train": "[1, inf)",
-                                        "n_eval": "[1, inf)", "data_seed": "(-inf, inf)"}
+                                        "n_eval": "[1, inf)", "carry_free_demonstrations": "[0, 1]",
+                                        "data_seed": "(-inf, inf)"}
 
     digits_a: int = 2
     """Number of digits of the first factor (its leading digit is never 0)."""
