@@ -110,6 +110,9 @@ class TrainConfig(CoreConfig):
         if self.init_from and not Path(self.init_from).expanduser().is_dir():
             raise ConfigError(f"init_from {self.init_from!r} is not a directory; give a model saved with save_pretrained "
                               f"(e.g. a run's checkpoints/step_N/policy) or leave it empty")
+        if self.init_from and not (Path(self.init_from).expanduser() / "config.json").exists():
+            raise ConfigError(f"init_from {self.init_from!r} holds no model (no config.json; LoRA adapters alone are not "
+                              f"one): give a directory written by save_pretrained with the full weights")
         check_section(getattr(self.reward, self.reward.name), f"reward.{self.reward.name}")
         check_section(getattr(self.task, self.task.name), f"task.{self.task.name}")
 
@@ -146,7 +149,7 @@ def check_with_task(cfg: TrainConfig, task: Task) -> None:
         raise ConfigError(f"sft.n_examples ({sft.n_examples}) with sft.disjoint_rl_prompts=true leaves no train "
                           f"prompt of task.{task.name} ({n_train} in its train split) for RL; lower sft.n_examples "
                           f"below {n_train} or set sft.disjoint_rl_prompts=false")
-    if sft.enabled and sft.n_examples > n_train:
+    if sft.enabled and not cfg.init_from and sft.n_examples > n_train:
         raise ConfigError(f"sft.n_examples ({sft.n_examples}) exceeds the train split of task.{task.name} "
                           f"({n_train} examples); lower it (0 = all)")
     if cfg.eval.n_examples > n_eval:

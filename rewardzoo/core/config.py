@@ -74,7 +74,8 @@ class GRPOConfig:
     """The shared GRPO core: batch, advantage, loss and optimiser settings."""
 
     RANGES: ClassVar[dict[str, str]] = {
-        "batch_size": "[1, inf)", "group_size": "[2, inf): GRPO compares completions within a group", "micro_batch_size": "[1, inf)", "num_iterations": "[1, inf)",
+        "batch_size": "[1, inf)", "group_size": "[2, inf): GRPO compares completions within a group",
+        "micro_batch_size": "[1, inf)", "num_iterations": "[1, inf)",
         "epsilon_low": "[0, 1)", "epsilon_high": "[0, inf)", "beta": "[0, inf)", "is_cap": "(0, inf)", "lr": "(0, inf)",
         "weight_decay": "[0, inf)", "adam_betas": "[0, 1)", "max_grad_norm": "[0, inf)", "warmup_steps": "[0, inf)",
         "logprob_chunk_size": "[0, inf)", "generation_chunk_prompts": "[0, inf)"}

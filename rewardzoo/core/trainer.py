@@ -301,8 +301,7 @@ class Trainer:
         if self.cfg.grpo.max_grad_norm:
             torch.nn.utils.clip_grads_with_norm_(params, self.cfg.grpo.max_grad_norm, total)
         self.optimizer.step()
-        finite = torch.stack([torch.isfinite(p).all() for p in params]).all() if params else torch.ones((), dtype=torch.bool)
-        if not finite:
+        if params and not torch.stack([torch.isfinite(p).all() for p in params]).all():
             bad = [n for n, p in named if not torch.isfinite(p).all()]
             raise NonFiniteError(f"parameters became non-finite in the optimizer step of step {self.step} ({bad[:5]}); "
                                  f"stopped before writing a checkpoint, so the previous one is the latest (lower "

@@ -85,6 +85,9 @@ class JudgeConfig:
             raise ValueError(f"adam_betas must be two numbers [beta1, beta2] in [0, 1); got {list(self.adam_betas)}")
         if not self.init_from:
             check_model_source(self.model, "model")
+        elif self.init_from != "policy" and not Path(self.init_from).expanduser().is_dir():
+            raise ValueError(f"init_from {self.init_from!r}: no such directory; give 'policy', a model saved with "
+                             f"save_pretrained, or ''")
 
 
 def judge_text(prompt: str, answer: str, separator: str = "") -> str:

@@ -61,7 +61,7 @@ from rewardzoo.rewards.transforms import G_TRANSFORMS, GTransform, get_transform
 class RALConfig:
     """Settings of RAL.  Seed 002 gives no numeric hyperparameters: every default is our own."""
 
-    RANGES: ClassVar[dict[str, str]] = {"warmup_steps": "[0, inf)", "gate_threshold": "[0, inf)",
+    RANGES: ClassVar[dict[str, str]] = {"warmup_steps": "[0, inf)", "gate_threshold": "(-inf, inf)",
                                         "gate_ema_rate": "(0, 1]", "max_skip_streak": "[0, inf)",
                                         "replay_capacity": "[1, inf)", "replay_fraction": "[0, 1)",
                                         "polyak_tau": "(0, 1]"}

@@ -166,11 +166,12 @@ def check_verifier_fits(cfg: RLVRConfig, task) -> None:
     fn = row_verifier(cfg, task)
     probe = task.train[:PROBE_EXAMPLES]
     if probe and not any(fn(task.parse(e.demonstration), e.reference, e.meta, e.demonstration) for e in probe):
+        first = probe[0].demonstration
         raise ValueError(f"verifier={cfg.verifier!r} (apply_to={cfg.apply_to!r}) scores 0 on all of the first "
                          f"{len(probe)} demonstrations of task {task.name!r} (answer_format={task.answer_format!r}, "
-                         f"e.g. {probe[0].demonstration!r} → parsed {task.parse(probe[0].demonstration)!r}): it cannot "
-                         f"read this task's answers, and RL would train on zero reward. Use verifier=task, or a "
-                         f"verifier (or apply_to) that reads this format")
+                         f"e.g. {first!r} → parsed {task.parse(first)!r}): it cannot read this task's answers, "
+                         f"and RL would train on zero reward. Use verifier=task, or a verifier (or apply_to) that "
+                         f"reads this format")
 
 
 class RLVR(FixedReward):

@@ -46,7 +46,8 @@ def snapshot(run_dir):
 def finished_run(tmp_path_factory):
     """A finished 2-step run (checkpoints step_1 and step_2)."""
     run_dir = tmp_path_factory.mktemp("finished") / "run"
-    make_trainer(load_config("algorithms/rlvr_multiplication.yaml", [*FAST, *QUICK, "steps=2", f"run_dir={run_dir}"])).train()
+    cfg = load_config("algorithms/rlvr_multiplication.yaml", [*FAST, *QUICK, "steps=2", f"run_dir={run_dir}"])
+    make_trainer(cfg).train()
     return run_dir
 
 
@@ -65,7 +66,7 @@ def test_a_fresh_run_refuses_a_directory_holding_a_run_and_overwrite_deletes_it(
     choices) and the old run is untouched; overwrite=true deletes it and starts again."""
     fresh = make_trainer(run("steps=1"))
     before = snapshot(fresh.run_dir)
-    with pytest.raises(ConfigError, match="already holds a run.*resume=true.*run_dir=<a new directory>.*overwrite=true"):
+    with pytest.raises(ConfigError, match="holds a run.*resume=true.*run_dir=<a new directory>.*overwrite=true"):
         fresh.train()
     assert snapshot(fresh.run_dir) == before and fresh.step == 0
     old_id = checkpoint_state(checkpoints(fresh.run_dir)[0])["run_id"]
@@ -84,7 +85,8 @@ def test_pruning_deletes_only_the_runs_own_checkpoints(run):
     for step in (11, 12):
         shutil.copytree(root / "step_000001", root / f"step_{step:06d}")
         state = checkpoint_state(root / f"step_{step:06d}")
-        (root / f"step_{step:06d}" / "trainer_state.json").write_text(json.dumps({**state, "step": step, "run_id": "other"}))
+        foreign = {**state, "step": step, "run_id": "other"}
+        (root / f"step_{step:06d}" / "trainer_state.json").write_text(json.dumps(foreign))
     for step in (3, 4):
         trainer.step = step
         trainer.save()
@@ -187,7 +189,8 @@ def test_resume_of_a_legacy_checkpoint_without_run_id_still_works(run):
     are not pruned (no run owns them)."""
     cfg = run("steps=3", "resume=true")
     for step in (1, 2):
-        (resolved(cfg) / "checkpoints" / f"step_00000{step}" / "trainer_state.json").write_text(json.dumps({"step": step}))
+        state = resolved(cfg) / "checkpoints" / f"step_00000{step}" / "trainer_state.json"
+        state.write_text(json.dumps({"step": step}))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         make_trainer(cfg).train()

@@ -85,6 +85,12 @@ Not covered (know these before running hostile code at scale):
     the namespaces mode refuses to start there;
   * GPU devices are not visible in the namespaces mode (no /dev/nvidia*): the sandbox is for CPU code.
 
+Why not bubblewrap (``bwrap``, the Debian package ``bubblewrap``) as the backend: run as root, it
+maps the sandbox's user to the host's uid 0, which RLIMIT_NPROC exempts, so a fork bomb would be
+capped only by the wall clock; our namespaces path gives the run a fresh unprivileged uid instead,
+and it needs no package.  A machine where only a setuid or AppArmor-permitted ``bwrap`` can make
+namespaces falls back to "rlimits" (Landlock + seccomp), which still confines the code.
+
 The hostile cases run against every available mode in ``tests/tasks/checks/test_sandbox.py``;
 ``docs/reliability.md`` lists them.
 
@@ -299,8 +305,9 @@ def resolve_isolation(isolation: str = "auto") -> str:
             return "namespaces"
         if not _confinement_available():
             raise SandboxRefused(f"rewardzoo sandbox: no isolation here can confine untrusted code (namespaces: "
-                                 f"{_namespaces_work()[1]}; rlimits needs Landlock and seccomp: {_confinement_missing()})"
-                                 f"; run only code you trust, and only by passing isolation='unsafe_rlimits'")
+                                 f"{_namespaces_work()[1]}; rlimits needs Landlock and seccomp: "
+                                 f"{_confinement_missing()}); run only code you trust, and only by passing "
+                                 f"isolation='unsafe_rlimits'")
         warnings.warn(f"rewardzoo sandbox: namespaces unavailable ({_namespaces_work()[1]}); falling back to "
                       f"isolation='rlimits' (Landlock, seccomp and resource limits — see "
                       f"rewardzoo.tasks.checks.sandbox for what it does not isolate)", stacklevel=3)
@@ -697,7 +704,8 @@ def _landlock(libc, read_only: list[str], workdir: str) -> None:
     _call(0 if ruleset >= 0 else -1, "landlock_create_ruleset")
     reading = _LL_EXECUTE | _LL_READ_FILE | _LL_READ_DIR
     writing = _LL_READ_FILE | _LL_READ_DIR | _LL_WRITE_FILE | (_LL_TRUNCATE if abi >= 3 else 0)
-    rules = [(path, reading) for path in read_only] + [(workdir, writing), ("/dev/null", _LL_READ_FILE | _LL_WRITE_FILE)]
+    rules = [(path, reading) for path in read_only]
+    rules += [(workdir, writing), ("/dev/null", _LL_READ_FILE | _LL_WRITE_FILE)]
     rules += [(path, _LL_READ_FILE) for path in ("/dev/urandom", *_LIBRARY_FILES)]
     for path, access in rules:
         if not os.path.exists(path):
