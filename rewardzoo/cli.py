@@ -4,6 +4,7 @@
     rewardzoo sft algorithms/rlvr_multiplication.yaml
     rewardzoo eval algorithms/rlvr_multiplication.yaml init_from=runs/x/checkpoints/step_000200/policy
     rewardzoo train --help-config          # every key with its default and meaning
+    rewardzoo leaderboard --preset cpu --seeds 5 --out DIR   # every reward head-to-head (rewardzoo.leaderboard)
 """
 
 from __future__ import annotations
@@ -26,11 +27,17 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("recipe", nargs="?", help="YAML recipe, e.g. algorithms/rlvr_multiplication.yaml")
         p.add_argument("overrides", nargs="*", help="key=value overrides, e.g. seed=1 grpo.batch_size=128")
         p.add_argument("--help-config", action="store_true", help="list every config key with its default and meaning")
+    sub.add_parser("leaderboard", help="every reward head-to-head on one core (rewardzoo leaderboard --help)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``rewardzoo`` command."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "leaderboard":
+        from rewardzoo.leaderboard import main as leaderboard_main
+
+        return leaderboard_main(argv[1:])
     args = _parser().parse_args(argv)
     if args.help_config:
         print("\n".join(help_config()))

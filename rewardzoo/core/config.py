@@ -173,16 +173,21 @@ class SFTConfig:
 
 @dataclass
 class EvalConfig:
-    """Held-out evaluation (greedy decoding, the task's own ``evaluate``)."""
+    """Held-out evaluation (greedy or sampled decoding, the task's own ``evaluate``)."""
 
-    RANGES: ClassVar[dict[str, str]] = {"every": "[0, inf)", "n_examples": "[0, inf)", "batch_size": "[1, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {"every": "[0, inf)", "n_examples": "[0, inf)", "batch_size": "[1, inf)",
+                                        "samples": "[0, 64]"}
 
     every: int = 25
     """Evaluate every this many RL steps (and at step 0 and the last step)."""
     n_examples: int = 0
     """Evaluate on the first n held-out examples (0 = all)."""
     batch_size: int = 256
-    """Prompts per greedy generate call."""
+    """Prompts per generate call."""
+    samples: int = 0
+    """0 = greedy decoding; k > 0 = k completions per held-out prompt sampled with the rollout settings
+    (``sampling.*``), every ``eval/`` metric the mean over all of them: pass@1 at the training
+    temperature estimated by avg@k, the measure RL's sharpening of the policy moves."""
 
 
 @dataclass

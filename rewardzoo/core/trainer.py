@@ -348,22 +348,28 @@ class Trainer:
 
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
-        """Greedy completions of the held-out split, scored by the task's own ``evaluate``; in a run,
-        each example's row metrics also go to ``eval_rows.jsonl`` (for paired intervals)."""
+        """Held-out completions — greedy, or ``eval.samples`` sampled per prompt (seeded by the held-out
+        position and the step) — scored by the task's own ``evaluate``; in a run, each example's row
+        metrics (averaged over its samples) also go to ``eval_rows.jsonl`` (for paired intervals)."""
         examples = self.task.eval[: self.cfg.eval.n_examples or None]
+        k = self.cfg.eval.samples
+        n = max(k, 1)  # completions per held-out prompt
         world, rank = self.acc.num_processes, self.acc.process_index
         per = math.ceil(len(examples) / world)
         local = examples[rank * per : (rank + 1) * per]
         texts: list[str] = []
         bs = self.cfg.eval.batch_size
         for s in range(0, len(local), bs):
-            texts += self.engine.generate([e.prompt for e in local[s : s + bs]], n=1, greedy=True).texts
+            if k:
+                torch.manual_seed(derive_seed(self.cfg.seed, "eval", self.step, rank * per + s))
+            texts += self.engine.generate([e.prompt for e in local[s : s + bs]], n=n, greedy=not k).texts
         completions = gather_object(texts) if world > 1 else texts
+        repeated = [e for e in examples for _ in range(n)]
         if self.logger is not None:
             answers = [self.task.parse(c) for c in completions]
-            rows = self.task.row_metrics(answers, [e.reference for e in examples], [e.meta for e in examples])
-            self.logger.log_rows(self.step, rows)
-        return {f"eval/{k}": v for k, v in self.task.evaluate(completions, examples).items()}
+            rows = self.task.row_metrics(answers, [e.reference for e in repeated], [e.meta for e in repeated])
+            self.logger.log_rows(self.step, {key: [sum(v[i : i + n]) / n for i in range(0, len(v), n)] for key, v in rows.items()})
+        return {f"eval/{key}": v for key, v in self.task.evaluate(completions, repeated).items()}
 
     # ------------------------------------------------------------------ checkpoints
     def save(self) -> Path:

@@ -213,3 +213,19 @@ def test_prompt_order_is_one_permutation_per_epoch(fast_config):
     epoch = [e.prompt for s in range(n // per) for e in trainer.prompts_for(s)]
     assert sorted(epoch) == sorted(e.prompt for e in trainer.prompts)
     assert [e.prompt for e in trainer.prompts_for(n // per)] != epoch[:per]
+
+
+def test_sampled_evaluation_averages_k_samples_per_prompt_and_is_reproducible(fast_config):
+    """eval.samples=3: 16 held-out prompts × 3 sampled completions; eval/accuracy is the mean over all 48,
+    each eval_rows entry the mean over an example's 3 samples (a multiple of 1/3); the same seed gives the same
+    numbers, and greedy evaluation (samples=0) is untouched by it."""
+    runs = []
+    for _ in range(2):
+        trainer = make_trainer(fast_config("steps=0", "eval.samples=3", "sampling.temperature=1.5", "overwrite=true"))
+        trainer.train()
+        runs.append((read_metrics(trainer.run_dir / "metrics.jsonl")[0], read_metrics(trainer.run_dir / "eval_rows.jsonl")[0]))
+    (metrics, rows), (metrics2, rows2) = runs
+    assert metrics["eval/format_rate"] == metrics2["eval/format_rate"] and rows == rows2
+    per_example = rows["rows"]["correct"]
+    assert len(per_example) == 16 and all(abs(3 * v - round(3 * v)) < 1e-9 for v in per_example)
+    assert sum(rows["rows"]["correct"]) / 16 == pytest.approx(metrics["eval/accuracy"])
