@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
-from rewardzoo.core.config import ConfigError
+from rewardzoo.core.config import ConfigError, resolved_run_dir
+from rewardzoo.core.logger import read_metrics
 from rewardzoo.zoo import help_config, load_config
 
 
@@ -61,7 +63,20 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if metrics:
         print(json.dumps({k: round(v, 4) for k, v in metrics.items() if k.startswith(("eval/", "reward/mean"))}, indent=1))
+    if args.command == "train":
+        print(before_after(resolved_run_dir(cfg)))
     return 0
+
+
+def before_after(run_dir: Path, key: str = "eval/accuracy") -> str:
+    """One line a newcomer can read: the held-out metric of the warm start and after RL."""
+    evals = [r for r in read_metrics(run_dir / "metrics.jsonl") if r.get(key) is not None]
+    if not evals:
+        return f"no {key} was logged in {run_dir}"
+    first, last = evals[0], evals[-1]
+    return (f"held-out {key.removeprefix('eval/')}: {100 * first[key]:.1f}% before RL (step {first['step']}) → "
+            f"{100 * last[key]:.1f}% after {last['step']} RL steps ({100 * (last[key] - first[key]):+.1f} points); "
+            f"run directory {run_dir}")
 
 
 if __name__ == "__main__":

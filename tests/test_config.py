@@ -11,6 +11,7 @@ import pytest
 
 from rewardzoo import recipes
 from rewardzoo.core.config import ConfigError, GRPOConfig, _interval, describe, field_docs, numeric_fields
+from rewardzoo.core.logger import read_metrics
 from rewardzoo.zoo import TrainConfig, build_task, check_with_task, load_config
 
 RECIPE = "algorithms/rlvr_multiplication.yaml"
@@ -210,3 +211,15 @@ def test_a_start_directory_without_a_model_is_refused_at_once(tmp_path):
         load_config(RECIPE, [f"init_from={tmp_path}"])
     with pytest.raises(ConfigError, match=r"reward.ral.judge.init_from .*: no such directory"):
         load_config(RECIPE, ["reward.name=ral", f"reward.ral.judge.init_from={tmp_path / 'missing'}"])
+
+
+def test_train_ends_with_one_line_before_and_after_rl(tmp_path, fast_overrides, capsys):
+    """The CLI's last line reads the held-out accuracy of the warm start and after RL from the run's own log."""
+    from rewardzoo.cli import main
+
+    assert main(["train", RECIPE, *fast_overrides, "steps=2", "eval.every=1", f"run_dir={tmp_path / 'run'}",
+                 f"sft.cache_dir={tmp_path / 'sft'}"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    rows = [r for r in read_metrics(tmp_path / "run" / "metrics.jsonl") if "eval/accuracy" in r]
+    assert last.startswith(f"held-out accuracy: {100 * rows[0]['eval/accuracy']:.1f}% before RL (step 0) → "
+                           f"{100 * rows[-1]['eval/accuracy']:.1f}% after 2 RL steps")
