@@ -187,10 +187,10 @@ def test_the_checks_that_need_the_task_run_before_the_warm_start(tmp_path):
     """SFT subsets against the task's splits, and a verifier that cannot read the task's answers
     (tagged on a plain-format task trains on zero reward), fail in `recipes.train` before SFT."""
     base = [f"run_dir={tmp_path / 'run'}", f"sft.cache_dir={tmp_path / 'sft'}", "sft.steps=2"]
-    for overrides, message in ((["sft.n_examples=610"], r"sft.n_examples \(610\) with sft.disjoint_rl_prompts=true "
-                                                         r"leaves no train prompt of task.multiplication \(610"),
-                               (["sft.n_examples=700", "sft.disjoint_rl_prompts=false"], r"exceeds the train split"),
-                               (["eval.n_examples=201"], r"eval.n_examples \(201\) exceeds the held-out split"),
+    for overrides, message in ((["sft.n_examples=5000"], r"sft.n_examples \(5000\) with sft.disjoint_rl_prompts=true "
+                                                          r"leaves no train prompt of task.multiplication \(5000"),
+                               (["sft.n_examples=5001", "sft.disjoint_rl_prompts=false"], r"exceeds the train split"),
+                               (["eval.n_examples=1001"], r"eval.n_examples \(1001\) exceeds the held-out split"),
                                (["reward.rlvr.verifier=tagged"], r"reward.rlvr.verifier='tagged' .* scores 0 on all of "
                                                                  r"the first 16 demonstrations")):
         with pytest.raises(ConfigError, match=message):

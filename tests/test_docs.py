@@ -24,7 +24,7 @@ def documented_patterns() -> list[re.Pattern]:
     ["reward.name=ral", "reward.ral.warmup_steps=1", "reward.ral.replay_fraction=0.5", "reward.ral.polyak=true",
      "reward.ral.judge.tiny.hidden_size=32", "reward.ral.judge.tiny.intermediate_size=64",
      "reward.ral.judge.tiny.num_layers=1", "reward.ral.judge.init_from=", "steps=3"],
-    ["task.name=hackable_multiplication", "steps=2"],
+    ["task.name=hackable_multiplication", "sft.n_examples=100", "steps=2"],
 ], ids=["rlvr-kl", "ral", "hackable"])
 def test_every_logged_key_is_documented(fast_config, overrides):
     cfg = fast_config(*overrides, "eval.every=1")

@@ -97,7 +97,7 @@ def test_pruning_deletes_only_the_runs_own_checkpoints(run):
 def test_resume_refuses_a_different_experiment_and_applies_what_may_change(run):
     """Item 2: a changed grpo.lr or task.name is refused whole, naming each key, before any work; a
     longer run with other logging is applied and said."""
-    for overrides, key in ((["grpo.lr=3e-4"], "grpo.lr: 0.0002 → 0.0003"), (["task.name=countdown"], "task.name"),
+    for overrides, key in ((["grpo.lr=3e-4"], "grpo.lr: 0.001 → 0.0003"), (["task.name=countdown"], "task.name"),
                            (["grpo.batch_size=64", "seed=1"], "grpo.batch_size: 32 → 64; seed: 0 → 1")):
         with pytest.raises(ConfigError, match=f"differ from .*config.yaml.*{key}.*init_from=<checkpoint>/policy"):
             check_run_dir(run("steps=4", "resume=true", *overrides))
