@@ -33,6 +33,10 @@ import warnings
 
 warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm's notebook bars; the runs here show none
 
+from transformers.utils import logging as hf_logging
+
+hf_logging.disable_progress_bar()  # no weight-loading bars in the outputs
+
 import matplotlib.pyplot as plt
 
 from rewardzoo import load_config, make_trainer
@@ -186,7 +190,7 @@ print(f"escaped.txt exists on the host: {os.path.exists(here)}")
 
 # %%
 cfg = load_config(overrides=[
-    "run_dir=runs/nb01_hacking", "sft.cache_dir=runs/sft_cache", "logging.progress=false",
+    "run_dir=runs/nb01_hacking", "sft.cache_dir=runs/sft_cache", "overwrite=true", "logging.progress=false",
     "logging.tensorboard=false", "checkpoint_every=0",
     "task.name=hackable_multiplication", "task.hackable_multiplication.hedge_prob=0.3",
     "task.hackable_multiplication.multiplication.digits_a=1", "task.hackable_multiplication.multiplication.n_eval=20",

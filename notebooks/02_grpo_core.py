@@ -36,6 +36,10 @@ import warnings
 
 warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm's notebook bars; the runs here show none
 
+from transformers.utils import logging as hf_logging
+
+hf_logging.disable_progress_bar()  # no weight-loading bars in the outputs
+
 import matplotlib.pyplot as plt
 import torch
 
@@ -137,7 +141,8 @@ for ax, advantage in zip(axes, (1.0, -1.0)):
     ax.legend()
 plt.show()
 for eps_high in (0.2, 0.28):
-    _, _, high = clipped_surrogate(torch.log(torch.tensor([[1.25]])), torch.zeros(1, 1), torch.tensor([1.0]), 0.2, eps_high)
+    _, _, high = clipped_surrogate(torch.log(torch.tensor([[1.25]])), torch.zeros(1, 1), torch.tensor([1.0]),
+                                   eps_low=0.2, eps_high=eps_high)
     print(f"ρ = 1.25, A = +1, ε_high = {eps_high}: clipped (no gradient)? {bool(high)}")
 print("(the trainer logs the share of clipped tokens as policy/clip_low_frac and policy/clip_high_frac)")
 
@@ -224,17 +229,18 @@ print("max |fused − naive|: " + ", ".join(
 # %% [markdown]
 # ## The whole loop, for a few seconds
 #
-# Finally the real thing: the tiny policy (a 4-layer-wide-64 Qwen3 with a character tokenizer,
+# Finally the real thing: the tiny policy (a 2-layer, 64-wide Qwen3 with a character tokenizer,
 # built locally — no download), an SFT warm start of 60 steps on 1-digit × 1-digit products, then
-# 40 GRPO steps of RLVR with the task's exact verifier as the reward.  Every setting is a config key
+# 30 GRPO steps of RLVR with the task's exact verifier as the reward.  Every setting is a config key
 # (`rewardzoo train --help-config` lists them all); the run writes `metrics.jsonl` under `run_dir`.
 
 # %%
 cfg = load_config(overrides=[
-    "run_dir=runs/nb02_rlvr", "sft.cache_dir=runs/sft_cache", "logging.progress=false", "logging.tensorboard=false",
-    "checkpoint_every=0", "task.multiplication.digits_a=1", "task.multiplication.n_eval=20",
+    "run_dir=runs/nb02_rlvr", "sft.cache_dir=runs/sft_cache", "overwrite=true", "logging.progress=false",
+    "logging.tensorboard=false", "checkpoint_every=0",
+    "task.multiplication.digits_a=1", "task.multiplication.n_eval=20",
     "model.tiny.hidden_size=64", "model.tiny.intermediate_size=192", "model.tiny.num_layers=2",
-    "sft.steps=60", "steps=40", "grpo.batch_size=128", "grpo.micro_batch_size=128", "grpo.lr=1e-3",
+    "sft.steps=60", "steps=30", "grpo.batch_size=128", "grpo.micro_batch_size=128", "grpo.lr=1e-3",
     "sampling.max_new_tokens=4", "eval.every=5",
 ])
 run_start = time.perf_counter()

@@ -40,6 +40,10 @@ import warnings
 
 warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm's notebook bars; the runs here show none
 
+from transformers.utils import logging as hf_logging
+
+hf_logging.disable_progress_bar()  # no weight-loading bars in the outputs
+
 import matplotlib.pyplot as plt
 import torch
 
@@ -59,10 +63,11 @@ from rewardzoo.eval import pearson
 
 # %%
 common = [
-    "sft.cache_dir=runs/sft_cache", "logging.progress=false", "logging.tensorboard=false", "checkpoint_every=0",
+    "sft.cache_dir=runs/sft_cache", "overwrite=true", "logging.progress=false", "logging.tensorboard=false",
+    "checkpoint_every=0",
     "task.multiplication.digits_a=1", "task.multiplication.n_eval=20",
     "model.tiny.hidden_size=64", "model.tiny.intermediate_size=192", "model.tiny.num_layers=2", "sft.steps=60",
-    "grpo.batch_size=128", "grpo.micro_batch_size=128", "grpo.lr=3e-4", "grpo.beta=0.1", "sampling.max_new_tokens=4",
+    "grpo.batch_size=128", "grpo.micro_batch_size=128", "grpo.lr=1e-3", "grpo.beta=0.1", "sampling.max_new_tokens=4",
     "eval.every=5", "steps=30", "reward.name=ral", "reward.ral.judge.init_from=policy",
 ]
 cfg = load_config(overrides=[*common, "run_dir=runs/nb04_warmup", "reward.ral.warmup_steps=40"])
@@ -96,9 +101,11 @@ for round_ in range(cfg.reward.ral.warmup_steps):
     stats = ral.update(batch, out)
     d = out.components["judge_prob"]
     history.append({"accuracy": stats["judge/accuracy"], "d_reference": stats["judge/d_reference_mean"],
-                    "d_right": d[valid & (correct == 1)].mean().item(), "d_wrong": d[valid & (correct == 0)].mean().item(),
-                    "corr": pearson(d[valid], correct[valid])})
-print(f"share of the warm start's sampled answers that are right: {correct[valid].mean():.2f}")
+                    "d_right": d[valid & (correct == 1)].mean().item(),
+                    "d_wrong": d[valid & (correct == 0)].mean().item(), "corr": pearson(d[valid], correct[valid])})
+right = correct[valid].mean().item()
+print(f"share of the warm start's sampled answers that are right: {right:.2f}, so even a perfect judge's balanced "
+      f"accuracy is capped at ½·(1 + {1 - right:.2f}) = {(2 - right) / 2:.2f}")
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
 rounds = range(1, len(history) + 1)
@@ -111,16 +118,19 @@ for key, label in (("d_reference", "references"), ("d_right", "generated, right"
 right.set(xlabel="judge update", ylabel="mean D (judge's P(reference))", ylim=(0, 1))
 right.legend(fontsize=8)
 plt.show()
-print(f"first round: D right {history[0]['d_right']:.2f}, wrong {history[0]['d_wrong']:.2f}, corr {history[0]['corr']:.2f};"
-      f"  last: D right {history[-1]['d_right']:.2f}, wrong {history[-1]['d_wrong']:.2f}, corr {history[-1]['corr']:.2f}")
+for label, h in (("first update", history[0]), ("last update", history[-1])):
+    print(f"{label:<12}: judge/accuracy {h['accuracy']:.2f}, mean D: references {h['d_reference']:.2f}, "
+          f"right answers {h['d_right']:.2f}, wrong answers {h['d_wrong']:.2f}; corr(D, correct) {h['corr']:.2f}")
 
 # %% [markdown]
 # The judge was never told which answers are right.  It learns what references look like, and
 # because every reference is a correct product, "looks like a reference" comes to mean "is the
-# product" more and more: D of right generated answers rises toward D of references, D of wrong
-# ones falls, and so does its accuracy on generated answers — a right answer *is* a reference
-# string, so a perfect judge can never get those right.  That ceiling is the point of RAL: the
-# reward stays informative only as long as the judge keeps finding differences.
+# product": D of the right generated answers stays with D of the references, D of the wrong ones
+# falls away, and the correlation of D with correctness climbs from about zero.  Its accuracy stays
+# modest for a reason that is not a bug: a right generated answer *is* a reference string, so no
+# judge can call it "generated" — with a share q of the answers right, the balanced accuracy of
+# even a perfect judge is capped at ½·(1 + (1 − q)), printed above.  That is RAL's bet: once the
+# policy is right, references and answers become indistinguishable and the reward stops pushing.
 
 # %% [markdown]
 # ## Co-trained versus frozen judge
@@ -128,8 +138,9 @@ print(f"first round: D right {history[0]['d_right']:.2f}, wrong {history[0]['d_w
 # Now the real loop, twice, both from the warm start and from a copy of the judge just warmed up
 # (its `state_dict`), so the two runs differ only in whether the judge keeps learning: RAL
 # (updated every step, behind its gate) and the frozen-judge baseline of 002
-# (`reward.ral.frozen=true`).  Each is `Trainer(cfg, task=..., reward=...)`, 30 GRPO steps with a KL
-# term to the warm start (β = 0.1, as the repository's RAL recipes).  The logs hold, per step:
+# (`reward.ral.frozen=true`).  Each is `Trainer(cfg, task=..., reward=...)`, 30 GRPO steps at a
+# deliberately high learning rate (1e-3) with a KL term to the warm start (β = 0.1, as the
+# repository's RAL recipes).  The logs hold, per step:
 # `judge/accuracy`, `analysis/corr/judge_prob/correct` (the correlation above, computed by the
 # trainer outside the reward), `train/accuracy` (share of sampled answers that are right) and
 # `eval/accuracy` (greedy, held out).
@@ -145,13 +156,16 @@ for name, frozen in (("co-trained", "false"), ("frozen", "true")):
     runs[name] = read_metrics(f"{run_cfg.run_dir}/metrics.jsonl")
 
 fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
-for name, rows in runs.items():
+for (name, rows), colour in zip(runs.items(), ("tab:blue", "tab:orange")):
     steps = [r for r in rows if "judge/accuracy" in r]
-    axes[0].plot([r["step"] for r in steps], [r["judge/accuracy"] for r in steps], label=name)
-    axes[1].plot([r["step"] for r in steps], [r["analysis/corr/judge_prob/correct"] for r in steps], label=name)
-    axes[2].plot([r["step"] for r in steps], [r["train/accuracy"] for r in steps], label=f"{name}: train/accuracy")
     evals = [r for r in rows if "eval/accuracy" in r]
-    axes[2].plot([r["step"] for r in evals], [r["eval/accuracy"] for r in evals], "o--", label=f"{name}: eval/accuracy")
+    axes[0].plot([r["step"] for r in steps], [r["judge/accuracy"] for r in steps], color=colour, label=name)
+    axes[1].plot([r["step"] for r in steps], [r["analysis/corr/judge_prob/correct"] for r in steps], color=colour,
+                 label=name)
+    axes[2].plot([r["step"] for r in steps], [r["train/accuracy"] for r in steps], color=colour,
+                 label=f"{name}: train/accuracy")
+    axes[2].plot([r["step"] for r in evals], [r["eval/accuracy"] for r in evals], "o--", color=colour,
+                 label=f"{name}: eval/accuracy")
 axes[0].set(title="judge/accuracy", xlabel="RL step", ylim=(0, 1))
 axes[1].set(title="analysis/corr/judge_prob/correct", xlabel="RL step", ylim=(-0.3, 1))
 axes[2].set(title="policy correctness (hidden verifier, logging only)", xlabel="RL step", ylim=(0, 1))
@@ -160,13 +174,30 @@ for ax in axes:
 plt.show()
 for name, rows in runs.items():
     steps = [r for r in rows if "judge/accuracy" in r]
+    corr = [r["analysis/corr/judge_prob/correct"] for r in steps]
     print(f"{name:<11} judge/accuracy {steps[0]['judge/accuracy']:.2f} -> {steps[-1]['judge/accuracy']:.2f}   "
-          f"corr {steps[0]['analysis/corr/judge_prob/correct']:.2f} -> {steps[-1]['analysis/corr/judge_prob/correct']:.2f}   "
+          f"corr {corr[0]:.2f} -> {corr[-1]:.2f}   "
           f"train/accuracy {steps[0]['train/accuracy']:.2f} -> {steps[-1]['train/accuracy']:.2f}   "
           f"eval/accuracy {rows[0]['eval/accuracy']:.2f} -> {rows[-1]['eval/accuracy']:.2f}")
 
 # %% [markdown]
-# RESULTS-TEXT
+# What this tiny run shows, and what it does not:
+#
+# - **The frozen judge is exploited.**  Its accuracy drifts down toward ½ and below: the policy
+#   learns to write answers the frozen judge rates as reference-like as the references themselves.
+#   A fixed learned reward is a target the policy can walk around, as the lazy verifier of notebook
+#   1 was.  The co-trained judge keeps up — its accuracy stays above the frozen one's, and its score
+#   keeps more of its correlation with correctness — because every step it learns from the
+#   policy's newest answers.
+# - **Neither run teaches multiplication here.**  Policy correctness falls in both: 30 steps at a
+#   high learning rate against a 0.1M-parameter judge whose reward correlates with correctness only
+#   ~0.5 at the start, and whose correlation the moving policy erodes.  This is one seed on 61
+#   prompts; nothing here is evidence for or against RAL at scale.
+# - The repository's CPU benchmark (`benchmarks/ral_vs_rlvr.py`, 2-digit products, 200 steps, a
+#   1,000-update judge warm-up, 5 seeds) is where the comparison is made properly:
+#   `benchmarks/results/ral_vs_rlvr.md` reports held-out gains over the warm start of +3.2 ± 2.5
+#   points for RAL against +6.8 ± 3.5 for RLVR (mean ± std over the 5 seeds), and −1.5 for the
+#   frozen judge (one seed).
 
 # %%
 print(f"wall time of this notebook: {time.perf_counter() - notebook_start:.1f} s")
