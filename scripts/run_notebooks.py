@@ -77,13 +77,15 @@ def main(argv: list[str] | None = None) -> None:
     given = argv if argv is not None else sys.argv[1:]
     command = shlex.join([".venv/bin/python", "scripts/run_notebooks.py", *given])
     lines = [f"`{command}`", "", "Wall time of each teaching notebook, kernel start to last cell, executed as "
-             "`tests/test_notebooks.py` does (one intra-op thread, offline, fresh working directory).", "",
-             "| notebook | wall time (s) |", "| --- | ---: |"]
+             "`tests/test_notebooks.py` does (one intra-op thread, offline, fresh working directory), and the "
+             f"machine's 1-minute load average when it started ({os.cpu_count()} CPUs; other jobs share them).", "",
+             "| notebook | wall time (s) | load average at start |", "| --- | ---: | ---: |"]
     for path in paths:
+        load = os.getloadavg()[0]
         with tempfile.TemporaryDirectory(prefix="rewardzoo-notebook-") as workdir:
             _, seconds = run_notebook(path, Path(workdir))
         print(f"{path.name}: {seconds:.1f} s", flush=True)
-        lines.append(f"| `{path.name}` | {seconds:.1f} |")
+        lines.append(f"| `{path.name}` | {seconds:.1f} | {load:.1f} |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out}")
