@@ -62,7 +62,7 @@ class RLVRConfig:
 
     verifier: str = "task"
     """'task' = the task's exact verifier on the parsed answer; or a name from VERIFIERS: exact,
-    last_number, tagged, contains (hackable on purpose), math_verify."""
+    last_number, tagged, contains (hackable on purpose), every_number, math_verify."""
     apply_to: str = "answer"
     """What a named verifier reads: 'answer' (the task-parsed answer) or 'completion' (the whole
     text, e.g. to study the contains hack).  Must be 'answer' with verifier='task'."""

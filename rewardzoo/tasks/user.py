@@ -5,7 +5,7 @@ demonstration completion for SFT and VARL (default: the reference written in the
 format) and extra columns passed on as ``meta``.  The final answer of a completion is read by the
 task's ``answer_format`` (:func:`~rewardzoo.tasks.base.extract_answer`) and scored by one verifier
 of :mod:`rewardzoo.tasks.checks.verifiers` (``exact``, ``last_number``, ``tagged``, ``contains``,
-``math_verify``) as ``verifier(answer, reference)``; held-out ``accuracy`` is the share of rows
+``every_number``, ``math_verify``) as ``verifier(answer, reference)``; held-out ``accuracy`` is the share of rows
 that verifier scores 1.
 
 Where the rows come from (``path``): a ``.jsonl``/``.json``, ``.csv`` or ``.parquet`` file (read by
@@ -66,8 +66,8 @@ class UserTaskConfig:
     meta_columns: list[str] = field(default_factory=list)
     """Columns passed on to rewards and metrics as each example's ``meta``."""
     verifier: str = "exact"
-    """Verifier applied as verifier(answer, reference): exact, last_number, tagged, contains or math_verify
-    (rewardzoo.tasks.checks.verifiers)."""
+    """Verifier applied as verifier(answer, reference): exact, last_number, tagged, contains, every_number or
+    math_verify (rewardzoo.tasks.checks.verifiers)."""
     answer_format: str = "plain"
     """'plain' (the whole completion is the answer) or 'tags' (the last <answer>…</answer>)."""
     n_train: int = 0

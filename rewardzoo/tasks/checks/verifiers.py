@@ -10,6 +10,8 @@ On 003's eight candidates (gold "1/2") the first four reproduce 003's printed ta
     tagged       Fraction(text in <answer>…</answer>) == Fraction(gold)  a format check and a value check
     contains     gold is a substring of pred                         HACKABLE ON PURPOSE: listing every
                                                                      plausible answer passes (003)
+    every_number every number-looking token has gold's value         003's "try it yourself": catches a
+                                                                     list of distinct candidates
     math_verify  the math-verify package: LaTeX, \\boxed{}, symbolic and numeric equality
 
 Departures from the seed:
@@ -26,7 +28,10 @@ Departures from the seed:
      number tokens and ``tagged`` scores 0 on a tag holding any non-ASCII character.  ``math_verify``
      follows math-verify's own parser (which reads only ASCII digits as numbers; tested).
   5. Work is bounded on hostile lengths: ``last_number`` and ``tagged`` compare values only for
-     texts of at most :data:`MAX_NUMBER_CHARS` characters.
+     texts of at most :data:`MAX_NUMBER_CHARS` characters, and ``every_number`` scores 0 on a
+     ``pred`` longer than that.
+  6. ``every_number`` is ours: 003 asks the reader to write the verifier that catches "The options
+     are 1/2, 1/3 and 1/4." without breaking the ``<answer>`` row; this is our answer to it.
 
 ``math_verify`` uses math-verify's own time limits, which are SIGALRM-based and only work in the
 main thread; called from any other thread it runs in a helper process (started on first use, whose
@@ -110,6 +115,24 @@ def contains(pred: str, gold: str) -> float:
     """1.0 when ``gold`` appears anywhere in ``pred`` — the lazy verifier 003 warns about, kept for
     reward-hacking studies: "1/2 1/3 1/4" passes for gold "1/2"."""
     return float(gold in pred)
+
+
+def every_number(pred: str, gold: str) -> float:
+    """1.0 when ``pred`` holds at least one number-looking token and *every* one has the value of ``gold``.
+
+    A list of distinct candidates fails wherever the gold sits in it — the hack that ``contains``
+    rewards — while a lone answer in any spelling, tags or prose around it passes.  The price of
+    that strictness: any other number in the text (a worked step, a unit count) fails it too, so
+    apply it to the parsed final answer, not to a reasoning trace.
+
+    >>> every_number("The options are 1/2, 1/3 and 1/4.", "1/2"), every_number("<answer>2/4</answer>", "1/2")
+    (0.0, 1.0)
+    """
+    target = _value(gold)
+    if target is None or len(pred) > MAX_NUMBER_CHARS:
+        return 0.0
+    hits = _NUMBER.findall(pred)
+    return float(bool(hits) and all(_value(hit) == target for hit in hits))
 
 
 def math_verify(pred: str, gold: str) -> float:
@@ -207,11 +230,26 @@ def _serve_math_verify() -> None:
 
 _WORKER = _MathVerifyWorker()
 
+SEED_003_GOLD = "1/2"
+"""The gold answer of seed 003's worked example."""
+SEED_003_CANDIDATES = (
+    "1/2",
+    "The answer is 1/2.",
+    "0.5",
+    "<answer>1/2</answer>",
+    "2/4",
+    "1/2 (but I am not sure)",
+    "one half",
+    "1/2 1/2 1/2 1/2 1/2 1/2 1/2 1/2",
+)
+"""Seed 003's eight model outputs, in 003's order (``scripts/verifier_table.py`` and notebook 01 score them)."""
+
 VERIFIERS = {
     "exact": exact,
     "last_number": last_number,
     "tagged": tagged,
     "contains": contains,
+    "every_number": every_number,
     "math_verify": math_verify,
 }
 """Verifier names a config may use (``reward.rlvr.verifier``) → function."""
