@@ -42,7 +42,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException, ValidationError
 
 from rewardzoo.core.advantages import ADVANTAGE_TYPES
-from rewardzoo.core.engines import SamplingConfig
+from rewardzoo.core.engines import SamplingConfig, check_vllm_setup
 from rewardzoo.core.loss import KL_ESTIMATORS, LOSS_TYPES
 from rewardzoo.core.models import ModelConfig
 
@@ -255,7 +255,8 @@ class CoreConfig:
     def validate(self) -> None:
         """Check the run's own fields, every core section (as :class:`ConfigError` naming the key), and
         the settings that span sections: the batch over processes (``WORLD_SIZE``, as set by
-        ``accelerate launch``/``torchrun``) and the prompts per generation call."""
+        ``accelerate launch``/``torchrun``), the prompts per generation call, and whether the vLLM
+        engine, when asked for, can run this policy."""
         check_ranges(self, "")
         for name in ("model", "grpo", "sampling", "sft", "eval", "logging"):
             check_section(getattr(self, name), name)
@@ -264,6 +265,11 @@ class CoreConfig:
                               "run_dir, overwrite deletes it; set one of them")
         world = int(os.environ.get("WORLD_SIZE", "1") or 1)
         prompts_per_process(self.grpo, world)
+        if self.sampling.engine == "vllm":
+            try:
+                check_vllm_setup(self.model, world)
+            except ValueError as err:
+                raise ConfigError(str(err)) from err
 
 
 def prompts_per_process(grpo: GRPOConfig, world: int) -> tuple[int, int]:

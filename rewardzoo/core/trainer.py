@@ -4,7 +4,8 @@
     out           = self.score(rollouts)                       # reward.score (checked finite)
     learned       = self.reward.update(rollouts, out)          # learned rewards learn HERE
     adv           = compute_advantages(out.rewards, group_ids) # group-normalised advantages
-    stats         = self.policy_step(gen, adv)                 # clipped surrogate, μ optimiser steps
+    stats         = self.policy_step(gen, adv)                 # clipped surrogate, μ optimiser steps,
+                                                               # engine.sync_weights(policy)
 
 Distributed (``accelerate``): every process generates its share of the step's prompts, the texts
 are gathered so that *every* process scores and updates the reward on the same global batch (so
@@ -34,7 +35,7 @@ from rewardzoo.core.advantages import compute_advantages, group_mean_std
 from rewardzoo.core.checkpoint import (check_run_dir, checkpoint_state, checkpoints, clear_run_dir, load_checkpoint,
                                        new_run_id, save_checkpoint)
 from rewardzoo.core.config import CoreConfig, as_dict, prompts_per_process, resolved_run_dir, to_yaml
-from rewardzoo.core.engines import HFEngine
+from rewardzoo.core.engines import make_engine
 from rewardzoo.core.logger import MetricLogger
 from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows
 from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
@@ -86,7 +87,7 @@ class Trainer:
         torch.manual_seed(derive_seed(cfg.seed, "init"))
         self.policy, self.tokenizer = load_policy(cfg.model, init_dir, seed=cfg.seed)
         self.policy.to(self.acc.device)
-        self.engine = HFEngine(self.policy, self.tokenizer, cfg.sampling)
+        self.engine = make_engine(self.policy, self.tokenizer, cfg.sampling)
         self.ref = ReferencePolicy(self.policy) if g.beta > 0 else None
         params = [p for _, p in trainable_parameters(self.policy)]
         optimizer = torch.optim.AdamW(params, lr=g.lr, betas=tuple(g.adam_betas), weight_decay=g.weight_decay)
@@ -216,7 +217,8 @@ class Trainer:
     def policy_step(self, gen: Generation, adv: torch.Tensor) -> dict[str, float]:
         """μ optimiser steps of the clipped surrogate on this process's rows: pack micro-batches,
         fix the old and reference log-probs, then per iteration one accumulated loss and one
-        optimiser step; the log holds the first iteration's statistics."""
+        optimiser step, and push the new weights to the engine (a no-op for the hf engine, which
+        samples from the policy itself); the log holds the first iteration's statistics."""
         g = self.cfg.grpo
         batches, norm = self.micro_batches(gen)
         old = self.fixed_logprobs(batches) if g.num_iterations > 1 else None
@@ -226,6 +228,7 @@ class Trainer:
             sums = self.accumulate_loss(batches, adv, norm, old, ref, iteration=it)
             first = sums if first is None else first
             grad_norm = self.optimizer_step()
+        self.engine.sync_weights(self.policy)
         return self.policy_metrics(first, grad_norm, gen, norm)
 
     # ------------------------------------------------------------------ the policy step's parts
@@ -393,6 +396,7 @@ class Trainer:
         latest = checkpoints(self.run_dir)[-1]
         self.step = load_checkpoint(latest, policy=self.policy, optimizer=self.optimizer, scheduler=self.scheduler,
                                     reward=self.reward, accelerator=self.acc)
+        self.engine.sync_weights(self.policy)
         self.run_id = checkpoint_state(latest).get("run_id") or new_run_id()
         return True
 
