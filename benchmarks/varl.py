@@ -1,6 +1,6 @@
 """VARL and the g-transforms on the CPU presets: the reference-distribution study and the hacking study.
 
-    python benchmarks/varl.py refdist              # → benchmarks/results/varl_refdist.{md,csv,png}, varl_refdist_collapse.png
+    python benchmarks/varl.py refdist              # → benchmarks/results/varl_refdist.{md,csv,png} (+ _collapse.png)
     python benchmarks/varl.py hacking              # → benchmarks/results/varl_hacking.{md,csv,png}
     python benchmarks/varl.py refdist --seeds 0    # a quick single-seed look
 
@@ -108,8 +108,8 @@ def report_refdist(results: dict[str, list[dict]], command: str, seeds: list[int
     n_steps = max(max(r["curves"]["js"]) for runs in results.values() for r in runs)
     lines = [f"<!-- command: {command} -->", "",
              f"# The g-transforms on the reference-distribution task (seeds {', '.join(map(str, seeds))})", "",
-             f"`refdist`: 16 prompts, 4–8 answers each, p_ref known; tiny policy warm-started to be uniform over each "
-             f"answer set; {n_steps} GRPO steps. Divergences are exact (every answer scored with the policy, "
+             f"`refdist`: 16 prompts, 4–8 answers each, p_ref known; tiny policy warm-started to be uniform over "
+             f"each answer set; {n_steps} GRPO steps. Divergences are exact (every answer scored with the policy, "
              f"renormalised over the set); mean ± 95% t-interval over seeds (`rewardzoo.eval.mean_ci`).", "",
              "## Each g descends its divergence (co-trained judge)", "",
              "| reward | divergence it claims to descend | start | end | change (end − start) | falls? |",
@@ -120,17 +120,20 @@ def report_refdist(results: dict[str, list[dict]], command: str, seeds: list[int
         verdict = "yes (CI below 0)" if change.high < 0 else "no (CI includes 0)" if change.low <= 0 else "no: it rises"
         lines.append(f"| RAL g={g} | {label} (`eval/{key}`) | {fmt(mean_ci([first(r, key) for r in runs]))} | "
                      f"{fmt(mean_ci([last(r, key) for r in runs]))} | {fmt(change)} | {verdict} |")
-    lines += ["", "All divergences at the end (KL(p‖π) = `kl_ref_pi`, KL(π‖p) = `kl_pi_ref`, JS, Le Cam, outside mass):", "",
-              "| reward | KL(p ‖ π) | KL(π ‖ p) | JS | Le Cam | mass outside the set |", "| --- | --- | --- | --- | --- | --- |"]
+    lines += ["", "All divergences at the end:", "",
+              "| reward | KL(p ‖ π) | KL(π ‖ p) | JS | Le Cam | mass outside the set |",
+              "| --- | --- | --- | --- | --- | --- |"]
     for name, runs in results.items():
-        lines.append(f"| {name} | " + " | ".join(fmt(mean_ci([last(r, k) for r in runs]))
-                                                for k in ["kl_ref_pi", "kl_pi_ref", "js", "le_cam", "outside_mass"]) + " |")
-    target = results["RAL g=D"][0]["curves"]
+        cells = [fmt(mean_ci([last(r, k) for r in runs]))
+                 for k in ["kl_ref_pi", "kl_pi_ref", "js", "le_cam", "outside_mass"]]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    co = results["RAL g=D"]
+    target = co[0]["curves"]
     lines += ["", "## Frozen judge: collapse; co-trained: matching", "",
-              f"p_ref itself has top-answer share {first(results['RAL g=D'][0], 'ref_top_answer_share'):.3f} and entropy "
-              f"{first(results['RAL g=D'][0], 'ref_answer_entropy'):.3f} nats (means over prompts); the warm start "
-              f"{fmt(mean_ci([first(r, 'top_answer_share') for r in results['RAL g=D']]))} and "
-              f"{fmt(mean_ci([first(r, 'answer_entropy') for r in results['RAL g=D']]))}.", "",
+              f"p_ref itself has top-answer share {first(co[0], 'ref_top_answer_share'):.3f} and entropy "
+              f"{first(co[0], 'ref_answer_entropy'):.3f} nats (means over prompts); the warm start "
+              f"{fmt(mean_ci([first(r, 'top_answer_share') for r in co]))} and "
+              f"{fmt(mean_ci([first(r, 'answer_entropy') for r in co]))}.", "",
               "| reward | top-answer share, end | change | answer entropy, end | change | KL(p ‖ π), end |",
               "| --- | --- | --- | --- | --- | --- |"]
     for name, runs in results.items():
@@ -138,7 +141,7 @@ def report_refdist(results: dict[str, list[dict]], command: str, seeds: list[int
         for k in ["top_answer_share", "answer_entropy"]:
             cells += [fmt(mean_ci([last(r, k) for r in runs])), fmt(mean_ci([last(r, k) - first(r, k) for r in runs]))]
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {fmt(mean_ci([last(r, 'kl_ref_pi') for r in runs]))} |")
-    co, fr = results["RAL g=D"], results["RAL g=D, frozen judge"]
+    fr = results["RAL g=D, frozen judge"]
     for k in ["top_answer_share", "answer_entropy", "kl_ref_pi"]:
         a, b = mean_ci([last(r, k) for r in co]), mean_ci([last(r, k) for r in fr])
         lines.append(f"\n`{k}` at the end, co-trained {fmt(a)} vs frozen {fmt(b)}: "
@@ -155,7 +158,7 @@ def report_refdist(results: dict[str, list[dict]], command: str, seeds: list[int
     fig.savefig(RESULTS / "varl_refdist.png", dpi=120)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for ax, key in zip(axes, ["top_answer_share", "answer_entropy"]):
-        for name in ["RAL g=D", "RAL g=D, frozen judge", "VARL v≡1 (g=D)", "RLVR (null: every valid answer scores 1)"]:
+        for name in [n for n in results if not n.startswith("RAL g=") or n in ("RAL g=D", "RAL g=D, frozen judge")]:
             band(ax, results[name], key, name)
         ax.axhline(target[f"ref_{key}"][0], color="k", ls="--", lw=1, label="p_ref")
         ax.set_title(key)
@@ -181,23 +184,26 @@ def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int
     lines = [f"<!-- command: {command} -->", "",
              f"# VARL against reward hacking: the lazy `contains` proxy (seeds {', '.join(map(str, seeds))})", "",
              f"Hackable multiplication (2-digit × 1-digit, tiny policy, SFT warm start with `hedge_prob` 0.1), "
-             f"{n_steps} GRPO steps, group size 8, `grpo.advantage=dr_grpo` for all three; the proxy verifier passes any "
-             f"answer that contains the product. Held-out greedy completions on 200 prompts; mean ± 95% t-interval "
+             f"{n_steps} GRPO steps, group size 8, `grpo.advantage=dr_grpo` for all three; the proxy verifier "
+             f"passes any answer that contains the product. Held-out greedy completions on 200 prompts; "
+             f"mean ± 95% t-interval "
              f"over seeds; step 0 is the shared warm start.", "",
              "| method | `eval/hack_rate` start | end | strict `eval/accuracy` start | end | `eval/proxy_pass` end |",
              "| --- | --- | --- | --- | --- | --- |"]
     for name, runs in results.items():
-        lines.append(f"| {name} | {fmt(mean_ci([first(r, 'hack_rate') for r in runs]))} | "
-                     f"{fmt(mean_ci([last(r, 'hack_rate') for r in runs]))} | {fmt(mean_ci([first(r, 'accuracy') for r in runs]))} | "
-                     f"{fmt(mean_ci([last(r, 'accuracy') for r in runs]))} | {fmt(mean_ci([last(r, 'proxy_pass') for r in runs]))} |")
+        columns = [(first, "hack_rate"), (last, "hack_rate"), (first, "accuracy"), (last, "accuracy"),
+                   (last, "proxy_pass")]
+        cells = [fmt(mean_ci([at(r, k) for r in runs])) for at, k in columns]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += ["", "Paired differences at the last step against RLVR (bootstrap over seeds × held-out prompts, "
-              "`rewardzoo.eval.bootstrap_ci`):", "", "| method − RLVR | hack rate | strict accuracy | separated from 0? |",
-              "| --- | --- | --- | --- |"]
+              "`rewardzoo.eval.bootstrap_ci`):", "",
+              "| method − RLVR | hack rate | strict accuracy | separated from 0? |", "| --- | --- | --- | --- |"]
     base = results["RLVR"]
     for name, runs in results.items():
         if name == "RLVR":
             continue
-        diff = {metric: bootstrap_ci(lambda a, b: a.mean() - b.mean(), np.stack([eval_rows(r["dir"], row) for r in runs]),
+        diff = {metric: bootstrap_ci(lambda a, b: a.mean() - b.mean(),
+                                     np.stack([eval_rows(r["dir"], row) for r in runs]),
                                      np.stack([eval_rows(r["dir"], row) for r in base]))
                 for metric, row in [("hack_rate", "hack_rate"), ("accuracy", "correct")]}
         sep = ", ".join(f"{k}: {'yes' if d.low > 0 or d.high < 0 else 'no'}" for k, d in diff.items())

@@ -158,7 +158,8 @@ class PackedBatch:
         return PackedBatch(*(getattr(self, f.name).to(device) for f in fields(self)))
 
 
-def tokenize_completions(prompts: list[str], completions: list[str], tokenizer) -> tuple[list[list[int]], torch.Tensor, torch.Tensor]:
+def tokenize_completions(prompts: list[str], completions: list[str],
+                         tokenizer) -> tuple[list[list[int]], torch.Tensor, torch.Tensor]:
     """Prompt ids, right-padded completion ids (completion + EOS) and their mask, for :func:`pack_rows`.
 
     The prompt is tokenized as the engine tokenizes it (the tokenizer's own special tokens), the

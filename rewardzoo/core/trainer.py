@@ -38,8 +38,8 @@ from rewardzoo.core.logger import MetricLogger
 from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows, tokenize_completions
 from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
 from rewardzoo.core.models import ReferencePolicy, load_policy, trainable_parameters
-from rewardzoo.core.types import (Example, Generation, NonFiniteError, PolicyEvaluatingTask, Reward, RewardOutput, Rollouts,
-                                  TaskProtocol, check_reward, derive_seed)
+from rewardzoo.core.types import (Example, Generation, NonFiniteError, PolicyEvaluatingTask, Reward, RewardOutput,
+                                  Rollouts, TaskProtocol, check_reward, derive_seed)
 from rewardzoo.eval import batch_analysis
 
 

@@ -6,7 +6,7 @@ arXiv 2607.01181; SPEC §4.3 is the contract, there is no seed file).
     D(x, φ)   = P(φ is a demonstration's for prompt x)                  judge input: prompt + φ only
     r(x, y)   = v · g(D(x, φ(y)))           combine: multiply (default)  — v = 0 gives exactly 0
               = v + λ · g(D(x, φ(y)))       combine: add                 (the additive ablation)
-    L(D)      = ½·E_pos[−log D] + ½·E_neg[−log(1 − D)]                  class-balanced BCE, one step per update
+    L(D)      = ½·E_pos[−log D] + ½·E_neg[−log(1 − D)]       class-balanced BCE, one step per update
     pos       = one demonstration φ per prompt of the batch: its reference answer (answer features)
                 or a demonstration text of the prompt (completion features)
     neg       = ⌈n/2⌉ from a FIFO buffer of recent verifier-PASSING outputs
@@ -189,8 +189,8 @@ class VARL:
 
     def score(self, batch: Rollouts) -> RewardOutput:
         """v of every row, D on every row with features (whatever v says), and r = v·g(D) or v + λ·g(D)."""
-        v = torch.tensor([float(self.verifier(a, r, m)) for a, r, m in zip(batch.answers, batch.references, batch.meta)],
-                         dtype=torch.float32)  # [N]
+        rows_in = zip(batch.answers, batch.references, batch.meta)
+        v = torch.tensor([float(self.verifier(a, r, m)) for a, r, m in rows_in], dtype=torch.float32)  # [N]
         phi = self.features(batch)
         rows = [i for i, f in enumerate(phi) if f is not None]
         z = self.discriminator.logit_reference([batch.prompts[i] for i in rows], [phi[i] for i in rows])  # [n_feat]
@@ -212,7 +212,8 @@ class VARL:
         return RewardOutput(rewards=rewards, components={"verifier": v, "disc_prob": d}, metrics=metrics)
 
     def positives(self, batch: Rollouts) -> list[Pair]:
-        """One (prompt, demonstration φ) pair per group: the reference answer, or a demonstration text of the prompt."""
+        """One (prompt, demonstration φ) pair per group: the reference answer, or a demonstration text of
+        the prompt."""
         if self.cfg.features == "answer":
             return reference_pairs(batch)
         seen: set[int] = set()
@@ -237,7 +238,8 @@ class VARL:
         self.updates += 1
         phi = self.features(batch)
         passing = out.components["verifier"] >= 1.0  # [N]
-        fresh: list[Pair] = [(batch.prompts[i], phi[i]) for i in passing.nonzero().flatten().tolist() if phi[i] is not None]
+        rows = passing.nonzero().flatten().tolist()
+        fresh: list[Pair] = [(batch.prompts[i], phi[i]) for i in rows if phi[i] is not None]
         self.fifo.add(fresh)
         self.reservoir.add(fresh)
         positives = self.positives(batch)
@@ -261,7 +263,8 @@ class VARL:
         return metrics
 
     def state_dict(self) -> dict:
-        """Discriminator (+ optimizer), both buffers (+ generators), the demonstration generator and the update count."""
+        """Discriminator (+ optimizer), both buffers (+ generators), the demonstration generator and the
+        update count."""
         return {"discriminator": self.discriminator.state_dict(), "fifo": self.fifo.state_dict(),
                 "reservoir": self.reservoir.state_dict(), "generator": self.generator.get_state(),
                 "updates": self.updates}

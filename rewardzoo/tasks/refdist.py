@@ -105,8 +105,8 @@ class RefDistConfig:
             raise ValueError(f"min_answers and max_answers must satisfy 2 <= min_answers <= max_answers <= 16; "
                              f"got {self.min_answers}, {self.max_answers}")
         if self.copies < self.max_answers:
-            raise ValueError(f"copies must be >= max_answers ({self.max_answers}) so every answer keeps p_ref >= 1/copies; "
-                             f"got {self.copies}")
+            raise ValueError(f"copies must be >= max_answers ({self.max_answers}) so every answer keeps "
+                             f"p_ref >= 1/copies; got {self.copies}")
         if not self.sharpness or any(not 0 <= s < float("inf") for s in self.sharpness):
             raise ValueError(f"sharpness must be a nonempty list of finite numbers >= 0; got {list(self.sharpness)}")
         if self.demonstrations not in ("uniform", "reference"):
@@ -209,7 +209,8 @@ class RefDist(Task):
         start = 0
         for e in examples:
             k = len(e.meta["answers"])
-            for key, value in answer_distribution_metrics(torch.tensor(e.meta["p_ref"]), logp[start : start + k]).items():
+            metrics = answer_distribution_metrics(torch.tensor(e.meta["p_ref"]), logp[start : start + k])
+            for key, value in metrics.items():
                 rows[key] = rows.get(key, 0.0) + value / len(examples)
             start += k
         return rows

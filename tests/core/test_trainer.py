@@ -218,10 +218,11 @@ def test_resume_continues_exactly_with_a_learned_varl_reward(fast_config, tmp_pa
     """A real VARL on refdist after a short warm start: 4 steps straight == 2 steps, then resume=true for
     the last 2 — bitwise-equal policy, discriminator (weights and AdamW moments), FIFO and reservoir
     buffers (items and generators) and counters."""
-    varl = ["task.name=refdist", "reward.name=varl", "task.refdist.n_prompts=4", "task.refdist.copies=16", "sft.enabled=true",
-            "sft.steps=40", "sft.batch_size=32", "sft.lr=1e-2", "sft.warmup_steps=2", "sft.n_examples=0",
-            "sft.disjoint_rl_prompts=false", "sampling.temperature=0.5", "reward.varl.warmup_steps=1", "reward.varl.fifo_capacity=8",
-            "reward.varl.reservoir_capacity=12", "reward.varl.negatives=6", "checkpoint_every=2",
+    varl = ["task.name=refdist", "reward.name=varl", "task.refdist.n_prompts=4", "task.refdist.copies=16",
+            "sft.enabled=true", "sft.steps=40", "sft.batch_size=32", "sft.lr=1e-2", "sft.warmup_steps=2",
+            "sft.n_examples=0", "sft.disjoint_rl_prompts=false", "sampling.temperature=0.5",
+            "reward.varl.warmup_steps=1", "reward.varl.fifo_capacity=8", "reward.varl.reservoir_capacity=12",
+            "reward.varl.negatives=6", "checkpoint_every=2",
             *[f"reward.varl.discriminator.tiny.{k}" for k in ("hidden_size=32", "intermediate_size=64", "num_layers=1")]]
     straight = make_recipe_trainer(fast_config(*varl, "steps=4", f"run_dir={tmp_path / 'a'}"))
     straight.train()
@@ -232,8 +233,9 @@ def test_resume_continues_exactly_with_a_learned_varl_reward(fast_config, tmp_pa
     assert all(torch.equal(a[n], b[n]) for n in a)
     ra, rb = straight.reward, resumed.reward
     assert ra.updates == rb.updates == 1 + 4
-    assert all(torch.equal(x, y) for x, y in zip(ra.discriminator.model.parameters(), rb.discriminator.model.parameters()))
-    moments = [(sa, sb) for sa, sb in zip(ra.discriminator.optimizer.state.values(), rb.discriminator.optimizer.state.values())]
+    da, db = ra.discriminator, rb.discriminator
+    assert all(torch.equal(x, y) for x, y in zip(da.model.parameters(), db.model.parameters()))
+    moments = list(zip(da.optimizer.state.values(), db.optimizer.state.values()))
     assert moments and all(torch.equal(sa[k], sb[k]) for sa, sb in moments for k in sa)
     for buffer in ("fifo", "reservoir"):
         x, y = getattr(ra, buffer), getattr(rb, buffer)

@@ -3,9 +3,6 @@ of verifier-passing rows only, the transform warning, no path from the discrimin
 state round trip, recipes that are RLVR's twins."""
 
 import doctest
-import gc
-import math
-import types
 import warnings
 from pathlib import Path
 
@@ -210,33 +207,16 @@ def test_a_transform_without_affinity_or_bound_warns_once_under_the_gate(g, says
 
 
 # ---------------------------------------------------------------------- the verifier stays out of the discriminator
-def _reachable(root, target) -> bool:
-    """Whether ``target`` can be reached from ``root`` by object references (modules and classes not followed)."""
-    seen, stack = set(), [root]
-    while stack:
-        obj = stack.pop()
-        if obj is target:
-            return True
-        if id(obj) in seen or isinstance(obj, (types.ModuleType, type)):
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, types.FunctionType):
-            stack.extend([c.cell_contents for c in obj.__closure__ or ()] + list(obj.__defaults__ or ()))
-        else:
-            stack.extend(gc.get_referents(obj))
-    return False
-
-
-def test_the_discriminator_cannot_reach_the_task_or_its_verifier():
+def test_the_discriminator_cannot_reach_the_task_or_its_verifier(reachable):
+    shape = dict(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64)
     cfg = load_config(None, ["reward.name=varl", "sft.enabled=false",
-                             *[f"reward.varl.discriminator.tiny.{k}={v}" for k, v in
-                               dict(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64).items()]])
+                             *[f"reward.varl.discriminator.tiny.{k}={v}" for k, v in shape.items()]])
     task = build_task(cfg.task)
     reward = build_reward(cfg.reward, task, RewardContext(seed=0))
     assert isinstance(reward, VARL)
-    assert _reachable(reward, task)  # VARL itself holds the verifier: the check can fail
-    assert not _reachable(reward.discriminator, task)
-    assert not _reachable(reward.discriminator, task.verify.__func__)
+    assert reachable(reward, task)  # VARL itself holds the verifier: the check can fail
+    assert not reachable(reward.discriminator, task)
+    assert not reachable(reward.discriminator, task.verify.__func__)
 
 
 def test_the_discriminator_sees_the_verifier_only_through_which_rows_become_negatives():
@@ -250,13 +230,14 @@ def test_the_discriminator_sees_the_verifier_only_through_which_rows_become_nega
         scored, trained = [], []
         real_score, real_train = reward.discriminator.logit_reference, reward.discriminator.train_step
         reward.discriminator.logit_reference = lambda p, a: scored.append((list(p), list(a))) or real_score(p, a)
-        reward.discriminator.train_step = lambda pos, neg: trained.append((list(pos), list(neg))) or real_train(pos, neg)
+        reward.discriminator.train_step = lambda pos, neg: trained.append((pos, neg)) or real_train(pos, neg)
         b = batch(answers=["36", "35", None, "84", "81", "48"])
         reward.update(b, reward.score(b))
         calls[name] = (scored[0], trained[0])
     assert calls["all"][0] == calls["even"][0]  # the same inputs scored, whatever v says
     assert calls["all"][1][0] == calls["even"][1][0]  # the same positives
-    assert set(calls["all"][1][1]) == {("12*3=", "36"), ("12*3=", "35"), ("21*4=", "84"), ("21*4=", "81"), ("21*4=", "48")}
+    assert set(calls["all"][1][1]) == {("12*3=", "36"), ("12*3=", "35"), ("21*4=", "84"), ("21*4=", "81"),
+                                       ("21*4=", "48")}
     assert set(calls["even"][1][1]) == {("12*3=", "36"), ("21*4=", "84"), ("21*4=", "48")}
 
 

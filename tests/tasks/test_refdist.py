@@ -67,7 +67,8 @@ def test_answer_sets_and_shapes_of_p_ref():
         assert 4 <= len(answers) <= 8 and len(set(answers)) == len(answers)
         assert all(a.isalpha() and a.islower() for a in answers)
         assert math.isclose(sum(p), 1.0) and min(p) >= 1 / 64
-    entropy = {e.prompt: -sum(q * math.log(q) for q in e.meta["p_ref"]) / math.log(len(e.meta["p_ref"])) for e in TASK.eval}
+    entropy = {e.prompt: -sum(q * math.log(q) for q in e.meta["p_ref"]) / math.log(len(e.meta["p_ref"]))
+               for e in TASK.eval}
     assert min(entropy.values()) < 0.75 and max(entropy.values()) > 0.95  # some peaked, some near-uniform
     assert [e.meta for e in RefDist().eval] == [e.meta for e in TASK.eval]  # reproducible
     assert [e.meta for e in RefDist(RefDistConfig(data_seed=1)).eval] != [e.meta for e in TASK.eval]
@@ -109,7 +110,8 @@ def test_answer_distribution_metrics_by_hand():
     m = answer_distribution_metrics(torch.tensor([0.75, 0.25]), torch.tensor([0.3, 0.3]).log())
     kl_pm = 0.75 * math.log(0.75 / 0.625) + 0.25 * math.log(0.25 / 0.375)
     kl_qm = 0.5 * math.log(0.5 / 0.625) + 0.5 * math.log(0.5 / 0.375)
-    expected = {"kl_ref_pi": 0.75 * math.log(1.5) + 0.25 * math.log(0.5), "kl_pi_ref": 0.5 * math.log(2 / 3) + 0.5 * math.log(2),
+    expected = {"kl_ref_pi": 0.75 * math.log(1.5) + 0.25 * math.log(0.5),
+                "kl_pi_ref": 0.5 * math.log(2 / 3) + 0.5 * math.log(2),
                 "le_cam": 1 / 15, "kl_ref_mix": kl_pm, "js": 0.5 * kl_pm + 0.5 * kl_qm,
                 "kl_mix_ref": 0.625 * math.log(0.625 / 0.75) + 0.375 * math.log(0.375 / 0.25),
                 "outside_mass": 0.4, "top_answer_share": 0.5, "answer_entropy": math.log(2),
