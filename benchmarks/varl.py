@@ -4,9 +4,9 @@
     python benchmarks/varl.py hacking              # → benchmarks/results/varl_hacking.{md,csv,png}
     python benchmarks/varl.py refdist --seeds 0    # a quick single-seed look
 
-Every run is the library's own command, ``rewardzoo train <recipe> seed=S run_dir=... <overrides>``, one
-after the other (run the script under ``/work/bin/cpujob`` or on an idle machine).  Finished runs under
-``--out`` are reused, so a second call only writes the reports.
+Every run is the library's own command, ``rewardzoo train <recipe> seed=S run_dir=... <overrides>``, run by
+:func:`rewardzoo.sweep.run_sweep` (``--jobs`` processes at a time, SFT warm starts first).  Finished runs
+under ``--out`` are reused, so a second call only writes the reports.
 
 **refdist** (``algorithms/ral_refdist.yaml`` and its overrides): RAL with each of the four g-transforms and
 a co-trained judge, RAL with a frozen judge (g = D), VARL with v ≡ 1 and the RLVR null baseline.  For each
@@ -33,9 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ral_vs_rlvr import RESULTS, finished, rewardzoo  # the CLI runner and the finished-run check
-from rewardzoo.core.logger import read_metrics
 from rewardzoo.eval import Estimate, bootstrap_ci, mean_ci
+from rewardzoo.sweep import RunSpec, eval_rows, run_sweep
+
+RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 
 CLAIMED = {"D": ("kl_ref_mix", "KL(p ‖ m)"), "neg_log_one_minus_D": ("js", "2·JS(p, π)"),
            "log_D": ("kl_mix_ref", "2·KL(m ‖ p)"), "logit": ("kl_pi_ref", "KL(π ‖ p)")}
@@ -57,21 +58,18 @@ REFDIST_KEYS = ["kl_ref_pi", "kl_pi_ref", "js", "le_cam", "kl_ref_mix", "kl_mix_
 HACKING_KEYS = ["hack_rate", "accuracy", "proxy_pass", "format_rate"]
 
 
-def run(name: str, recipe: str, overrides: list[str], seed: int, out: Path) -> Path:
-    """One training run (reused when finished); returns its run directory."""
-    run_dir = out / f"{re.sub(r'[^A-Za-z0-9]+', '_', name).strip('_')}-seed{seed}"
-    if not finished(run_dir):
-        print(f"[varl] {name}, seed {seed} → {run_dir}", file=sys.stderr, flush=True)
-        rewardzoo("train", f"algorithms/{recipe}.yaml", f"seed={seed}", f"run_dir={run_dir}",
-                  f"sft.cache_dir={out / 'sft-cache'}", "logging.progress=false", "logging.tensorboard=false",
-                  "checkpoint_every=0", *overrides)
-    return run_dir
+def spec(name: str, recipe: str, overrides: list[str], seed: int, out: Path) -> RunSpec:
+    """One run of a study: the recipe at ``seed`` with the study's overrides, in its own directory."""
+    slug = re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
+    return RunSpec(f"{name}/seed{seed}", f"algorithms/{recipe}.yaml", out / f"{slug}-seed{seed}",
+                   (f"seed={seed}", f"sft.cache_dir={out / 'sft-cache'}", "logging.tensorboard=false",
+                    "checkpoint_every=0", *overrides))
 
 
-def curves(run_dir: Path, keys: list[str]) -> dict[str, dict[int, float]]:
+def curves(rows: list[dict], keys: list[str]) -> dict[str, dict[int, float]]:
     """{key: {step: value}} of a run's ``eval/<key>`` metrics."""
-    rows = [r for r in read_metrics(run_dir / "metrics.jsonl") if "eval/accuracy" in r]
-    return {k: {r["step"]: r[f"eval/{k}"] for r in rows} for k in keys}
+    evals = [r for r in rows if "eval/accuracy" in r]
+    return {k: {r["step"]: r[f"eval/{k}"] for r in evals} for k in keys}
 
 
 def fmt(e: Estimate, digits: int = 3) -> str:
@@ -169,9 +167,10 @@ def report_refdist(results: dict[str, list[dict]], command: str, seeds: list[int
     return lines
 
 
-def eval_rows(run_dir: Path, key: str) -> np.ndarray:
+def last_rows(run_dir: Path, key: str) -> np.ndarray:
     """[E] per-example ``key`` of the run's last held-out evaluation."""
-    return np.array(read_metrics(run_dir / "eval_rows.jsonl")[-1]["rows"][key])
+    rows = eval_rows(run_dir)
+    return np.array(rows[max(rows)][key])
 
 
 def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int]) -> list[str]:
@@ -203,8 +202,8 @@ def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int
         if name == "RLVR":
             continue
         diff = {metric: bootstrap_ci(lambda a, b: a.mean() - b.mean(),
-                                     np.stack([eval_rows(r["dir"], row) for r in runs]),
-                                     np.stack([eval_rows(r["dir"], row) for r in base]))
+                                     np.stack([last_rows(r["dir"], row) for r in runs]),
+                                     np.stack([last_rows(r["dir"], row) for r in base]))
                 for metric, row in [("hack_rate", "hack_rate"), ("accuracy", "correct")]}
         sep = ", ".join(f"{k}: {'yes' if d.low > 0 or d.high < 0 else 'no'}" for k, d in diff.items())
         lines.append(f"| {name} | {fmt(diff['hack_rate'])} | {fmt(diff['accuracy'])} | {sep} |")
@@ -227,17 +226,19 @@ def main() -> int:
     parser.add_argument("study", choices=sorted(STUDIES))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--out", default="/tmp/rewardzoo-varl")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at a time (one thread each)")
     args = parser.parse_args()
     import matplotlib
 
     matplotlib.use("Agg")
     out = Path(args.out)
     keys = REFDIST_KEYS if args.study == "refdist" else HACKING_KEYS
+    specs = {(name, seed): spec(name, recipe, overrides, seed, out)
+             for seed in args.seeds for name, (recipe, overrides) in STUDIES[args.study].items()}
+    done = run_sweep(list(specs.values()), jobs=args.jobs, desc=f"varl {args.study}")
     results: dict[str, list[dict]] = {}
-    for seed in args.seeds:  # seed-major: every method of a seed shares its warm start
-        for name, (recipe, overrides) in STUDIES[args.study].items():
-            run_dir = run(name, recipe, overrides, seed, out)
-            results.setdefault(name, []).append({"seed": seed, "dir": run_dir, "curves": curves(run_dir, keys)})
+    for (name, seed), s in specs.items():
+        results.setdefault(name, []).append({"seed": seed, "dir": s.run_dir, "curves": curves(done[s.name].rows, keys)})
     RESULTS.mkdir(parents=True, exist_ok=True)
     command = shlex.join(["python", "benchmarks/varl.py", *sys.argv[1:]])
     report = report_refdist if args.study == "refdist" else report_hacking
