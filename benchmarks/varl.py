@@ -3,13 +3,14 @@
     python benchmarks/varl.py refdist              # → benchmarks/results/varl_refdist.{md,csv,png} (+ _collapse.png)
     python benchmarks/varl.py hacking              # → benchmarks/results/varl_hacking.{md,csv,png}
     python benchmarks/varl.py refdist --seeds 0    # a quick single-seed look
+    python benchmarks/varl.py hacking --set steps=2 --out /tmp/smoke   # any key=value added to every run
 
 Every run is the library's own command, ``rewardzoo train <recipe> seed=S run_dir=... <overrides>``, run by
 :func:`rewardzoo.sweep.run_sweep` (``--jobs`` processes at a time, SFT warm starts first).  Finished runs
 under ``--out`` are reused, so a second call only writes the reports.
 
 **refdist** (``algorithms/ral_refdist.yaml`` and its overrides): RAL with each of the four g-transforms and
-a co-trained judge, RAL with a frozen judge (g = D), VARL with v ≡ 1 and the RLVR null baseline.  For each
+a co-trained judge, and RAL with a frozen judge (g = D).  For each
 g the divergence its frozen-D* gradient descends (rewards/transforms.py) is read from the exact
 ``eval/…`` metrics at the first and last evaluation; the change is a t-interval over seeds
 (:func:`rewardzoo.eval.mean_ci`).  Collapse is read from ``eval/top_answer_share`` and
@@ -40,17 +41,16 @@ RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 
 CLAIMED = {"D": ("kl_ref_mix", "KL(p ‖ m)"), "neg_log_one_minus_D": ("js", "2·JS(p, π)"),
            "log_D": ("kl_mix_ref", "2·KL(m ‖ p)"), "logit": ("kl_pi_ref", "KL(π ‖ p)")}
+HALF_BATCH = ["grpo.batch_size=128", "grpo.micro_batch_size=128"]
 STUDIES = {
     "refdist": {
         **{f"RAL g={g}": ("ral_refdist", [f"reward.ral.g={g}"]) for g in CLAIMED},
         "RAL g=D, frozen judge": ("ral_refdist", ["reward.ral.frozen=true"]),
-        "VARL v≡1 (g=D)": ("varl_refdist", []),
-        "RLVR (null: every valid answer scores 1)": ("rlvr_refdist", []),
     },
-    "hacking": {
-        "RLVR": ("rlvr_hackable_multiplication", ["grpo.advantage=dr_grpo"]),
-        "VARL (r = v·D)": ("varl_hackable_multiplication", []),
-        "VARL additive (r = v + D)": ("varl_hackable_multiplication", ["reward.varl.combine=add"]),
+    "hacking": {  # all three at half the recipes' batch (16 prompts × 8 per step), for the CPU budget
+        "RLVR": ("rlvr_hackable_multiplication", ["grpo.advantage=dr_grpo", *HALF_BATCH]),
+        "VARL (r = v·D)": ("varl_hackable_multiplication", HALF_BATCH),
+        "VARL additive (r = v + D)": ("varl_hackable_multiplication", ["reward.varl.combine=add", *HALF_BATCH]),
     },
 }
 REFDIST_KEYS = ["kl_ref_pi", "kl_pi_ref", "js", "le_cam", "kl_ref_mix", "kl_mix_ref", "top_answer_share",
@@ -58,12 +58,12 @@ REFDIST_KEYS = ["kl_ref_pi", "kl_pi_ref", "js", "le_cam", "kl_ref_mix", "kl_mix_
 HACKING_KEYS = ["hack_rate", "accuracy", "proxy_pass", "format_rate"]
 
 
-def spec(name: str, recipe: str, overrides: list[str], seed: int, out: Path) -> RunSpec:
+def spec(name: str, recipe: str, overrides: list[str], seed: int, out: Path, extra: list[str]) -> RunSpec:
     """One run of a study: the recipe at ``seed`` with the study's overrides, in its own directory."""
     slug = re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
     return RunSpec(f"{name}/seed{seed}", f"algorithms/{recipe}.yaml", out / f"{slug}-seed{seed}",
                    (f"seed={seed}", f"sft.cache_dir={out / 'sft-cache'}", "logging.tensorboard=false",
-                    "checkpoint_every=0", *overrides))
+                    "checkpoint_every=0", *overrides, *extra))
 
 
 def curves(rows: list[dict], keys: list[str]) -> dict[str, dict[int, float]]:
@@ -156,7 +156,7 @@ def report_refdist(results: dict[str, list[dict]], command: str, seeds: list[int
     fig.savefig(RESULTS / "varl_refdist.png", dpi=120)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for ax, key in zip(axes, ["top_answer_share", "answer_entropy"]):
-        for name in [n for n in results if not n.startswith("RAL g=") or n in ("RAL g=D", "RAL g=D, frozen judge")]:
+        for name in ["RAL g=D", "RAL g=D, frozen judge"]:
             band(ax, results[name], key, name)
         ax.axhline(target[f"ref_{key}"][0], color="k", ls="--", lw=1, label="p_ref")
         ax.set_title(key)
@@ -183,7 +183,8 @@ def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int
     lines = [f"<!-- command: {command} -->", "",
              f"# VARL against reward hacking: the lazy `contains` proxy (seeds {', '.join(map(str, seeds))})", "",
              f"Hackable multiplication (2-digit × 1-digit, tiny policy, SFT warm start with `hedge_prob` 0.1), "
-             f"{n_steps} GRPO steps, group size 8, `grpo.advantage=dr_grpo` for all three; the proxy verifier "
+             f"{n_steps} GRPO steps of 16 prompts × 8 (`grpo.batch_size=128`, half the recipes' batch, for the CPU "
+             f"budget), `grpo.advantage=dr_grpo` for all three; the proxy verifier "
              f"passes any answer that contains the product. Held-out greedy completions on 200 prompts; "
              f"mean ± 95% t-interval "
              f"over seeds; step 0 is the shared warm start.", "",
@@ -227,13 +228,14 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--out", default="/tmp/rewardzoo-varl")
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time (one thread each)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="overrides added to every run")
     args = parser.parse_args()
     import matplotlib
 
     matplotlib.use("Agg")
     out = Path(args.out)
     keys = REFDIST_KEYS if args.study == "refdist" else HACKING_KEYS
-    specs = {(name, seed): spec(name, recipe, overrides, seed, out)
+    specs = {(name, seed): spec(name, recipe, overrides, seed, out, args.set)
              for seed in args.seeds for name, (recipe, overrides) in STUDIES[args.study].items()}
     done = run_sweep(list(specs.values()), jobs=args.jobs, desc=f"varl {args.study}")
     results: dict[str, list[dict]] = {}
