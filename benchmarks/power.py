@@ -17,6 +17,8 @@ and writes ``OUT/power.md``, ``OUT/power.csv`` and ``OUT/power.png`` (learning c
 95% band over seeds).  The first line of power.md is the command that wrote it.
 
     python benchmarks/power.py --presets multiplication countdown --seeds 0 1 2 3 4 --out benchmarks/results/power
+
+Run directories go under ``--runs`` (default ``runs/power``), results under ``--out``.
 """
 
 from __future__ import annotations
@@ -137,11 +139,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--presets", nargs="+", default=list(PRESETS), choices=list(PRESETS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/power"))
+    parser.add_argument("--runs", type=Path, default=Path("runs/power"), help="where the runs are (and are reused)")
     parser.add_argument("--jobs", type=int, default=2, help="runs in parallel (one thread each)")
     parser.add_argument("--override", nargs="*", default=[], help="key=value for every run (e.g. a shorter test)")
     args = parser.parse_args(argv)
     command = "python benchmarks/power.py " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
-    all_specs = {p: specs(p, args.seeds, args.out, args.override) for p in args.presets}
+    all_specs = {p: specs(p, args.seeds, args.runs, args.override) for p in args.presets}
     results = run_sweep([s for group in all_specs.values() for s in group], jobs=args.jobs, desc="power")
     summaries = [analyse(p, [results[s.name] for s in group]) for p, group in all_specs.items()]
     write(summaries, args.out, command)

@@ -51,9 +51,10 @@ class RunSpec:
     """``key=value`` overrides on top of the recipe (``run_dir`` is added by the sweep)."""
 
     def command(self, verb: str = "train") -> list[str]:
-        """The process the sweep starts for this spec."""
+        """The process the sweep starts for this spec (an unfinished run starts over: ``overwrite=true``)."""
+        fresh = ["overwrite=true"] if verb == "train" else []
         return [sys.executable, "-m", "rewardzoo.cli", verb, self.recipe, *self.overrides, f"run_dir={self.run_dir}",
-                "logging.progress=false"]
+                *fresh, "logging.progress=false"]
 
     def config(self) -> TrainConfig:
         """The resolved configuration of the run (validated: a bad spec fails before any work)."""

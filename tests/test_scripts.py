@@ -35,7 +35,7 @@ def test_power_script_sweeps_seeds_reuses_finished_runs_and_writes_the_table(tmp
     a second call finds both runs finished (``sweep_done.json``) and trains nothing."""
     monkeypatch.chdir(ROOT)
     script = runpy.run_path(str(ROOT / "benchmarks" / "power.py"))
-    args = ["--presets", "multiplication", "--seeds", "0", "1", "--out", str(tmp_path), "--override",
+    args = ["--presets", "multiplication", "--seeds", "0", "1", "--out", str(tmp_path), "--runs", str(tmp_path), "--override",
             *fast_overrides, "steps=2", "eval.every=1", "checkpoint_every=0"]
     assert script["main"](args) == 0
     text = (tmp_path / "power.md").read_text()

@@ -31,8 +31,9 @@ from accelerate.utils import gather_object
 from tqdm.auto import tqdm
 
 from rewardzoo.core.advantages import compute_advantages, group_mean_std
-from rewardzoo.core.checkpoint import checkpoints, load_checkpoint, save_checkpoint
-from rewardzoo.core.config import CoreConfig, as_dict, resolved_run_dir, to_yaml
+from rewardzoo.core.checkpoint import (check_run_dir, checkpoint_state, checkpoints, clear_run_dir, load_checkpoint,
+                                       new_run_id, save_checkpoint)
+from rewardzoo.core.config import CoreConfig, as_dict, prompts_per_process, resolved_run_dir, to_yaml
 from rewardzoo.core.engines import HFEngine
 from rewardzoo.core.logger import MetricLogger
 from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows, tokenize_completions
@@ -81,15 +82,7 @@ class Trainer:
         g = cfg.grpo
         self.group_size = g.group_size
         self.num_prompts = g.batch_size // g.group_size
-        world = self.acc.num_processes
-        if self.num_prompts % world:
-            raise ValueError(f"grpo.batch_size/group_size = {self.num_prompts} prompts per step cannot be split over "
-                             f"{world} processes; make it a multiple of {world}")
-        self.local_prompts = self.num_prompts // world
-        self.chunk_prompts = g.generation_chunk_prompts or self.local_prompts
-        if self.local_prompts % self.chunk_prompts:
-            raise ValueError(f"grpo.generation_chunk_prompts ({self.chunk_prompts}) must divide the prompts per process "
-                             f"({self.local_prompts})")
+        self.local_prompts, self.chunk_prompts = prompts_per_process(g, self.acc.num_processes)
         torch.manual_seed(derive_seed(cfg.seed, "init"))
         self.policy, self.tokenizer = load_policy(cfg.model, init_dir, seed=cfg.seed)
         self.policy.to(self.acc.device)
@@ -101,14 +94,18 @@ class Trainer:
         module = PolicyLogProbs(self.policy, temperature=cfg.sampling.temperature, chunk_size=g.logprob_chunk_size or None)
         self.module, self.optimizer = self.acc.prepare(module, optimizer)
         self.step = 0
+        self.run_id: str | None = None  # set by train(): new, or the resumed run's (checkpoint ownership)
         self.logger: MetricLogger | None = None
         self._last_eval: float | None = None
         self._epoch_orders: dict[int, np.ndarray] = {}
 
     # ------------------------------------------------------------------ the loop
     def train(self) -> dict[str, float]:
-        """Run ``cfg.steps`` RL steps (resuming when asked); returns the last metrics row."""
+        """Run ``cfg.steps`` RL steps (resuming when asked); returns the last metrics row.  The run
+        directory is checked first (:func:`~rewardzoo.core.checkpoint.check_run_dir`): a fresh run
+        never mixes with or deletes another run's data, and a resumed one never changes experiment."""
         cfg = self.cfg
+        self._claim_run_dir()
         resumed = self._maybe_resume()
         self._open_logger(resume_step=self.step if resumed else None)
         last: dict[str, float] = {}
@@ -289,7 +286,9 @@ class Trainer:
 
         A non-finite norm stops the step, naming the parameters whose gradients are not finite,
         with the parameters untouched (the norm is checked before clipping, which would smear NaN
-        over every gradient)."""
+        over every gradient).  Parameters that are not finite *after* the update (a finite gradient
+        times an absurd learning rate or weight decay) stop the run too, naming the step, before
+        any checkpoint of it is written: the previous checkpoint stays the latest."""
         named = trainable_parameters(self.policy)
         params = [p for _, p in named]
         grads = [p.grad for p in params if p.grad is not None]
@@ -302,6 +301,11 @@ class Trainer:
         if self.cfg.grpo.max_grad_norm:
             torch.nn.utils.clip_grads_with_norm_(params, self.cfg.grpo.max_grad_norm, total)
         self.optimizer.step()
+        if params and not torch.stack([torch.isfinite(p).all() for p in params]).all():
+            bad = [n for n, p in named if not torch.isfinite(p).all()]
+            raise NonFiniteError(f"parameters became non-finite in the optimizer step of step {self.step} ({bad[:5]}); "
+                                 f"stopped before writing a checkpoint, so the previous one is the latest (lower "
+                                 f"grpo.lr or grpo.weight_decay)")
         self.scheduler.step()
         return float(total)
 
@@ -344,28 +348,34 @@ class Trainer:
 
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
-        """Greedy completions of the held-out split, scored by the task's own ``evaluate``; in a run,
-        each example's row metrics also go to ``eval_rows.jsonl`` (for paired intervals).  A task
-        with ``evaluate_policy`` (:class:`~rewardzoo.core.types.PolicyEvaluatingTask`) adds metrics
-        of the policy's exact log-probabilities (:meth:`score_completions`), computed on every
+        """Held-out completions — greedy, or ``eval.samples`` sampled per prompt (seeded by the held-out
+        position and the step) — scored by the task's own ``evaluate``; in a run, each example's row
+        metrics (averaged over its samples) also go to ``eval_rows.jsonl`` (for paired intervals).  A
+        task with ``evaluate_policy`` (:class:`~rewardzoo.core.types.PolicyEvaluatingTask`) adds
+        metrics of the policy's exact log-probabilities (:meth:`score_completions`), computed on every
         process for all held-out examples."""
         examples = self.task.eval[: self.cfg.eval.n_examples or None]
+        k = self.cfg.eval.samples
+        n = max(k, 1)  # completions per held-out prompt
         world, rank = self.acc.num_processes, self.acc.process_index
         per = math.ceil(len(examples) / world)
         local = examples[rank * per : (rank + 1) * per]
         texts: list[str] = []
         bs = self.cfg.eval.batch_size
         for s in range(0, len(local), bs):
-            texts += self.engine.generate([e.prompt for e in local[s : s + bs]], n=1, greedy=True).texts
+            if k:
+                torch.manual_seed(derive_seed(self.cfg.seed, "eval", self.step, rank * per + s))
+            texts += self.engine.generate([e.prompt for e in local[s : s + bs]], n=n, greedy=not k).texts
         completions = gather_object(texts) if world > 1 else texts
+        repeated = [e for e in examples for _ in range(n)]
         if self.logger is not None:
             answers = [self.task.parse(c) for c in completions]
-            rows = self.task.row_metrics(answers, [e.reference for e in examples], [e.meta for e in examples])
-            self.logger.log_rows(self.step, rows)
-        metrics = self.task.evaluate(completions, examples)
+            rows = self.task.row_metrics(answers, [e.reference for e in repeated], [e.meta for e in repeated])
+            self.logger.log_rows(self.step, {key: [sum(v[i : i + n]) / n for i in range(0, len(v), n)] for key, v in rows.items()})
+        metrics = self.task.evaluate(completions, repeated)
         if isinstance(self.task, PolicyEvaluatingTask):
             metrics.update(self.task.evaluate_policy(self.score_completions, examples))
-        return {f"eval/{k}": v for k, v in metrics.items()}
+        return {f"eval/{key}": v for key, v in metrics.items()}
 
     @torch.no_grad()
     def score_completions(self, prompts: list[str], completions: list[str]) -> torch.Tensor:
@@ -387,17 +397,24 @@ class Trainer:
         """Write an atomic checkpoint of the current step."""
         return save_checkpoint(self.run_dir, self.step, policy=self.acc.unwrap_model(self.module).model,
                                tokenizer=self.tokenizer, optimizer=self.optimizer, scheduler=self.scheduler,
-                               reward=self.reward, accelerator=self.acc, keep=self.cfg.keep_checkpoints)
+                               reward=self.reward, accelerator=self.acc, keep=self.cfg.keep_checkpoints,
+                               run_id=self.run_id)
+
+    def _claim_run_dir(self) -> None:
+        """Check the run directory on every process; with ``overwrite``, the main one deletes the old run."""
+        check_run_dir(self.cfg)
+        if self.cfg.overwrite and self.acc.is_main_process:
+            clear_run_dir(self.run_dir)
+        self.acc.wait_for_everyone()
 
     def _maybe_resume(self) -> bool:
         if not self.cfg.resume:
+            self.run_id = new_run_id()
             return False
-        found = checkpoints(self.run_dir)
-        if not found:
-            raise FileNotFoundError(f"resume=true but {self.run_dir}/checkpoints holds no complete checkpoint; "
-                                    f"run without resume=true to start fresh")
-        self.step = load_checkpoint(found[-1], policy=self.policy, optimizer=self.optimizer, scheduler=self.scheduler,
+        latest = checkpoints(self.run_dir)[-1]
+        self.step = load_checkpoint(latest, policy=self.policy, optimizer=self.optimizer, scheduler=self.scheduler,
                                     reward=self.reward, accelerator=self.acc)
+        self.run_id = checkpoint_state(latest).get("run_id") or new_run_id()
         return True
 
     # ------------------------------------------------------------------ helpers

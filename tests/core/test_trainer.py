@@ -5,6 +5,7 @@ import json
 import pytest
 import torch
 
+from rewardzoo.core.config import ConfigError
 from rewardzoo.zoo import build_task
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.trainer import NonFiniteError, Trainer
@@ -68,10 +69,11 @@ def test_smoke_every_trained_parameter_changes_and_metrics_are_logged(fast_confi
     assert (trainer.run_dir / "checkpoints" / "step_000003" / "trainer_state.json").exists()
 
 
-def test_micro_batched_update_equals_one_batch_update(fast_config):
+def test_micro_batched_update_equals_one_batch_update(fast_config, tmp_path):
     results = []
     for micro in (32, 5):
         trainer = make_trainer(fast_config("steps=1", f"grpo.micro_batch_size={micro}", "eval.n_examples=1",
+                                           f"run_dir={tmp_path / f'micro{micro}'}",
                                            "grpo.loss_type=dapo", "checkpoint_every=0"))
         trainer.train()
         results.append(params(trainer))
@@ -98,7 +100,7 @@ def test_resume_continues_exactly(fast_config, tmp_path):
 
 
 def test_resume_without_checkpoint_is_a_clear_error(fast_config):
-    with pytest.raises(FileNotFoundError, match="holds no complete checkpoint"):
+    with pytest.raises(ConfigError, match="holds no complete checkpoint"):
         make_trainer(fast_config("resume=true")).train()
 
 
@@ -244,3 +246,19 @@ def test_resume_continues_exactly_with_a_learned_varl_reward(fast_config, tmp_pa
     rows = read_metrics(tmp_path / "a" / "metrics.jsonl")
     assert all(r["disc/updated"] == 1.0 for r in rows[1:])
     assert read_metrics(tmp_path / "b" / "metrics.jsonl")[-1]["reward/mean"] == rows[-1]["reward/mean"]
+
+
+def test_sampled_evaluation_averages_k_samples_per_prompt_and_is_reproducible(fast_config):
+    """eval.samples=3: 16 held-out prompts × 3 sampled completions; eval/accuracy is the mean over all 48,
+    each eval_rows entry the mean over an example's 3 samples (a multiple of 1/3); the same seed gives the same
+    numbers, and greedy evaluation (samples=0) is untouched by it."""
+    runs = []
+    for _ in range(2):
+        trainer = make_trainer(fast_config("steps=0", "eval.samples=3", "sampling.temperature=1.5", "overwrite=true"))
+        trainer.train()
+        runs.append((read_metrics(trainer.run_dir / "metrics.jsonl")[0], read_metrics(trainer.run_dir / "eval_rows.jsonl")[0]))
+    (metrics, rows), (metrics2, rows2) = runs
+    assert metrics["eval/format_rate"] == metrics2["eval/format_rate"] and rows == rows2
+    per_example = rows["rows"]["correct"]
+    assert len(per_example) == 16 and all(abs(3 * v - round(3 * v)) < 1e-9 for v in per_example)
+    assert sum(rows["rows"]["correct"]) / 16 == pytest.approx(metrics["eval/accuracy"])
