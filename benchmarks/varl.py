@@ -19,7 +19,7 @@ g the divergence its frozen-D* gradient descends (rewards/transforms.py) is read
 **hacking** (``algorithms/*_hackable_multiplication.yaml``): RLVR on the lazy ``contains`` proxy, VARL
 (r = v·D) and additive VARL (r = v + D), all with the paper's ``grpo.advantage=dr_grpo`` so that the
 reward is the only difference.  Held-out ``eval/hack_rate`` and strict ``eval/accuracy`` at the last
-step: per method a t-interval over seeds, and VARL − RLVR as a paired bootstrap over seeds × the 200
+step: per method a t-interval over seeds, and VARL − RLVR as a paired bootstrap over seeds × the
 held-out prompts (:func:`rewardzoo.eval.bootstrap_ci` on ``eval_rows.jsonl``).
 """
 
@@ -41,16 +41,15 @@ RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 
 CLAIMED = {"D": ("kl_ref_mix", "KL(p ‖ m)"), "neg_log_one_minus_D": ("js", "2·JS(p, π)"),
            "log_D": ("kl_mix_ref", "2·KL(m ‖ p)"), "logit": ("kl_pi_ref", "KL(π ‖ p)")}
-HALF_BATCH = ["grpo.batch_size=128", "grpo.micro_batch_size=128"]
 STUDIES = {
     "refdist": {
         **{f"RAL g={g}": ("ral_refdist", [f"reward.ral.g={g}"]) for g in CLAIMED},
         "RAL g=D, frozen judge": ("ral_refdist", ["reward.ral.frozen=true"]),
     },
-    "hacking": {  # all three at half the recipes' batch (16 prompts × 8 per step), for the CPU budget
-        "RLVR": ("rlvr_hackable_multiplication", ["grpo.advantage=dr_grpo", *HALF_BATCH]),
-        "VARL (r = v·D)": ("varl_hackable_multiplication", HALF_BATCH),
-        "VARL additive (r = v + D)": ("varl_hackable_multiplication", ["reward.varl.combine=add", *HALF_BATCH]),
+    "hacking": {
+        "RLVR": ("rlvr_hackable_multiplication", ["grpo.advantage=dr_grpo"]),
+        "VARL (r = v·D)": ("varl_hackable_multiplication", []),
+        "VARL additive (r = v + D)": ("varl_hackable_multiplication", ["reward.varl.combine=add"]),
     },
 }
 REFDIST_KEYS = ["kl_ref_pi", "kl_pi_ref", "js", "le_cam", "kl_ref_mix", "kl_mix_ref", "top_answer_share",
@@ -180,14 +179,14 @@ def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int
     last = lambda r, k: r["curves"][k][max(r["curves"][k])]  # noqa: E731
     first = lambda r, k: r["curves"][k][0]  # noqa: E731
     n_steps = max(max(r["curves"]["accuracy"]) for runs in results.values() for r in runs)
+    n_prompts = len(last_rows(results["RLVR"][0]["dir"], "correct"))
     lines = [f"<!-- command: {command} -->", "",
              f"# VARL against reward hacking: the lazy `contains` proxy (seeds {', '.join(map(str, seeds))})", "",
-             f"Hackable multiplication (2-digit × 1-digit, tiny policy, SFT warm start with `hedge_prob` 0.1), "
-             f"{n_steps} GRPO steps of 16 prompts × 8 (`grpo.batch_size=128`, half the recipes' batch, for the CPU "
-             f"budget), `grpo.advantage=dr_grpo` for all three; the proxy verifier "
-             f"passes any answer that contains the product. Held-out greedy completions on 200 prompts; "
-             f"mean ± 95% t-interval "
-             f"over seeds; step 0 is the shared warm start.", "",
+             f"`algorithms/*_hackable_multiplication.yaml`: 3-digit × 1-digit products, tiny policy, SFT warm start "
+             f"(`hedge_prob` 0.1), {n_steps} GRPO steps of 32 prompts × 8, `grpo.advantage=dr_grpo` for all three "
+             f"(the RLVR recipe's default is `grpo`); the proxy verifier passes any answer that contains the "
+             f"product. Held-out metrics on {n_prompts} prompts, two completions each sampled at the rollout "
+             f"temperature (avg@2); mean ± 95% t-interval over seeds; step 0 is the shared warm start.", "",
              "| method | `eval/hack_rate` start | end | strict `eval/accuracy` start | end | `eval/proxy_pass` end |",
              "| --- | --- | --- | --- | --- | --- |"]
     for name, runs in results.items():
