@@ -221,11 +221,12 @@ def test_resume_continues_exactly_with_a_learned_varl_reward(fast_config, tmp_pa
     the last 2 — bitwise-equal policy, discriminator (weights and AdamW moments), FIFO and reservoir
     buffers (items and generators) and counters."""
     varl = ["task.name=refdist", "reward.name=varl", "task.refdist.n_prompts=4", "task.refdist.copies=16",
-            "sft.enabled=true", "sft.steps=40", "sft.batch_size=32", "sft.lr=1e-2", "sft.warmup_steps=2",
-            "sft.n_examples=0", "sft.disjoint_rl_prompts=false", "sampling.temperature=0.5",
+            "eval.n_examples=0", "sft.enabled=true", "sft.steps=40", "sft.batch_size=32", "sft.lr=1e-2",
+            "sft.warmup_steps=2", "sft.n_examples=0", "sft.disjoint_rl_prompts=false", "sampling.temperature=0.5",
             "reward.varl.warmup_steps=1", "reward.varl.fifo_capacity=8", "reward.varl.reservoir_capacity=12",
             "reward.varl.negatives=6", "checkpoint_every=2",
-            *[f"reward.varl.discriminator.tiny.{k}" for k in ("hidden_size=32", "intermediate_size=64", "num_layers=1")]]
+            *[f"reward.varl.discriminator.tiny.{k}" for k in ("hidden_size=32", "intermediate_size=64",
+                                                               "num_layers=1")]]
     straight = make_recipe_trainer(fast_config(*varl, "steps=4", f"run_dir={tmp_path / 'a'}"))
     straight.train()
     make_recipe_trainer(fast_config(*varl, "steps=2", f"run_dir={tmp_path / 'b'}")).train()
@@ -241,7 +242,8 @@ def test_resume_continues_exactly_with_a_learned_varl_reward(fast_config, tmp_pa
     assert moments and all(torch.equal(sa[k], sb[k]) for sa, sb in moments for k in sa)
     for buffer in ("fifo", "reservoir"):
         x, y = getattr(ra, buffer), getattr(rb, buffer)
-        assert x.items == y.items and x.seen == y.seen and torch.equal(x.generator.get_state(), y.generator.get_state())
+        assert x.items == y.items and x.seen == y.seen
+        assert torch.equal(x.generator.get_state(), y.generator.get_state())
     assert len(ra.reservoir) == 12 and ra.reservoir.seen > 12  # the reservoir has been sampling, not just filling
     rows = read_metrics(tmp_path / "a" / "metrics.jsonl")
     assert all(r["disc/updated"] == 1.0 for r in rows[1:])
