@@ -5,7 +5,8 @@ This is the one place that knows every task and every reward.  Adding a reward i
 recipe in ``algorithms/`` and a docs page.
 
 Rewards that must not see the task's verifier (RAL) are built here *without* the task object, so
-they cannot reach it; RLVR is built from the task because the verifier is its reward.
+they cannot reach it; RLVR and VARL are built from the task because the verifier is (part of) their
+reward.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from rewardzoo.core.config import ConfigError, CoreConfig, check_section, descri
 from rewardzoo.rewards.functions import CallableRewardConfig, FunctionReward
 from rewardzoo.rewards.ral import RAL, RALConfig
 from rewardzoo.rewards.rlvr import RLVR, RLVRConfig, check_verifier_fits
+from rewardzoo.rewards.varl import VARL, VARLConfig
 from rewardzoo.tasks.base import Task
 from rewardzoo.tasks.countdown import Countdown, CountdownConfig
 from rewardzoo.tasks.countdown_code import CountdownCode, CountdownCodeConfig
 from rewardzoo.tasks.hackable_multiplication import HackableMultiplication, HackableMultiplicationConfig
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
+from rewardzoo.tasks.refdist import RefDist, RefDistConfig
 from rewardzoo.tasks.smiles import SmilesConfig, SmilesFormula
 from rewardzoo.tasks.user import UserTask, UserTaskConfig
 
@@ -31,6 +34,7 @@ TASKS: dict[str, type[Task]] = {
     "countdown_code": CountdownCode,
     "hackable_multiplication": HackableMultiplication,
     "smiles": SmilesFormula,
+    "refdist": RefDist,
     "user": UserTask,
 }
 
@@ -50,6 +54,7 @@ class RewardContext:
 REWARDS = {
     "rlvr": lambda section, task, ctx: RLVR.from_config(section, task),
     "ral": lambda section, task, ctx: RAL.from_config(section, ctx),  # the task is dropped here: RAL never sees it
+    "varl": lambda section, task, ctx: VARL.from_task(section, task, ctx),  # v is the task's verifier
     "callable": lambda section, task, ctx: FunctionReward.from_config(section),  # TRL-style functions see Rollouts only
 }
 
@@ -59,7 +64,7 @@ class TaskConfig:
     """Which task to train on; only the section named by ``name`` is used."""
 
     name: str = "multiplication"
-    """Task to run: multiplication, countdown, countdown_code, hackable_multiplication, smiles, user."""
+    """Task to run: multiplication, countdown, countdown_code, hackable_multiplication, smiles, refdist, user."""
     multiplication: MultiplicationConfig = field(default_factory=MultiplicationConfig)
     """Settings of the multiplication task."""
     countdown: CountdownConfig = field(default_factory=CountdownConfig)
@@ -70,6 +75,8 @@ class TaskConfig:
     """Settings of the hackable multiplication task (the lazy 'contains' proxy verifier)."""
     smiles: SmilesConfig = field(default_factory=SmilesConfig)
     """Settings of the SMILES → formula task (needs RDKit: pip install 'rewardzoo[chem]')."""
+    refdist: RefDistConfig = field(default_factory=RefDistConfig)
+    """Settings of the reference-distribution task (answers drawn from a known p_ref; exact divergences logged)."""
     user: UserTaskConfig = field(default_factory=UserTaskConfig)
     """Settings of a task read from your own JSONL file or datasets dataset (docs/tasks.md)."""
 
@@ -79,12 +86,14 @@ class RewardConfig:
     """Which reward to train with; only the section named by ``name`` is used."""
 
     name: str = "rlvr"
-    """Reward to run: rlvr (the task's verifier), ral (a co-trained judge; never sees the verifier), or callable
-    (TRL-style reward functions named by import path)."""
+    """Reward to run: rlvr (the task's verifier), ral (a co-trained judge; never sees the verifier), varl (the
+    verifier gating a co-trained discriminator), or callable (TRL-style reward functions named by import path)."""
     rlvr: RLVRConfig = field(default_factory=RLVRConfig)
     """Settings of the RLVR reward."""
     ral: RALConfig = field(default_factory=RALConfig)
     """Settings of the RAL reward."""
+    varl: VARLConfig = field(default_factory=VARLConfig)
+    """Settings of the VARL reward."""
     callable: CallableRewardConfig = field(default_factory=CallableRewardConfig)
     """Settings of the callable reward: TRL-style reward functions named by import path."""
 

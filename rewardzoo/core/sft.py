@@ -32,9 +32,9 @@ from tqdm.auto import tqdm
 
 from rewardzoo.core.config import CoreConfig, as_dict
 from rewardzoo.core.logger import MetricLogger
-from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows
+from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows, tokenize_completions
 from rewardzoo.core.models import LoraSettings, is_peft, load_policy, trainable_parameters
-from rewardzoo.core.types import Example, NonFiniteError, TaskProtocol
+from rewardzoo.core.types import NonFiniteError, TaskProtocol
 
 SFT_FORMAT_VERSION = 2  # bump when the SFT procedure changes, so cached warm starts are retrained (2: LoRA merged)
 
@@ -50,19 +50,6 @@ def sft_cache_dir(cfg: CoreConfig, task: TaskProtocol) -> Path:
            "data": hashlib.sha256(json.dumps(demos).encode()).hexdigest()}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return Path(cfg.sft.cache_dir).expanduser() / f"{task.name}-{digest}"
-
-
-def tokenize_demonstrations(examples: list[Example], tokenizer) -> tuple[list[list[int]], torch.Tensor, torch.Tensor]:
-    """Prompt ids, right-padded completion ids (demonstration + EOS) and their mask."""
-    prompts = [tokenizer(e.prompt)["input_ids"] for e in examples]
-    comps = [tokenizer(e.demonstration, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id] for e in examples]
-    T = max(len(c) for c in comps)
-    ids = torch.full((len(comps), T), tokenizer.pad_token_id, dtype=torch.long)  # [N, T]
-    mask = torch.zeros(len(comps), T, dtype=torch.bool)  # [N, T]
-    for i, c in enumerate(comps):
-        ids[i, : len(c)] = torch.tensor(c)
-        mask[i, : len(c)] = True
-    return prompts, ids, mask
 
 
 def warm_start(cfg: CoreConfig, task: TaskProtocol, accelerator: Accelerator) -> Path:
@@ -120,7 +107,7 @@ def train_sft(cfg: CoreConfig, task: TaskProtocol, model: torch.nn.Module, token
     """Train ``model`` in place on the task's demonstrations; returns the final loss."""
     s = cfg.sft
     demos = task.train[: s.n_examples or None]
-    prompts, comp_ids, comp_mask = tokenize_demonstrations(demos, tokenizer)
+    prompts, comp_ids, comp_mask = tokenize_completions([e.prompt for e in demos], [e.demonstration for e in demos], tokenizer)
     params = [p for _, p in trainable_parameters(model)]
     optimizer = torch.optim.AdamW(params, lr=s.lr, betas=(0.9, 0.99), weight_decay=s.weight_decay)
 

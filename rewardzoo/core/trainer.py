@@ -37,11 +37,11 @@ from rewardzoo.core.checkpoint import (check_run_dir, checkpoint_state, checkpoi
 from rewardzoo.core.config import CoreConfig, as_dict, prompts_per_process, resolved_run_dir, to_yaml
 from rewardzoo.core.engines import make_engine
 from rewardzoo.core.logger import MetricLogger
-from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows
+from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows, tokenize_completions
 from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
 from rewardzoo.core.models import ReferencePolicy, load_policy, trainable_parameters
-from rewardzoo.core.types import (Example, Generation, NonFiniteError, Reward, RewardOutput, Rollouts, TaskProtocol,
-                                  check_reward, derive_seed)
+from rewardzoo.core.types import (Example, Generation, NonFiniteError, PolicyEvaluatingTask, Reward, RewardOutput,
+                                  Rollouts, TaskProtocol, check_reward, derive_seed)
 from rewardzoo.eval import batch_analysis
 
 
@@ -353,7 +353,10 @@ class Trainer:
     def evaluate(self) -> dict[str, float]:
         """Held-out completions — greedy, or ``eval.samples`` sampled per prompt (seeded by the held-out
         position and the step) — scored by the task's own ``evaluate``; in a run, each example's row
-        metrics (averaged over its samples) also go to ``eval_rows.jsonl`` (for paired intervals)."""
+        metrics (averaged over its samples) also go to ``eval_rows.jsonl`` (for paired intervals).  A
+        task with ``evaluate_policy`` (:class:`~rewardzoo.core.types.PolicyEvaluatingTask`) adds
+        metrics of the policy's exact log-probabilities (:meth:`score_completions`), computed on every
+        process for all held-out examples."""
         examples = self.task.eval[: self.cfg.eval.n_examples or None]
         k = self.cfg.eval.samples
         n = max(k, 1)  # completions per held-out prompt
@@ -372,7 +375,25 @@ class Trainer:
             answers = [self.task.parse(c) for c in completions]
             rows = self.task.row_metrics(answers, [e.reference for e in repeated], [e.meta for e in repeated])
             self.logger.log_rows(self.step, {key: [sum(v[i : i + n]) / n for i in range(0, len(v), n)] for key, v in rows.items()})
-        return {f"eval/{key}": v for key, v in self.task.evaluate(completions, repeated).items()}
+        metrics = self.task.evaluate(completions, repeated)
+        if isinstance(self.task, PolicyEvaluatingTask):
+            metrics.update(self.task.evaluate_policy(self.score_completions, examples))
+        return {f"eval/{key}": v for key, v in metrics.items()}
+
+    @torch.no_grad()
+    def score_completions(self, prompts: list[str], completions: list[str]) -> torch.Tensor:
+        """[n] log π(completion, EOS | prompt) of the current policy at the sampling temperature, summed
+        over the completion's tokens (a :data:`~rewardzoo.core.types.SequenceScorer`; on the CPU)."""
+        module = self.acc.unwrap_model(self.module)
+        prompt_ids, comp_ids, comp_mask = tokenize_completions(prompts, completions, self.tokenizer)
+        mb = self.cfg.grpo.micro_batch_size
+        sums = []
+        for s in range(0, len(prompts), mb):
+            batch = pack_rows(prompt_ids, comp_ids, comp_mask, list(range(s, min(s + mb, len(prompts)))),
+                              self.tokenizer.pad_token_id).to(self.acc.device)
+            logp, _ = module(batch)  # [n, T] zero off the mask
+            sums.append(logp.sum(1).cpu())  # [n]
+        return torch.cat(sums) if sums else torch.zeros(0)  # [n]
 
     # ------------------------------------------------------------------ checkpoints
     def save(self) -> Path:

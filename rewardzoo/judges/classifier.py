@@ -43,7 +43,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
 from rewardzoo.core.models import TinyModelConfig, char_tokenizer, check_model_source, tiny_causal_lm
-from rewardzoo.core.types import NonFiniteError
+from rewardzoo.core.types import NonFiniteError, Rollouts
 
 Pair = tuple[str, str]  # (prompt, final answer)
 
@@ -93,6 +93,18 @@ class JudgeConfig:
 def judge_text(prompt: str, answer: str, separator: str = "") -> str:
     """The judge's input for one (prompt, final answer) pair."""
     return f"{prompt}{separator}{answer}"
+
+
+def reference_pairs(batch: Rollouts) -> list[Pair]:
+    """One (prompt, reference) pair per group of the batch, in order (groups without a reference skipped):
+    the positives of a judge step."""
+    seen: set[int] = set()
+    pairs = []
+    for gid, prompt, ref in zip(batch.group_ids.tolist(), batch.prompts, batch.references):
+        if gid not in seen and ref is not None:
+            seen.add(gid)
+            pairs.append((prompt, ref))
+    return pairs
 
 
 def balanced_weights(labels: torch.Tensor) -> torch.Tensor:

@@ -52,7 +52,7 @@ import torch
 from rewardzoo.core.config import check_section
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
 from rewardzoo.judges.buffers import EVICTIONS, ReplayBuffer, replay_count
-from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge
+from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
 from rewardzoo.judges.schedule import UpdateGate, parameter_distance, polyak_update
 from rewardzoo.rewards.transforms import G_TRANSFORMS, GTransform, get_transform
 
@@ -150,7 +150,7 @@ class RAL:
         warm = self.updates < self.warmup_steps
         learns = warm or not self.cfg.frozen
         self.updates += 1
-        positives = _references(batch)
+        positives = reference_pairs(batch)
         negatives: list[Pair] = [(p, a) for p, a in zip(batch.prompts, batch.answers) if a is not None]
         replayed: list[Pair] = []
         if self.cfg.replay_fraction > 0:
@@ -207,15 +207,4 @@ class RAL:
         self.buffer.load_state_dict(state["buffer"])
         self.gate.load_state_dict(state["gate"])
         self.updates = state["updates"]
-
-
-def _references(batch: Rollouts) -> list[Pair]:
-    """One (prompt, reference) pair per group of the batch, in order (groups without a reference skipped)."""
-    seen: set[int] = set()
-    pairs = []
-    for gid, prompt, ref in zip(batch.group_ids.tolist(), batch.prompts, batch.references):
-        if gid not in seen and ref is not None:
-            seen.add(gid)
-            pairs.append((prompt, ref))
-    return pairs
 

@@ -10,6 +10,7 @@ from rewardzoo.zoo import build_task
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.trainer import NonFiniteError, Trainer
 from rewardzoo.core.types import RewardOutput
+from rewardzoo.recipes import make_trainer as make_recipe_trainer
 
 
 class DigitShare:
@@ -213,6 +214,40 @@ def test_prompt_order_is_one_permutation_per_epoch(fast_config):
     epoch = [e.prompt for s in range(n // per) for e in trainer.prompts_for(s)]
     assert sorted(epoch) == sorted(e.prompt for e in trainer.prompts)
     assert [e.prompt for e in trainer.prompts_for(n // per)] != epoch[:per]
+
+
+def test_resume_continues_exactly_with_a_learned_varl_reward(fast_config, tmp_path):
+    """A real VARL on refdist after a short warm start: 4 steps straight == 2 steps, then resume=true for
+    the last 2 — bitwise-equal policy, discriminator (weights and AdamW moments), FIFO and reservoir
+    buffers (items and generators) and counters."""
+    varl = ["task.name=refdist", "reward.name=varl", "task.refdist.n_prompts=4", "task.refdist.copies=16",
+            "eval.n_examples=0", "sft.enabled=true", "sft.steps=40", "sft.batch_size=32", "sft.lr=1e-2",
+            "sft.warmup_steps=2", "sft.n_examples=0", "sft.disjoint_rl_prompts=false", "sampling.temperature=0.5",
+            "reward.varl.warmup_steps=1", "reward.varl.fifo_capacity=8", "reward.varl.reservoir_capacity=12",
+            "reward.varl.negatives=6", "checkpoint_every=2",
+            *[f"reward.varl.discriminator.tiny.{k}" for k in ("hidden_size=32", "intermediate_size=64",
+                                                               "num_layers=1")]]
+    straight = make_recipe_trainer(fast_config(*varl, "steps=4", f"run_dir={tmp_path / 'a'}"))
+    straight.train()
+    make_recipe_trainer(fast_config(*varl, "steps=2", f"run_dir={tmp_path / 'b'}")).train()
+    resumed = make_recipe_trainer(fast_config(*varl, "steps=4", "resume=true", f"run_dir={tmp_path / 'b'}"))
+    resumed.train()
+    a, b = params(straight), params(resumed)
+    assert all(torch.equal(a[n], b[n]) for n in a)
+    ra, rb = straight.reward, resumed.reward
+    assert ra.updates == rb.updates == 1 + 4
+    da, db = ra.discriminator, rb.discriminator
+    assert all(torch.equal(x, y) for x, y in zip(da.model.parameters(), db.model.parameters()))
+    moments = list(zip(da.optimizer.state.values(), db.optimizer.state.values()))
+    assert moments and all(torch.equal(sa[k], sb[k]) for sa, sb in moments for k in sa)
+    for buffer in ("fifo", "reservoir"):
+        x, y = getattr(ra, buffer), getattr(rb, buffer)
+        assert x.items == y.items and x.seen == y.seen
+        assert torch.equal(x.generator.get_state(), y.generator.get_state())
+    assert len(ra.reservoir) == 12 and ra.reservoir.seen > 12  # the reservoir has been sampling, not just filling
+    rows = read_metrics(tmp_path / "a" / "metrics.jsonl")
+    assert all(r["disc/updated"] == 1.0 for r in rows[1:])
+    assert read_metrics(tmp_path / "b" / "metrics.jsonl")[-1]["reward/mean"] == rows[-1]["reward/mean"]
 
 
 def test_sampled_evaluation_averages_k_samples_per_prompt_and_is_reproducible(fast_config):
