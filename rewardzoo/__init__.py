@@ -13,6 +13,7 @@ from rewardzoo.rewards.functions import FunctionReward
 from rewardzoo.rewards.ral import RAL, RALConfig
 from rewardzoo.rewards.rcrl import RcRL, RcRLConfig
 from rewardzoo.rewards.rlvr import RLVR, RLVRConfig
+from rewardzoo.tasks.abstracts import Abstracts
 from rewardzoo.tasks.base import Task
 from rewardzoo.tasks.countdown import Countdown
 from rewardzoo.tasks.countdown_code import CountdownCode
@@ -30,6 +31,6 @@ __version__ = "0.1.0"
 __all__ = [
     "RLVR", "RLVRConfig", "RAL", "RALConfig", "RcRL", "RcRLConfig", "Reward", "FixedReward", "RewardOutput", "Rollouts", "Trainer",
     "TrainConfig", "ConfigError", "NonFiniteError", "load_config", "train", "sft", "make_trainer", "Task", "Example",
-    "Multiplication", "Countdown", "CountdownCode", "HackableMultiplication", "SmilesFormula", "UserTask", "RubricWriting", "TaskEnv",
+    "Multiplication", "Countdown", "CountdownCode", "HackableMultiplication", "SmilesFormula", "UserTask", "RubricWriting", "Abstracts", "TaskEnv",
     "FunctionReward", "as_reward_func",
 ]

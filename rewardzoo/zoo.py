@@ -19,6 +19,7 @@ from rewardzoo.rewards.functions import CallableRewardConfig, FunctionReward
 from rewardzoo.rewards.ral import RAL, RALConfig
 from rewardzoo.rewards.rcrl import RcRL, RcRLConfig
 from rewardzoo.rewards.rlvr import RLVR, RLVRConfig
+from rewardzoo.tasks.abstracts import Abstracts, AbstractsConfig
 from rewardzoo.tasks.base import Task
 from rewardzoo.tasks.countdown import Countdown, CountdownConfig
 from rewardzoo.tasks.countdown_code import CountdownCode, CountdownCodeConfig
@@ -36,6 +37,7 @@ TASKS: dict[str, type[Task]] = {
     "smiles": SmilesFormula,
     "user": UserTask,
     "rubric_writing": RubricWriting,
+    "abstracts": Abstracts,
 }
 
 
@@ -64,7 +66,8 @@ class TaskConfig:
     """Which task to train on; only the section named by ``name`` is used."""
 
     name: str = "multiplication"
-    """Task to run: multiplication, countdown, countdown_code, hackable_multiplication, smiles, user, rubric_writing."""
+    """Task to run: multiplication, countdown, countdown_code, hackable_multiplication, smiles, user, rubric_writing,
+    abstracts."""
     multiplication: MultiplicationConfig = field(default_factory=MultiplicationConfig)
     """Settings of the multiplication task."""
     countdown: CountdownConfig = field(default_factory=CountdownConfig)
@@ -79,6 +82,8 @@ class TaskConfig:
     """Settings of a task read from your own JSONL file or datasets dataset (docs/tasks.md)."""
     rubric_writing: RubricWritingConfig = field(default_factory=RubricWritingConfig)
     """Settings of the rubric-writing toy task (RcRL on CPU: 13 programmatic criteria, a held-out oracle)."""
+    abstracts: AbstractsConfig = field(default_factory=AbstractsConfig)
+    """Settings of the abstracts / free-writing task from your JSONL corpus (docs/tasks.md)."""
 
 
 @dataclass

@@ -26,6 +26,10 @@ def small_settings(name, tmp_path):
         path = tmp_path / "rows.jsonl"
         path.write_text("".join(json.dumps({"prompt": f"{i}+1=", "reference": str(i + 1)}) + "\n" for i in range(30)))
         return {"path": str(path)}
+    if name == "abstracts":
+        path = tmp_path / "abstracts.jsonl"
+        path.write_text("".join(json.dumps({"title": f"paper {i}", "abstract": f"we study {i}."}) + "\n" for i in range(30)))
+        return {"path": str(path)}
     return _shrunk(getattr(TaskConfig(), name))
 
 
