@@ -264,9 +264,15 @@ class RuleJudge:
         def view(text: str) -> str:
             text = without_repeats(text) if c.repetition_blind else text
             return without_non_english(text) if c.non_english_blind else text
-        seen = [view(t) for t in texts]
-        base = torch.tensor([check(v, m) for v, m in zip(seen, metas)], dtype=torch.float64)  # [M]
-        return base + c.length_bias * torch.tensor([len(tokens(v)) for v in seen], dtype=torch.float64)  # [M]
+        memo: dict[tuple[str, int], float] = {}  # a round robin shows each text 2(G − 1) times
+
+        def judged(text: str, meta: dict) -> float:
+            key = (text, id(meta))
+            if key not in memo:
+                seen = view(text)
+                memo[key] = check(seen, meta) + c.length_bias * len(tokens(seen))
+            return memo[key]
+        return torch.tensor([judged(t, m) for t, m in zip(texts, metas)], dtype=torch.float64)  # [M]
 
     def _noise_and_failures(self, M: int) -> tuple[torch.Tensor, torch.Tensor]:
         eps = torch.randn(M, generator=self.generator, dtype=torch.float64)  # [M]
