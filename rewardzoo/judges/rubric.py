@@ -87,7 +87,8 @@ class Rubric:
         if not names:
             raise ValueError(f"rubric {self.name!r} has no criteria")
         if len(set(names)) != len(names):
-            raise ValueError(f"rubric {self.name!r} repeats criterion names: {sorted({n for n in names if names.count(n) > 1})}")
+            repeated = sorted({n for n in names if names.count(n) > 1})
+            raise ValueError(f"rubric {self.name!r} repeats criterion names: {repeated}")
         for c in self.criteria:
             if not c.name.isidentifier() or not c.description.strip():
                 raise ValueError(f"rubric {self.name!r}: criterion {c.name!r} needs an identifier name and a description")

@@ -123,7 +123,8 @@ class WithBonuses:
         self.policy, self.tokenizer = policy, tokenizer
         H = causal_lm(policy).config.get_text_config().hidden_size
         gen = torch.Generator().manual_seed(derive_seed(self.seed, "bonus-projection") % 2**63)
-        self.projection = torch.randn(self.cfg.dim, H, generator=gen, dtype=torch.float64) / self.cfg.dim ** 0.5  # [d, H]
+        R = torch.randn(self.cfg.dim, H, generator=gen, dtype=torch.float64)  # [d, H]
+        self.projection = R / self.cfg.dim ** 0.5  # [d, H]
         inner = getattr(self.reward, "bind_policy", None)
         if inner is not None:
             inner(policy, tokenizer)
@@ -154,7 +155,8 @@ class WithBonuses:
         tok = self.tokenizer
         prompts = [tok(p)["input_ids"] for p in batch.prompts]
         comps = [tok(c, add_special_tokens=False)["input_ids"] for c in batch.completions]
-        reps = torch.cat([self._mean_hidden(prompts, comps, s) for s in range(0, len(batch), self.cfg.micro_batch_size)])  # [N, H]
+        starts = range(0, len(batch), self.cfg.micro_batch_size)
+        reps = torch.cat([self._mean_hidden(prompts, comps, s) for s in starts])  # [N, H]
         phi = reps @ self.projection.T  # [N, d]
         out = torch.zeros(len(batch), dtype=torch.float64)  # [N]
         for g in groups:
@@ -171,7 +173,8 @@ class WithBonuses:
                 for j in g:
                     if i != j:
                         x = batch.prompts[j]
-                        prompts.append(tok(x if i is None else batch.prompts[i] + batch.completions[i] + sep + x)["input_ids"])
+                        context = x if i is None else batch.prompts[i] + batch.completions[i] + sep + x
+                        prompts.append(tok(context)["input_ids"])
                         comps.append(tok(batch.completions[j], add_special_tokens=False)["input_ids"])
                         index.append((i, j))
         nll = torch.cat([self._nll(prompts, comps, s) for s in range(0, len(prompts), self.cfg.micro_batch_size)])  # [M]
@@ -199,7 +202,8 @@ class WithBonuses:
         b = self._packed(prompts, comps, start)
         was_training = self.policy.training
         self.policy.eval()
-        hidden = causal_lm(self.policy).get_decoder()(input_ids=b.input_ids, attention_mask=b.attention_mask).last_hidden_state  # [n, S, H]
+        decoder = causal_lm(self.policy).get_decoder()
+        hidden = decoder(input_ids=b.input_ids, attention_mask=b.attention_mask).last_hidden_state  # [n, S, H]
         self.policy.train(was_training)
         n, T = b.positions.shape
         h = hidden.gather(1, b.positions.unsqueeze(-1).expand(n, T, hidden.shape[-1])).double()  # [n, T, H]

@@ -93,7 +93,7 @@ class Abstracts(Task):
             raise ValueError("task.abstracts.min_words and max_words must be >= 0 with max_words >= min_words")
         if rows is None:
             if not cfg.path:
-                raise ValueError("task.abstracts.path is empty; set it to a JSONL file of {\"title\": …, \"abstract\": …} rows")
+                raise ValueError('task.abstracts.path is empty; set it to a JSONL file of {"title": …, "abstract": …} rows')
             rows = load_rows(cfg.path)
             eval_rows = load_rows(cfg.eval_path) if cfg.eval_path and eval_rows is None else eval_rows
         source = cfg.path or "the given rows"
@@ -111,7 +111,8 @@ class Abstracts(Task):
         for key in ("prompt_column", "reference_column"):
             column = getattr(cfg, key)
             if column and column not in rows[0]:
-                raise ValueError(f"{source} has no column {column!r} (task.abstracts.{key}); its columns are {list(rows[0])}")
+                raise ValueError(f"{source} has no column {column!r} (task.abstracts.{key}); "
+                                 f"its columns are {list(rows[0])}")
         out = []
         for i, row in enumerate(rows):
             if not str(row.get(cfg.prompt_column) or "").strip():

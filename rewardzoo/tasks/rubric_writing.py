@@ -75,8 +75,9 @@ def quality(text: str, meta: dict) -> float:
 
 def _noun_phrase(rng: random.Random) -> list[str]:
     """[article] [adjective] noun."""
-    return ([rng.choice(_ARTICLES)] if rng.random() < 0.7 else []) + ([rng.choice(_POS["adjective"])] if rng.random() < 0.5
-                                                                     else []) + [rng.choice(_POS["noun"])]
+    article = [rng.choice(_ARTICLES)] if rng.random() < 0.7 else []
+    adjective = [rng.choice(_POS["adjective"])] if rng.random() < 0.5 else []
+    return article + adjective + [rng.choice(_POS["noun"])]
 
 
 def _demonstration(words: list[str], lo: int, hi: int, rng: random.Random) -> str:

@@ -67,7 +67,7 @@ def test_curriculum_by_hand():
 def test_weights_sum_to_one_on_the_active_set(kind, weighting, K, w_new, step, C):
     s = RubricSchedule(C, kind, K, weighting, w_new, seed=3)
     w, active = s.weights(step), s.active(step)
-    assert w.sum().item() == pytest.approx(1.0) and set(torch.nonzero(w).flatten().tolist()) == set(active)
+    assert w.sum().item() == pytest.approx(1.0) and set(torch.nonzero(w).flatten().tolist()) <= set(active)
     if kind == "curriculum":
         assert set(s.active(step)) <= set(s.active(step + 1))  # the active set only grows
 
