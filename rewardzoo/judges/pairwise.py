@@ -102,6 +102,18 @@ def bt_win_rates(theta: torch.Tensor) -> torch.Tensor:
     return win_rates(torch.sigmoid(theta[:, None] - theta[None, :]))  # [G]
 
 
+def group_rows(group_ids: torch.Tensor) -> list[list[int]]:
+    """Row indices of each group, in order of first appearance.
+
+    >>> group_rows(torch.tensor([7, 7, 3, 3, 3]))
+    [[0, 1], [2, 3, 4]]
+    """
+    groups: dict[int, list[int]] = {}
+    for i, g in enumerate(group_ids.tolist()):
+        groups.setdefault(g, []).append(i)
+    return list(groups.values())
+
+
 def round_robin_pairs(G: int) -> torch.Tensor:
     """[G(G − 1), 2] every ordered pair (i, j), i ≠ j, of a group of G."""
     i, j = torch.meshgrid(torch.arange(G), torch.arange(G), indexing="ij")  # [G, G] each

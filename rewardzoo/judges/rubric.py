@@ -8,7 +8,7 @@ steps per criterion of its paper setting.  Shipped rubrics (``rewardzoo/judges/d
 
     creative_writing   seed 004 Table 7, 13 criteria, one every 100 steps
     healthbench        seed 004 Table 8, 13 criteria, one every 50 steps
-    rubric_writing     the toy task's 13 programmatic criteria (ours), one every 10 steps
+    rubric_writing     the toy task's 13 programmatic criteria (ours), one every 5 steps
 
 Any other rubric is a YAML file of the same form (``name``, ``steps_per_criterion``, ``criteria``:
 a list of ``{name, title, description, check?, template?}``), loaded by path.

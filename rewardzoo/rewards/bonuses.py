@@ -35,6 +35,7 @@ import torch
 from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows
 from rewardzoo.core.models import causal_lm
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
+from rewardzoo.judges.pairwise import group_rows
 
 
 @dataclass
@@ -95,13 +96,6 @@ def usefulness_scores(nll_alone: torch.Tensor, nll_given: torch.Tensor) -> torch
     return gain.sum(1) / (G - 1)  # [G]
 
 
-def _groups(group_ids: torch.Tensor) -> list[list[int]]:
-    groups: dict[int, list[int]] = {}
-    for i, g in enumerate(group_ids.tolist()):
-        groups.setdefault(g, []).append(i)
-    return list(groups.values())
-
-
 class WithBonuses:
     """``reward`` plus the z-scored exploration and usefulness bonuses (see the module docstring)."""
 
@@ -135,7 +129,7 @@ class WithBonuses:
             raise RuntimeError("the exploration/usefulness bonuses need the policy: call bind_policy(policy, tokenizer) "
                                "before scoring (rewardzoo.make_trainer does)")
         out = self.reward.score(batch)
-        groups = _groups(batch.group_ids)
+        groups = group_rows(batch.group_ids)
         rewards = out.rewards.double()  # [N]
         parts = {}
         if self.cfg.exploration_weight > 0:

@@ -69,7 +69,7 @@ import torch
 
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
 from rewardzoo.judges.pairwise import (COMPARISONS, Judge, LMJudge, LMJudgeConfig, RuleJudge, RuleJudgeConfig,
-                                       Tournament)
+                                       Tournament, group_rows)
 from rewardzoo.judges.rubric import SCHEDULES, WEIGHTINGS, Rubric, RubricSchedule, load_rubric
 
 SCORINGS = ("pairwise", "absolute")
@@ -237,10 +237,9 @@ class RcRL:
 
 
 def _groups(group_ids: torch.Tensor) -> list[list[int]]:
-    """Row indices of each group, in order of first appearance."""
-    groups: dict[int, list[int]] = {}
-    for i, g in enumerate(group_ids.tolist()):
-        groups.setdefault(g, []).append(i)
-    if any(len(g) < 2 for g in groups.values()):
-        raise ValueError("RcRL compares rollouts within a group: every group needs at least 2 rows (grpo.group_size >= 2)")
-    return list(groups.values())
+    """Row indices of each group; every group must have two rows at least."""
+    groups = group_rows(group_ids)
+    if any(len(g) < 2 for g in groups):
+        raise ValueError("RcRL compares rollouts within a group: every group needs at least 2 rows "
+                         "(grpo.group_size >= 2)")
+    return groups

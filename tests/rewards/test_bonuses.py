@@ -1,12 +1,9 @@
 """The exploration and usefulness bonuses of 004 App. B: leverage and perplexity reduction by hand, the group
 mean left unchanged, a real tiny policy's log-likelihoods, and the switch on any reward through the config."""
 
-from pathlib import Path
-
 import pytest
 import torch
 
-from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.models import TinyModelConfig, char_tokenizer, tiny_causal_lm
 from rewardzoo.core.types import Rollouts
 from rewardzoo.judges.pairwise import RuleJudgeConfig
@@ -82,14 +79,13 @@ def test_usefulness_matches_the_policy_log_likelihoods():
 
 
 def test_bonuses_switch_on_through_the_config(fast_config):
+    """make_trainer wraps the named reward and binds the live policy (a run's keys are checked in tests/test_docs.py)."""
     cfg = fast_config("task.name=rubric_writing", "task.rubric_writing.n_train=200", "task.rubric_writing.n_eval=8",
                       "sft.disjoint_rl_prompts=false", "reward.name=rcrl", "reward.rcrl.rubric=rubric_writing",
                       "reward.rcrl.judge.kind=rule", "reward.bonuses.exploration_weight=0.1",
                       "reward.bonuses.usefulness_weight=0.1", "steps=2")
     trainer = make_trainer(cfg)
     assert isinstance(trainer.reward, WithBonuses) and trainer.reward.policy is trainer.policy
-    trainer.train()
-    row = read_metrics(Path(cfg.run_dir) / "metrics.jsonl")[-1]
-    assert "reward/bonus/exploration_mean" in row and "analysis/corr/bonus/usefulness/quality" in row
+    assert isinstance(trainer.reward.reward, RcRL) and trainer.reward.reward.judge is not None
     with pytest.raises(ValueError, match="reward.bonuses.exploration_weight and usefulness_weight must be >= 0"):
         fast_config("reward.bonuses.exploration_weight=-1")
