@@ -154,8 +154,8 @@ def test_config_errors_name_the_key(fast_config):
 def test_self_judge_trains_through_make_trainer(fast_config):
     """The LM self-judge is bound by make_trainer to the starting policy (LoRA: the live policy with adapters
     disabled, no copy; the frozen copy without LoRA is tested in tests/judges/test_pairwise.py) and a run
-    logs its keys: at step 1 with K = 1 two criteria are active, 8 groups × 4·3 ordered calls each."""
-    cfg = fast_config(*RUN, "steps=2", "eval.every=0", "reward.rcrl.judge.kind=lm", "reward.rcrl.judge.lm.choices=[A,B]",
+    logs its keys: one criterion at step 0, 8 groups × 4·3 ordered calls."""
+    cfg = fast_config(*RUN, "steps=1", "reward.rcrl.judge.kind=lm", "reward.rcrl.judge.lm.choices=[A,B]",
                       "reward.rcrl.judge.lm.absolute_choices=[Y,N]", "reward.rcrl.judge.lm.min_choice_mass=0",
                       "reward.rcrl.judge.lm.pairwise_template='{title}|{prompt}|{first}|{second}|'",
                       "model.lora.enabled=true", "model.lora.r=4")
@@ -164,7 +164,7 @@ def test_self_judge_trains_through_make_trainer(fast_config):
     assert trainer.reward.judge.model.__self__.policy is trainer.policy
     trainer.train()
     rows = read_metrics(Path(cfg.run_dir) / "metrics.jsonl")
-    assert rows[-1]["reward/active_criteria"] == 2 and rows[-1]["judge/calls"] == 2 * 8 * 4 * 3
+    assert rows[-1]["reward/active_criteria"] == 1 and rows[-1]["judge/calls"] == 8 * 4 * 3
     assert rows[-1]["reward/mean"] == pytest.approx(0.5, abs=1e-6)
 
 
