@@ -72,7 +72,8 @@ def run(label: str, seed: int, out: Path, extra: list[str]) -> Path:
     run_dir = out / f"{VARIANTS[label]}-seed{seed}"
     if not finished(run_dir):
         rewardzoo("train", f"algorithms/{VARIANTS[label]}.yaml", f"seed={seed}", f"run_dir={run_dir}",
-                  f"sft.cache_dir={out / 'sft-cache'}", "logging.progress=false", "logging.tensorboard=false", *extra)
+                  f"sft.cache_dir={out / 'sft-cache'}", "logging.progress=false", "logging.tensorboard=false",
+                  "overwrite=true", *extra)  # an unfinished run is started again
     return run_dir
 
 

@@ -42,17 +42,16 @@ def main(argv: list[str] | None = None) -> int:
         recipe, overrides = None, [recipe, *overrides]
     try:
         cfg = load_config(recipe, overrides)
-    except ConfigError as err:
+        if args.command == "train":
+            metrics = recipes.train(cfg)
+        elif args.command == "sft":
+            print(recipes.sft(cfg))
+            return 0
+        else:
+            metrics = recipes.make_trainer(cfg).evaluate()
+    except ConfigError as err:  # raised before any work: by the config check, the run directory or the task
         print(f"rewardzoo: config error: {err}", file=sys.stderr)
         return 2
-    if args.command == "train":
-        metrics = recipes.train(cfg)
-    elif args.command == "sft":
-        print(recipes.sft(cfg))
-        return 0
-    else:
-        trainer = recipes.make_trainer(cfg)
-        metrics = trainer.evaluate()
     if metrics:
         print(json.dumps({k: round(v, 4) for k, v in metrics.items() if k.startswith(("eval/", "reward/mean"))}, indent=1))
     return 0

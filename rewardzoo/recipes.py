@@ -11,15 +11,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rewardzoo.core.checkpoint import check_run_dir
 from rewardzoo.core.sft import warm_start
 from rewardzoo.core.trainer import Trainer, make_accelerator
-from rewardzoo.zoo import RewardContext, TrainConfig, build_reward, build_task, load_config
+from rewardzoo.zoo import RewardContext, TrainConfig, build_reward, build_task, check_with_task, load_config
 
 
 def make_trainer(cfg: TrainConfig) -> Trainer:
-    """A ready :class:`Trainer` for ``cfg``: task, warm start (cached), policy and reward."""
+    """A ready :class:`Trainer` for ``cfg``: task (checked against the config), warm start (cached),
+    policy and reward."""
     accelerator = make_accelerator()
     task = build_task(cfg.task)
+    check_with_task(cfg, task)
     if cfg.init_from:
         init = Path(cfg.init_from).expanduser()
     elif cfg.sft.enabled:
@@ -36,9 +39,11 @@ def make_trainer(cfg: TrainConfig) -> Trainer:
 
 
 def train(cfg: TrainConfig | str | Path, overrides: list[str] | None = None) -> dict[str, float]:
-    """Train a recipe (a :class:`TrainConfig` or a YAML path plus overrides); returns the last metrics."""
+    """Train a recipe (a :class:`TrainConfig` or a YAML path plus overrides); returns the last metrics.
+    The run directory is checked before the warm start (:func:`~rewardzoo.core.checkpoint.check_run_dir`)."""
     if not isinstance(cfg, TrainConfig):
         cfg = load_config(cfg, overrides)
+    check_run_dir(cfg)
     return make_trainer(cfg).train()
 
 
@@ -46,4 +51,6 @@ def sft(cfg: TrainConfig | str | Path, overrides: list[str] | None = None) -> Pa
     """Run (or reuse) only the warm start of a recipe; returns the saved model directory."""
     if not isinstance(cfg, TrainConfig):
         cfg = load_config(cfg, overrides)
-    return warm_start(cfg, build_task(cfg.task), make_accelerator())
+    task = build_task(cfg.task)
+    check_with_task(cfg, task)
+    return warm_start(cfg, task, make_accelerator())

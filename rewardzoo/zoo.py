@@ -18,7 +18,7 @@ from rewardzoo.rewards.bonuses import BonusConfig, WithBonuses
 from rewardzoo.rewards.functions import CallableRewardConfig, FunctionReward
 from rewardzoo.rewards.ral import RAL, RALConfig
 from rewardzoo.rewards.rcrl import RcRL, RcRLConfig
-from rewardzoo.rewards.rlvr import RLVR, RLVRConfig
+from rewardzoo.rewards.rlvr import RLVR, RLVRConfig, check_verifier_fits
 from rewardzoo.tasks.abstracts import Abstracts, AbstractsConfig
 from rewardzoo.tasks.base import Task
 from rewardzoo.tasks.countdown import Countdown, CountdownConfig
@@ -126,6 +126,9 @@ class TrainConfig(CoreConfig):
         if self.init_from and not Path(self.init_from).expanduser().is_dir():
             raise ConfigError(f"init_from {self.init_from!r} is not a directory; give a model saved with save_pretrained "
                               f"(e.g. a run's checkpoints/step_N/policy) or leave it empty")
+        if self.init_from and not (Path(self.init_from).expanduser() / "config.json").exists():
+            raise ConfigError(f"init_from {self.init_from!r} holds no model (no config.json; LoRA adapters alone are not "
+                              f"one): give a directory written by save_pretrained with the full weights")
         check_section(getattr(self.reward, self.reward.name), f"reward.{self.reward.name}")
         check_section(self.reward.bonuses, "reward.bonuses")
         check_section(getattr(self.task, self.task.name), f"task.{self.task.name}")
@@ -144,8 +147,36 @@ def help_config() -> list[str]:
 
 
 def build_task(cfg: TaskConfig) -> Task:
-    """The task named by ``cfg.name``, built from its section."""
-    return TASKS[cfg.name](getattr(cfg, cfg.name))
+    """The task named by ``cfg.name``, built from its section; a setting its data cannot satisfy (too
+    few distinct problems, a missing file, ...) is a :class:`ConfigError` naming the section."""
+    try:
+        return TASKS[cfg.name](getattr(cfg, cfg.name))
+    except ConfigError:
+        raise
+    except (ValueError, FileNotFoundError) as err:
+        raise ConfigError(f"task.{cfg.name}: {err}") from err
+
+
+def check_with_task(cfg: TrainConfig, task: Task) -> None:
+    """The checks that need the built task (cheap to build; run before the SFT warm start): the
+    SFT and eval subsets against the task's splits, and a named RLVR verifier against the task's
+    answer format (:func:`~rewardzoo.rewards.rlvr.check_verifier_fits`)."""
+    n_train, n_eval, sft = len(task.train), len(task.eval), cfg.sft
+    if sft.disjoint_rl_prompts and sft.n_examples >= n_train:
+        raise ConfigError(f"sft.n_examples ({sft.n_examples}) with sft.disjoint_rl_prompts=true leaves no train "
+                          f"prompt of task.{task.name} ({n_train} in its train split) for RL; lower sft.n_examples "
+                          f"below {n_train} or set sft.disjoint_rl_prompts=false")
+    if sft.enabled and not cfg.init_from and sft.n_examples > n_train:
+        raise ConfigError(f"sft.n_examples ({sft.n_examples}) exceeds the train split of task.{task.name} "
+                          f"({n_train} examples); lower it (0 = all)")
+    if cfg.eval.n_examples > n_eval:
+        raise ConfigError(f"eval.n_examples ({cfg.eval.n_examples}) exceeds the held-out split of task.{task.name} "
+                          f"({n_eval} examples); lower it (0 = all)")
+    if cfg.reward.name == "rlvr":
+        try:
+            check_verifier_fits(cfg.reward.rlvr, task)
+        except ValueError as err:
+            raise ConfigError(f"reward.rlvr.{err}") from err
 
 
 def build_reward(cfg: RewardConfig, task: Task, ctx: RewardContext | None = None):

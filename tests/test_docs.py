@@ -25,10 +25,10 @@ def documented_patterns() -> list[re.Pattern]:
      "reward.ral.judge.tiny.hidden_size=32", "reward.ral.judge.tiny.intermediate_size=64",
      "reward.ral.judge.tiny.num_layers=1", "reward.ral.judge.init_from=", "steps=3"],
     ["task.name=hackable_multiplication", "steps=2"],
-    ["task.name=rubric_writing", "task.rubric_writing.n_train=200", "task.rubric_writing.n_eval=8", "sft.disjoint_rl_prompts=false",
+    ["task.name=rubric_writing", "task.rubric_writing.n_train=200", "task.rubric_writing.n_eval=16", "sft.disjoint_rl_prompts=false",
      "reward.name=rcrl", "reward.rcrl.rubric=rubric_writing", "reward.rcrl.judge.kind=rule", "reward.rcrl.steps_per_criterion=1",
      "reward.bonuses.exploration_weight=0.1", "reward.bonuses.usefulness_weight=0.1", "steps=2"],
-    ["task.name=rubric_writing", "task.rubric_writing.n_train=200", "task.rubric_writing.n_eval=8", "sft.disjoint_rl_prompts=false",
+    ["task.name=rubric_writing", "task.rubric_writing.n_train=200", "task.rubric_writing.n_eval=16", "sft.disjoint_rl_prompts=false",
      "reward.name=rcrl", "reward.rcrl.rubric=rubric_writing", "reward.rcrl.judge.kind=rule", "reward.rcrl.scoring=absolute",
      "reward.rcrl.schedule=dropout", "steps=2"],
 ], ids=["rlvr-kl", "ral", "hackable", "rcrl-bonuses", "rcrl-absolute"])

@@ -28,3 +28,21 @@ def test_hack_rate_script_writes_table_and_plot(tmp_path, monkeypatch, fast_over
     text = (tmp_path / "hack_rate.md").read_text()
     assert "`train/hack_rate`" in text and "| 2 |" in text
     assert (tmp_path / "hack_rate.png").stat().st_size > 1000
+
+
+def test_power_script_sweeps_seeds_reuses_finished_runs_and_writes_the_table(tmp_path, monkeypatch, fast_overrides):
+    """Two seeds of a two-step preset: the table names the command, both seeds' gains and the target check;
+    a second call finds both runs finished (``sweep_done.json``) and trains nothing."""
+    monkeypatch.chdir(ROOT)
+    script = runpy.run_path(str(ROOT / "benchmarks" / "power.py"))
+    args = ["--presets", "multiplication", "--seeds", "0", "1", "--out", str(tmp_path), "--override",
+            *fast_overrides, "steps=2", "eval.every=1", "checkpoint_every=0"]
+    assert script["main"](args) == 0
+    text = (tmp_path / "power.md").read_text()
+    assert text.startswith("`python benchmarks/power.py --presets multiplication --seeds 0 1")
+    assert "| multiplication | `eval/accuracy` | 2 | 16 |" in text and "| no |" in text  # 16 held-out < 1,000
+    assert (tmp_path / "power.png").stat().st_size > 1000
+    logs = {p: p.stat().st_mtime for p in tmp_path.glob("multiplication/seed*/train.log")}
+    assert len(logs) == 2
+    assert script["main"](args) == 0
+    assert {p: p.stat().st_mtime for p in logs} == logs  # nothing was re-run

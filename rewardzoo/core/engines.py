@@ -8,7 +8,7 @@ device; it is the default.  An engine that reports the log-probs it sampled with
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import torch
 
@@ -18,6 +18,9 @@ from rewardzoo.core.types import Generation
 @dataclass
 class SamplingConfig:
     """How completions are sampled during RL (evaluation is always greedy)."""
+
+    RANGES: ClassVar[dict[str, str]] = {"temperature": "(0, inf)", "top_p": "(0, 1]", "top_k": "[0, inf)",
+                                        "max_new_tokens": "[1, inf)", "batch_size": "[0, inf)"}
 
     temperature: float = 1.0
     """Softmax temperature; the training log-probs use the same temperature."""
@@ -29,11 +32,6 @@ class SamplingConfig:
     """Longest completion, in tokens (also the L of the dr_grpo loss normaliser)."""
     batch_size: int = 0
     """Rows per generate call (0 = all rows of a call at once)."""
-
-    def validate(self) -> None:
-        """Raise ValueError, saying what to change, on settings that cannot run."""
-        if self.max_new_tokens < 1 or self.temperature <= 0:
-            raise ValueError("max_new_tokens must be >= 1 and sampling.temperature > 0")
 
 
 class Engine(Protocol):

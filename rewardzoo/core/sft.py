@@ -6,10 +6,17 @@ log-prob path as RL.  The result is saved with ``save_pretrained`` under
 ``sft.cache_dir/<task>-<hash>``, where the hash covers the model, the task's name, SFT settings,
 seed and the demonstrations themselves (so an edited data file is noticed), so a recipe re-run reuses its warm
 start and any change of those trains a new one.
+
+What is cached is always a complete model that loads offline: with LoRA the trained adapters are
+merged into the base weights before saving (RL then adds fresh adapters on top, and its reference
+policy — the adapters-disabled model — is the warm start, as without LoRA).  A warm start is
+marked done (``sft_done.json``) only after its loss and every weight are finite and the saved
+directory has been loaded back, offline, with identical weights; a failed one is never cached.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -26,10 +33,10 @@ from tqdm.auto import tqdm
 from rewardzoo.core.config import CoreConfig, as_dict, lr_multiplier
 from rewardzoo.core.logger import MetricLogger
 from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows
-from rewardzoo.core.models import load_policy, trainable_parameters
-from rewardzoo.core.types import Example, TaskProtocol
+from rewardzoo.core.models import LoraSettings, is_peft, load_policy, trainable_parameters
+from rewardzoo.core.types import Example, NonFiniteError, TaskProtocol
 
-SFT_FORMAT_VERSION = 1  # bump when the SFT procedure changes, so cached warm starts are retrained
+SFT_FORMAT_VERSION = 2  # bump when the SFT procedure changes, so cached warm starts are retrained (2: LoRA merged)
 
 
 def sft_cache_dir(cfg: CoreConfig, task: TaskProtocol) -> Path:
@@ -69,8 +76,11 @@ def warm_start(cfg: CoreConfig, task: TaskProtocol, accelerator: Accelerator) ->
     stats = train_sft(cfg, task, model, tokenizer, accelerator, log_dir=tmp if accelerator.is_main_process else None)
     if accelerator.is_main_process:
         tmp.mkdir(parents=True, exist_ok=True)
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
+        try:
+            save_verified(model, tokenizer, cfg, tmp, stats)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         (tmp / "sft_done.json").write_text(json.dumps(stats))
         if out.exists() and not (out / "sft_done.json").exists():
             shutil.rmtree(out, ignore_errors=True)  # an incomplete directory of an older version
@@ -81,6 +91,28 @@ def warm_start(cfg: CoreConfig, task: TaskProtocol, accelerator: Accelerator) ->
     accelerator.wait_for_everyone()
     accelerator.free_memory()
     return out
+
+
+def save_verified(model: torch.nn.Module, tokenizer, cfg: CoreConfig, directory: Path, stats: dict) -> None:
+    """Save a trained warm start as a complete model (LoRA adapters merged) and prove it: a
+    non-finite loss or weight is a :class:`NonFiniteError`, and the directory must load back
+    offline, as RL will load it, with identical weights."""
+    if is_peft(model):
+        model = model.merge_and_unload()
+    bad = [name for name, p in model.named_parameters() if not torch.isfinite(p).all()]
+    if bad or not math.isfinite(stats["sft/loss"]):
+        raise NonFiniteError(f"the SFT warm start diverged (loss {stats['sft/loss']}, non-finite weights {bad[:5]}); "
+                             f"nothing was cached: lower sft.lr or check the demonstrations")
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    plain = dataclasses.replace(cfg.model, lora=LoraSettings(enabled=False), gradient_checkpointing=False)
+    reloaded, _ = load_policy(plain, directory)
+    saved = dict(model.named_parameters())
+    loaded = dict(reloaded.named_parameters())
+    differ = [n for n in saved if n not in loaded or not torch.equal(saved[n].detach().cpu(), loaded[n].detach())]
+    if differ or len(loaded) != len(saved):
+        raise RuntimeError(f"the saved SFT warm start in {directory} does not load back as trained ({differ[:5]}); "
+                           f"nothing was cached")
 
 
 def train_sft(cfg: CoreConfig, task: TaskProtocol, model: torch.nn.Module, tokenizer, accelerator: Accelerator,

@@ -31,8 +31,9 @@ from accelerate.utils import gather_object
 from tqdm.auto import tqdm
 
 from rewardzoo.core.advantages import compute_advantages, group_mean_std
-from rewardzoo.core.checkpoint import checkpoints, load_checkpoint, save_checkpoint
-from rewardzoo.core.config import CoreConfig, as_dict, lr_multiplier, resolved_run_dir, to_yaml
+from rewardzoo.core.checkpoint import (check_run_dir, checkpoint_state, checkpoints, clear_run_dir, load_checkpoint,
+                                       new_run_id, save_checkpoint)
+from rewardzoo.core.config import CoreConfig, as_dict, lr_multiplier, prompts_per_process, resolved_run_dir, to_yaml
 from rewardzoo.core.engines import HFEngine
 from rewardzoo.core.logger import MetricLogger
 from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows
@@ -81,15 +82,7 @@ class Trainer:
         g = cfg.grpo
         self.group_size = g.group_size
         self.num_prompts = g.batch_size // g.group_size
-        world = self.acc.num_processes
-        if self.num_prompts % world:
-            raise ValueError(f"grpo.batch_size/group_size = {self.num_prompts} prompts per step cannot be split over "
-                             f"{world} processes; make it a multiple of {world}")
-        self.local_prompts = self.num_prompts // world
-        self.chunk_prompts = g.generation_chunk_prompts or self.local_prompts
-        if self.local_prompts % self.chunk_prompts:
-            raise ValueError(f"grpo.generation_chunk_prompts ({self.chunk_prompts}) must divide the prompts per process "
-                             f"({self.local_prompts})")
+        self.local_prompts, self.chunk_prompts = prompts_per_process(g, self.acc.num_processes)
         torch.manual_seed(derive_seed(cfg.seed, "init"))
         self.policy, self.tokenizer = load_policy(cfg.model, init_dir, seed=cfg.seed)
         self.policy.to(self.acc.device)
@@ -103,14 +96,18 @@ class Trainer:
         module = PolicyLogProbs(self.policy, temperature=cfg.sampling.temperature, chunk_size=g.logprob_chunk_size or None)
         self.module, self.optimizer = self.acc.prepare(module, optimizer)
         self.step = 0
+        self.run_id: str | None = None  # set by train(): new, or the resumed run's (checkpoint ownership)
         self.logger: MetricLogger | None = None
         self._last_eval: float | None = None
         self._epoch_orders: dict[int, np.ndarray] = {}
 
     # ------------------------------------------------------------------ the loop
     def train(self) -> dict[str, float]:
-        """Run ``cfg.steps`` RL steps (resuming when asked); returns the last metrics row."""
+        """Run ``cfg.steps`` RL steps (resuming when asked); returns the last metrics row.  The run
+        directory is checked first (:func:`~rewardzoo.core.checkpoint.check_run_dir`): a fresh run
+        never mixes with or deletes another run's data, and a resumed one never changes experiment."""
         cfg = self.cfg
+        self._claim_run_dir()
         resumed = self._maybe_resume()
         self._open_logger(resume_step=self.step if resumed else None)
         last: dict[str, float] = {}
@@ -291,7 +288,9 @@ class Trainer:
 
         A non-finite norm stops the step, naming the parameters whose gradients are not finite,
         with the parameters untouched (the norm is checked before clipping, which would smear NaN
-        over every gradient)."""
+        over every gradient).  Parameters that are not finite *after* the update (a finite gradient
+        times an absurd learning rate or weight decay) stop the run too, naming the step, before
+        any checkpoint of it is written: the previous checkpoint stays the latest."""
         named = trainable_parameters(self.policy)
         params = [p for _, p in named]
         grads = [p.grad for p in params if p.grad is not None]
@@ -304,6 +303,11 @@ class Trainer:
         if self.cfg.grpo.max_grad_norm:
             torch.nn.utils.clip_grads_with_norm_(params, self.cfg.grpo.max_grad_norm, total)
         self.optimizer.step()
+        if params and not torch.stack([torch.isfinite(p).all() for p in params]).all():
+            bad = [n for n, p in named if not torch.isfinite(p).all()]
+            raise NonFiniteError(f"parameters became non-finite in the optimizer step of step {self.step} ({bad[:5]}); "
+                                 f"stopped before writing a checkpoint, so the previous one is the latest (lower "
+                                 f"grpo.lr or grpo.weight_decay)")
         self.scheduler.step()
         return float(total)
 
@@ -368,17 +372,24 @@ class Trainer:
         """Write an atomic checkpoint of the current step."""
         return save_checkpoint(self.run_dir, self.step, policy=self.acc.unwrap_model(self.module).model,
                                tokenizer=self.tokenizer, optimizer=self.optimizer, scheduler=self.scheduler,
-                               reward=self.reward, accelerator=self.acc, keep=self.cfg.keep_checkpoints)
+                               reward=self.reward, accelerator=self.acc, keep=self.cfg.keep_checkpoints,
+                               run_id=self.run_id)
+
+    def _claim_run_dir(self) -> None:
+        """Check the run directory on every process; with ``overwrite``, the main one deletes the old run."""
+        check_run_dir(self.cfg)
+        if self.cfg.overwrite and self.acc.is_main_process:
+            clear_run_dir(self.run_dir)
+        self.acc.wait_for_everyone()
 
     def _maybe_resume(self) -> bool:
         if not self.cfg.resume:
+            self.run_id = new_run_id()
             return False
-        found = checkpoints(self.run_dir)
-        if not found:
-            raise FileNotFoundError(f"resume=true but {self.run_dir}/checkpoints holds no complete checkpoint; "
-                                    f"run without resume=true to start fresh")
-        self.step = load_checkpoint(found[-1], policy=self.policy, optimizer=self.optimizer, scheduler=self.scheduler,
+        latest = checkpoints(self.run_dir)[-1]
+        self.step = load_checkpoint(latest, policy=self.policy, optimizer=self.optimizer, scheduler=self.scheduler,
                                     reward=self.reward, accelerator=self.acc)
+        self.run_id = checkpoint_state(latest).get("run_id") or new_run_id()
         return True
 
     # ------------------------------------------------------------------ helpers

@@ -35,14 +35,14 @@ import copy
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import torch
 import torch.nn.functional as F
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-from rewardzoo.core.models import TinyModelConfig, char_tokenizer, tiny_causal_lm
+from rewardzoo.core.models import TinyModelConfig, char_tokenizer, check_model_source, tiny_causal_lm
 from rewardzoo.core.types import NonFiniteError
 
 Pair = tuple[str, str]  # (prompt, final answer)
@@ -51,6 +51,10 @@ Pair = tuple[str, str]  # (prompt, final answer)
 @dataclass
 class JudgeConfig:
     """The judge model and its optimiser (defaults are our own choices; seed 002 gives none)."""
+
+    RANGES: ClassVar[dict[str, str]] = {"max_length": "[2, inf)", "lr": "(0, inf)", "weight_decay": "[0, inf)",
+                                        "adam_betas": "[0, 1)", "max_grad_norm": "[0, inf)",
+                                        "micro_batch_size": "[1, inf)"}
 
     model: str = "tiny"
     """'tiny' (a Qwen3 built from ``tiny`` with the character tokenizer) or a Hugging Face model name or
@@ -74,6 +78,16 @@ class JudgeConfig:
     """Gradient clipping norm of a judge step (0 = off)."""
     micro_batch_size: int = 256
     """Rows per judge forward (scoring) and forward/backward (training, gradients accumulated)."""
+
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run."""
+        if len(self.adam_betas) != 2:
+            raise ValueError(f"adam_betas must be two numbers [beta1, beta2] in [0, 1); got {list(self.adam_betas)}")
+        if not self.init_from:
+            check_model_source(self.model, "model")
+        elif self.init_from != "policy" and not Path(self.init_from).expanduser().is_dir():
+            raise ValueError(f"init_from {self.init_from!r}: no such directory; give 'policy', a model saved with "
+                             f"save_pretrained, or ''")
 
 
 def judge_text(prompt: str, answer: str, separator: str = "") -> str:

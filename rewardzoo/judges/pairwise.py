@@ -46,12 +46,13 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
-from typing import Callable, ContextManager, Protocol
+from typing import Callable, ClassVar, ContextManager, Protocol
 
 import numpy as np
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from rewardzoo.core.config import check_section
 from rewardzoo.core.models import DTYPES, ReferencePolicy
 from rewardzoo.core.types import derive_seed
 from rewardzoo.eval import bradley_terry
@@ -238,6 +239,9 @@ class Tournament:
 class RuleJudgeConfig:
     """A programmatic judge with configurable imperfections (defaults: a perfect judge)."""
 
+    RANGES: ClassVar[dict[str, str]] = {"noise": "[0, inf)", "position_bias": "(-inf, inf)", "temperature": "[0, inf)",
+                                        "length_bias": "[0, inf)", "unparseable_rate": "[0, 1)"}
+
     noise: float = 0.0
     """σ_noise: standard deviation of Gaussian noise added to each call's score difference (or absolute score)."""
     position_bias: float = 0.0
@@ -253,20 +257,13 @@ class RuleJudgeConfig:
     unparseable_rate: float = 0.0
     """Probability that a call's answer cannot be read (it then counts as a tie, ½)."""
 
-    def validate(self) -> None:
-        """Raise ValueError, saying what to change, on settings that cannot run."""
-        if self.noise < 0 or self.temperature < 0 or self.length_bias < 0:
-            raise ValueError("noise, temperature and length_bias must be >= 0")
-        if not 0 <= self.unparseable_rate < 1:
-            raise ValueError(f"unparseable_rate must be in [0, 1); got {self.unparseable_rate}")
-
 
 class RuleJudge:
     """Judges programmatic criteria (see the module docstring); its noise comes from its own seeded generator."""
 
     def __init__(self, cfg: RuleJudgeConfig | None = None, seed: int = 0):
         self.cfg = cfg = cfg or RuleJudgeConfig()
-        cfg.validate()
+        check_section(cfg, "judge.rule")
         self.generator = torch.Generator().manual_seed(derive_seed(seed, "rule-judge") % 2**63)
         self.calls = 0
 
@@ -339,6 +336,9 @@ DEFAULT_ABSOLUTE_TEMPLATE = (
 class LMJudgeConfig:
     """A causal LM read as a judge (defaults are our own; 004 serves the base model through vLLM)."""
 
+    RANGES: ClassVar[dict[str, str]] = {"batch_size": "[1, inf)", "max_response_chars": "[1, inf)",
+                                        "max_length": "[8, inf)", "min_choice_mass": "[0, 1)"}
+
     model: str = "policy"
     """'policy' = the self-judge, the frozen starting policy (LoRA: adapters disabled); or a model name/path."""
     dtype: str = "float32"
@@ -366,13 +366,11 @@ class LMJudgeConfig:
     """A call whose two answer tokens together get less probability than this is unparseable (a tie)."""
 
     def validate(self) -> None:
-        """Raise ValueError, saying what to change, on settings that cannot run."""
+        """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
         if len(self.choices) != 2 or len(self.absolute_choices) != 2:
             raise ValueError("choices and absolute_choices must each hold exactly two answers")
-        if self.batch_size < 1 or self.max_length < 8 or self.max_response_chars < 1:
-            raise ValueError("batch_size must be >= 1, max_length >= 8 and max_response_chars >= 1")
-        if not 0 <= self.min_choice_mass < 1:
-            raise ValueError(f"min_choice_mass must be in [0, 1); got {self.min_choice_mass}")
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {self.dtype!r}")
 
 
 def answer_tokens(tokenizer, prefix: str, choices: list[str]) -> tuple[list[int], list[int]]:
@@ -404,7 +402,7 @@ class LMJudge:
     def __init__(self, model: Callable[[], ContextManager[torch.nn.Module]], tokenizer, cfg: LMJudgeConfig | None = None):
         """``model()`` yields the module to run (e.g. ``ReferencePolicy(policy).active``)."""
         self.cfg = cfg = cfg or LMJudgeConfig()
-        cfg.validate()
+        check_section(cfg, "judge.lm")
         self.model = model
         self.tokenizer = tokenizer
         self.pair_shared, self.pair_ids = answer_tokens(tokenizer, cfg.answer_prefix, cfg.choices)
@@ -421,8 +419,7 @@ class LMJudge:
     def from_pretrained(cls, name: str, cfg: LMJudgeConfig | None = None, device: str = "cpu") -> "LMJudge":
         """A frozen judge model loaded by Hugging Face name or local path."""
         cfg = cfg or LMJudgeConfig()
-        if cfg.dtype not in DTYPES:
-            raise ValueError(f"judge.lm.dtype must be one of {', '.join(DTYPES)}; got {cfg.dtype!r}")
+        check_section(cfg, "judge.lm")
         tokenizer = AutoTokenizer.from_pretrained(name)
         tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
         model = AutoModelForCausalLM.from_pretrained(name, dtype=DTYPES[cfg.dtype]).to(device).eval()

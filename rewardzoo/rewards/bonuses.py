@@ -29,9 +29,11 @@ Switch on for any reward with ``reward.bonuses.exploration_weight`` / ``usefulne
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
+from rewardzoo.core.config import check_section
 from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows
 from rewardzoo.core.models import causal_lm
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
@@ -41,6 +43,9 @@ from rewardzoo.judges.pairwise import group_rows
 @dataclass
 class BonusConfig:
     """Exploration / usefulness bonuses on top of the named reward (004 App. B); both off by default."""
+
+    RANGES: ClassVar[dict[str, str]] = {"exploration_weight": "[0, inf)", "usefulness_weight": "[0, inf)",
+                                        "dim": "[1, inf)", "ridge": "(0, inf)", "micro_batch_size": "[1, inf)"}
 
     exploration_weight: float = 0.0
     """λ_exp: weight of the z-scored representation (leverage) bonus; 0 = off."""
@@ -59,14 +64,6 @@ class BonusConfig:
     def enabled(self) -> bool:
         """Whether any bonus is switched on."""
         return self.exploration_weight > 0 or self.usefulness_weight > 0
-
-    def validate(self) -> None:
-        """Raise ValueError, saying what to change, on settings that cannot run."""
-        if self.exploration_weight < 0 or self.usefulness_weight < 0:
-            raise ValueError("exploration_weight and usefulness_weight must be >= 0")
-        if self.dim < 1 or self.ridge <= 0 or self.micro_batch_size < 1:
-            raise ValueError(f"dim must be >= 1, ridge > 0 and micro_batch_size >= 1; got {self.dim}, {self.ridge}, "
-                             f"{self.micro_batch_size}")
 
 
 def group_zscore(values: torch.Tensor, groups: list[list[int]]) -> torch.Tensor:
@@ -100,7 +97,7 @@ class WithBonuses:
     """``reward`` plus the z-scored exploration and usefulness bonuses (see the module docstring)."""
 
     def __init__(self, reward, cfg: BonusConfig, *, seed: int = 0):
-        cfg.validate()
+        check_section(cfg, "reward.bonuses")
         self.reward = reward
         self.cfg = cfg
         self.seed = seed

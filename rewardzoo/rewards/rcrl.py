@@ -64,9 +64,11 @@ Untested: hub-model judges and GPU runs (the LM judge is tested end to end on th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import torch
 
+from rewardzoo.core.config import check_section
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
 from rewardzoo.judges.pairwise import (COMPARISONS, Judge, LMJudge, LMJudgeConfig, RuleJudge, RuleJudgeConfig,
                                        Tournament, group_rows)
@@ -92,6 +94,10 @@ class RcRLJudgeConfig:
 class RcRLConfig:
     """Settings of RcRL (defaults follow 004 where it gives them: creative-writing rubric, K = 100,
     newest weight ½, round robin, the self-judge)."""
+
+    RANGES: ClassVar[dict[str, str]] = {"steps_per_criterion": "[0, inf)", "newest_weight": "(0, 1]",
+                                        "dropout_rate": "[0, 1)", "ordering": "[0, inf)", "swiss_rounds": "[0, inf)",
+                                        "bt_alpha": "[0, inf)"}
 
     rubric: str = "creative_writing"
     """Shipped rubric (creative_writing = 004 Table 7, healthbench = Table 8, rubric_writing = the toy task's)
@@ -120,19 +126,13 @@ class RcRLConfig:
     """The judge."""
 
     def validate(self) -> None:
-        """Raise ValueError, saying what to change, on settings that cannot run."""
+        """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
         for key, options in (("scoring", SCORINGS), ("schedule", SCHEDULES), ("weighting", WEIGHTINGS),
                              ("comparisons", COMPARISONS)):
             if getattr(self, key) not in options:
                 raise ValueError(f"{key} must be one of {', '.join(options)}; got {getattr(self, key)!r}")
         if self.judge.kind not in JUDGE_KINDS:
             raise ValueError(f"judge.kind must be one of {', '.join(JUDGE_KINDS)}; got {self.judge.kind!r}")
-        if self.steps_per_criterion < 0 or self.ordering < 0 or self.swiss_rounds < 0 or self.bt_alpha < 0:
-            raise ValueError("steps_per_criterion, ordering, swiss_rounds and bt_alpha must be >= 0")
-        if not 0 < self.newest_weight <= 1 or not 0 <= self.dropout_rate < 1:
-            raise ValueError(f"newest_weight must be in (0, 1] and dropout_rate in [0, 1); got {self.newest_weight}, "
-                             f"{self.dropout_rate}")
-        (self.judge.rule if self.judge.kind == "rule" else self.judge.lm).validate()
 
 
 class RcRL:
@@ -147,7 +147,7 @@ class RcRL:
     def __init__(self, cfg: RcRLConfig | None = None, *, seed: int = 0, judge: Judge | None = None,
                  rubric: Rubric | None = None, device: str = "cpu"):
         self.cfg = cfg = cfg or RcRLConfig()
-        cfg.validate()
+        check_section(cfg, "reward.rcrl")
         base = rubric or load_rubric(cfg.rubric)
         self.rubric = base.reordered(cfg.ordering)
         self.schedule = RubricSchedule(len(self.rubric.criteria), cfg.schedule,

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import ClassVar
 
+from rewardzoo.core.config import check_section
 from rewardzoo.core.types import Example
 from rewardzoo.eval import ngram_repetition, non_english_rate
 from rewardzoo.tasks.base import Task
@@ -37,6 +39,10 @@ from rewardzoo.tasks.user import holdout_split, load_rows
 @dataclass
 class AbstractsConfig:
     """Settings of the abstracts / free-writing task."""
+
+    RANGES: ClassVar[dict[str, str]] = {"eval_fraction": "(0, 1)", "min_words": "[0, inf)", "max_words": "[0, inf)",
+                                        "f1_threshold": "[0, 1]", "n_train": "[0, inf)", "n_eval": "[0, inf)",
+                                        "data_seed": "[0, inf)"}
 
     path: str = ""
     """JSONL file (or .json/.csv/.parquet, a save_to_disk directory) of your corpus."""
@@ -63,6 +69,13 @@ class AbstractsConfig:
     data_seed: int = 0
     """Seed of the shuffle before the eval_fraction split."""
 
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
+        if "{prompt}" not in self.prompt_template:
+            raise ValueError(f"prompt_template must contain {{prompt}}; got {self.prompt_template!r}")
+        if self.max_words and self.max_words < self.min_words:
+            raise ValueError(f"max_words ({self.max_words}) must be 0 (no window) or >= min_words ({self.min_words})")
+
 
 def unigram_f1(text: str, reference: str) -> float:
     """F1 of the lowercased word multisets of a text and its reference (0 when either is empty).
@@ -87,10 +100,7 @@ class Abstracts(Task):
                  eval_rows: list[dict] | None = None):
         """Build from ``cfg.path`` or, when given, from in-memory ``rows`` (and optional held-out ``eval_rows``)."""
         self.cfg = cfg = cfg or AbstractsConfig()
-        if "{prompt}" not in cfg.prompt_template:
-            raise ValueError(f"task.abstracts.prompt_template must contain {{prompt}}; got {cfg.prompt_template!r}")
-        if cfg.min_words < 0 or cfg.max_words < 0 or (cfg.max_words and cfg.max_words < cfg.min_words):
-            raise ValueError("task.abstracts.min_words and max_words must be >= 0 with max_words >= min_words")
+        check_section(cfg, "task.abstracts")
         if rows is None:
             if not cfg.path:
                 raise ValueError('task.abstracts.path is empty; set it to a JSONL file of {"title": …, "abstract": …} rows')

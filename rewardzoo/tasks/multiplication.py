@@ -8,6 +8,13 @@ relative error |pred − gold| / |gold| clipped to 1 (malformed answers count as
 Deviations from the paper: the paper samples four-digit pairs for billion-parameter models; the CPU
 preset uses 2-digit × 1-digit so that a 0.8M-parameter model learns in minutes.  Train and eval
 pairs are disjoint.
+
+What a digit is (our choice, the same in every rewardzoo parser and verifier): the ASCII ``0``–``9``
+only.  A model's ``٤٢`` or ``４２`` is not the number 42 (Python's ``int`` and a regex ``\\d`` would say it
+is): a verifier of model output should not reward a script the task never asked for.  Hostile
+lengths are bounded: an integer of more than :data:`MAX_ANSWER_DIGITS` digits is malformed (it keeps
+every conversion below Python's 4,300-digit int limit), and relative errors are computed exactly,
+so no answer raises OverflowError or ValueError.
 """
 
 from __future__ import annotations
@@ -15,17 +22,26 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
+from fractions import Fraction
+from typing import ClassVar
 
+from rewardzoo.core.config import check_section
 from rewardzoo.core.types import Example
 from rewardzoo.tasks.base import Task
-from rewardzoo.tasks.checks.formats import format_answer
+from rewardzoo.tasks.checks.formats import ANSWER_FORMATS, format_answer
 
-_INTEGER = re.compile(r"-?\d+")
+MAX_ANSWER_DIGITS = 4000
+"""Longest integer answer read, in digits (a product of the largest allowed factors has 2,000)."""
+_INTEGER = re.compile(r"-?[0-9]{1,%d}" % MAX_ANSWER_DIGITS)
 
 
 @dataclass
 class MultiplicationConfig:
     """Settings of the multiplication task."""
+
+    RANGES: ClassVar[dict[str, str]] = {"digits_a": "[1, 1000]", "digits_b": "[1, 1000]", "n_train": "[1, inf)",
+                                        "n_eval": "[1, inf)", "carry_free_demonstrations": "[0, 1]",
+                                        "data_seed": "(-inf, inf)"}
 
     digits_a: int = 2
     """Number of digits of the first factor (its leading digit is never 0)."""
@@ -41,23 +57,55 @@ class MultiplicationConfig:
     scratchpad: bool = False
     """Demonstrations show partial products before the answer, e.g. 47*6= → 42+240=282: a short
     reasoning trace (the judge of RAL still sees only the final answer)."""
+    reversed_digits: bool = False
+    """Write the product least-significant digit first (13*7= → 19 for 91; 347*6= → 2802 for 2082): the
+    order in which the digits are computed, which small transformers learn far faster (Lee et al.
+    2023, "Teaching arithmetic to small transformers").  The parser reads the digits back; the
+    reference and every metric are the ordinary product."""
+    carry_free_demonstrations: float = 0.0
+    """Share of the demonstrations (chosen with ``data_seed``) written by a systematically wrong solver
+    that adds the partial products digit by digit without carrying (58*7= is shown as 56+350=306
+    instead of 406; a sum without carries, 47*6= → 42+240=282, stays right), as when SFT data come
+    from a weaker model.  References, verifiers and metrics stay exact; 0 = every demonstration is right."""
     data_seed: int = 0
     """Seed of the example generator (independent of the run's seed)."""
 
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
+        if self.answer_format not in ANSWER_FORMATS:
+            raise ValueError(f"answer_format must be one of {', '.join(ANSWER_FORMATS)}; got {self.answer_format!r}")
+
 
 def parse_integer(text: str | None) -> int | None:
-    """The integer an answer string spells, or None.  Never raises."""
-    if text is None or not _INTEGER.fullmatch(text.strip()):
+    """The integer an answer string spells in ASCII digits (at most :data:`MAX_ANSWER_DIGITS`), or
+    None.  Never raises.
+
+    >>> parse_integer(" 084 "), parse_integer("٤٢"), parse_integer("9" * 5000)
+    (84, None, None)
+    """
+    if text is None or not _INTEGER.fullmatch(text := text.strip()):
         return None
-    return int(text.strip())
+    return int(text)
 
 
 def relative_error(answer: str | None, reference: str) -> float:
-    """|pred − gold| / max(|gold|, 1), clipped to 1; a malformed answer has error 1."""
+    """|pred − gold| / max(|gold|, 1), clipped to 1 (exact arithmetic: no overflow on any length);
+    a malformed answer has error 1."""
     pred, gold = parse_integer(answer), int(reference)
     if pred is None:
         return 1.0
-    return min(abs(pred - gold) / max(abs(gold), 1), 1.0)
+    return float(min(Fraction(abs(pred - gold), max(abs(gold), 1)), 1))
+
+
+def carry_free_sum(terms: list[int]) -> int:
+    """Σ terms added digit by digit modulo 10, dropping every carry (the wrong solver's sum).
+
+    >>> carry_free_sum([56, 350]), carry_free_sum([42, 240])
+    (306, 282)
+    """
+    width = max(len(str(t)) for t in terms)
+    digits = [sum(t // 10**i % 10 for t in terms) % 10 for i in range(width)]
+    return sum(d * 10**i for i, d in enumerate(digits))
 
 
 def _pairs(cfg: MultiplicationConfig, rng: random.Random) -> list[tuple[int, int]]:
@@ -83,37 +131,40 @@ class Multiplication(Task):
 
     def __init__(self, cfg: MultiplicationConfig | None = None):
         cfg = cfg or MultiplicationConfig()
-        if cfg.digits_a < 1 or cfg.digits_b < 1:
-            raise ValueError("multiplication digits_a and digits_b must be at least 1")
-        if cfg.n_eval < 1:
-            raise ValueError("multiplication n_eval must be at least 1")
+        check_section(cfg, "task.multiplication")
         self.cfg = cfg
         self.answer_format = cfg.answer_format
-        pairs = _pairs(cfg, random.Random(cfg.data_seed))
+        rng = random.Random(cfg.data_seed)
+        pairs = _pairs(cfg, rng)
         if len(pairs) <= cfg.n_eval:
             raise ValueError(f"only {len(pairs)} distinct pairs exist for {cfg.digits_a}×{cfg.digits_b} digits; "
                              f"lower n_eval (now {cfg.n_eval}) or use more digits")
-        examples = [self._example(a, b) for a, b in pairs]
+        examples = [self._example(a, b, carry_free=i >= cfg.n_eval and rng.random() < cfg.carry_free_demonstrations)
+                    for i, (a, b) in enumerate(pairs)]
         super().__init__(train=examples[cfg.n_eval:], eval=examples[: cfg.n_eval])
 
-    def _example(self, a: int, b: int) -> Example:
+    def _example(self, a: int, b: int, carry_free: bool = False) -> Example:
         if self.answer_format == "plain":
             prompt = f"{a}*{b}="
         else:
             prompt = f"What is {a} * {b}? Put the final integer in <answer></answer> tags."
         product = str(a * b)
-        answer = format_answer(product, self.answer_format)
+        partials = [int(d) * b * 10**i for i, d in enumerate(reversed(str(a))) if d != "0"]
+        shown = str(carry_free_sum(partials)) if carry_free else product
+        answer = format_answer(shown[::-1] if self.cfg.reversed_digits else shown, self.answer_format)
         if self.cfg.scratchpad:
-            partials = [int(d) * b * 10**i for i, d in enumerate(reversed(str(a))) if d != "0"]
             answer = "+".join(map(str, partials)) + "=" + answer
         return Example(prompt, product, answer, {"a": a, "b": b})
 
     def parse(self, completion: str) -> str | None:
         """The answer if it is a nonempty integer in the task's format, else None (in the plain
-        format the answer is what follows the last '=', so a scratchpad may precede it)."""
+        format the answer is what follows the last '=', so a scratchpad may precede it; with
+        ``reversed_digits`` its digits are read back to front)."""
         answer = super().parse(completion)
         if answer is not None and self.answer_format == "plain":
             answer = answer.rpartition("=")[2]
+        if answer is not None and self.cfg.reversed_digits:
+            answer = answer.strip()[::-1]
         value = parse_integer(answer)
         return None if value is None else str(value)
 

@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import ClassVar
 
+from rewardzoo.core.config import check_section
 from rewardzoo.core.types import Example
 from rewardzoo.eval import ngram_repetition, non_english_rate
 from rewardzoo.tasks.base import Task
@@ -44,6 +46,9 @@ _PREPOSITIONS = ["in", "on", "with", "by", "near"]
 @dataclass
 class RubricWritingConfig:
     """Settings of the rubric-writing task (all defaults are our own)."""
+
+    RANGES: ClassVar[dict[str, str]] = {"n_train": "[1, inf)", "n_eval": "[1, inf)", "n_required": "[1, 4]",
+                                        "min_words": "[1, inf)", "window": "[0, inf)", "data_seed": "[0, inf)"}
 
     n_train: int = 2000
     """Training prompts."""
@@ -59,13 +64,9 @@ class RubricWritingConfig:
     """Seed of the prompt and demonstration generator."""
 
     def validate(self) -> None:
-        """Raise ValueError, saying what to change, on settings that cannot run."""
-        if not 1 <= self.n_required <= 4:
-            raise ValueError(f"n_required must be in 1..4; got {self.n_required}")
-        if not self.min_words or min(self.min_words) < 1 or self.window < 0:
-            raise ValueError("min_words must be a non-empty list of positive word counts and window >= 0")
-        if self.n_train < 1 or self.n_eval < 1:
-            raise ValueError(f"n_train and n_eval must be >= 1; got {self.n_train}, {self.n_eval}")
+        """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
+        if not self.min_words:
+            raise ValueError("min_words must list at least one lower end of the length window, e.g. [3, 4, 5]")
 
 
 def quality(text: str, meta: dict) -> float:
@@ -119,7 +120,7 @@ class RubricWriting(Task):
 
     def __init__(self, cfg: RubricWritingConfig | None = None):
         self.cfg = cfg = cfg or RubricWritingConfig()
-        cfg.validate()
+        check_section(cfg, "task.rubric_writing")
         rng = random.Random(cfg.data_seed)
         seen: set[tuple] = set()
         examples: list[Example] = []

@@ -26,9 +26,12 @@ Untested: loading from the hub (it needs network).
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import ClassVar
 
+from rewardzoo.core.config import check_section
+from rewardzoo.core.models import looks_like_path
 from rewardzoo.tasks.checks.verifiers import VERIFIERS
 from rewardzoo.core.types import Example
 from rewardzoo.tasks.base import Task
@@ -40,6 +43,9 @@ _FILE_BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": 
 @dataclass
 class UserTaskConfig:
     """Settings of a task read from your own examples."""
+
+    RANGES: ClassVar[dict[str, str]] = {"eval_fraction": "(0, 1)", "n_train": "[0, inf)", "n_eval": "[0, inf)",
+                                        "data_seed": "(-inf, inf)"}
 
     path: str = ""
     """A .jsonl/.json/.csv/.parquet file, a directory written by save_to_disk, or a hub dataset name (needs network)."""
@@ -70,6 +76,19 @@ class UserTaskConfig:
     """Keep at most this many held-out rows (0 = all)."""
     data_seed: int = 0
     """Seed of the shuffle before the eval_fraction split."""
+
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``).
+        The rows themselves are checked when the task is built."""
+        if self.verifier not in VERIFIERS:
+            raise ValueError(f"verifier must be one of {', '.join(sorted(VERIFIERS))}; got {self.verifier!r}")
+        if self.answer_format not in ANSWER_FORMATS:
+            raise ValueError(f"answer_format must be one of {', '.join(ANSWER_FORMATS)}; got {self.answer_format!r}")
+        if self.verifier == "tagged" and self.answer_format == "tags":
+            raise ValueError("verifier 'tagged' reads <answer> tags itself, but answer_format='tags' already strips "
+                             "them; set answer_format=plain (or use the 'exact' verifier)")
+        if not self.path:
+            raise ValueError("path is empty; set it to a JSONL file or a save_to_disk directory")
 
 
 def load_rows(path: str, split: str = "train") -> list[dict]:
@@ -105,7 +124,7 @@ def load_rows(path: str, split: str = "train") -> list[dict]:
             return datasets.load_dataset(builder, data_files=str(local), split="train").to_list()
         except Exception as err:  # datasets wraps parse errors in its own types; say what failed either way
             raise ValueError(f"cannot read {path!r} as {builder}: {err.__cause__ or err!r}") from err
-    if local.suffix or path.startswith((".", "/", "~")) or path.count("/") > 1:
+    if local.suffix or looks_like_path(path):
         raise FileNotFoundError(f"no file or directory at {path!r}; "
                                 f"give the path of a JSONL file or a save_to_disk directory")
     try:
@@ -167,21 +186,11 @@ class UserTask(Task):
         """Build from ``cfg.path`` or, when given, from in-memory ``rows`` (a list of dicts or a
         ``datasets.Dataset``) and optional held-out ``eval_rows``."""
         cfg = cfg or UserTaskConfig()
-        if cfg.verifier not in VERIFIERS:
-            raise ValueError(f"task.user.verifier must be one of {sorted(VERIFIERS)}; got {cfg.verifier!r}")
-        if cfg.answer_format not in ANSWER_FORMATS:
-            raise ValueError(f"task.user.answer_format must be one of {ANSWER_FORMATS}; got {cfg.answer_format!r}")
-        if cfg.verifier == "tagged" and cfg.answer_format == "tags":
-            raise ValueError("the 'tagged' verifier reads <answer> tags itself, but answer_format='tags' already "
-                             "strips them; set answer_format=plain (or use the 'exact' verifier)")
-        if cfg.n_train < 0 or cfg.n_eval < 0:
-            raise ValueError(f"task.user.n_train and n_eval must be >= 0 (0 = all); got {cfg.n_train}, {cfg.n_eval}")
+        check_section(cfg if rows is None else replace(cfg, path=cfg.path or "<rows>"), "task.user")
         self.cfg = cfg
         self.answer_format = cfg.answer_format
         self._verifier = VERIFIERS[cfg.verifier]
         if rows is None:
-            if not cfg.path:
-                raise ValueError("task.user.path is empty; set it to a JSONL file or a save_to_disk directory")
             rows = load_rows(cfg.path, cfg.train_split)
             if eval_rows is None and (cfg.eval_path or cfg.eval_split):
                 eval_rows = load_rows(cfg.eval_path or cfg.path, cfg.eval_split or cfg.train_split)

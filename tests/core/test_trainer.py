@@ -5,6 +5,7 @@ import json
 import pytest
 import torch
 
+from rewardzoo.core.config import ConfigError
 from rewardzoo.zoo import build_task
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.trainer import NonFiniteError, Trainer
@@ -67,10 +68,11 @@ def test_smoke_every_trained_parameter_changes_and_metrics_are_logged(fast_confi
     assert (trainer.run_dir / "checkpoints" / "step_000003" / "trainer_state.json").exists()
 
 
-def test_micro_batched_update_equals_one_batch_update(fast_config):
+def test_micro_batched_update_equals_one_batch_update(fast_config, tmp_path):
     results = []
     for micro in (32, 5):
         trainer = make_trainer(fast_config("steps=1", f"grpo.micro_batch_size={micro}", "eval.n_examples=1",
+                                           f"run_dir={tmp_path / f'micro{micro}'}",
                                            "grpo.loss_type=dapo", "checkpoint_every=0"))
         trainer.train()
         results.append(params(trainer))
@@ -97,7 +99,7 @@ def test_resume_continues_exactly(fast_config, tmp_path):
 
 
 def test_resume_without_checkpoint_is_a_clear_error(fast_config):
-    with pytest.raises(FileNotFoundError, match="holds no complete checkpoint"):
+    with pytest.raises(ConfigError, match="holds no complete checkpoint"):
         make_trainer(fast_config("resume=true")).train()
 
 

@@ -187,8 +187,12 @@ def test_self_judge_is_the_frozen_start():
     assert lora.training  # the judge ran in eval mode and restored the mode it found
 
 
-def test_bad_lm_judge_settings():
+def test_bad_judge_settings():
+    tok = char_tokenizer()
+    model = tiny_causal_lm(TINY, len(tok), seed=0)
     with pytest.raises(ValueError, match="exactly two answers"):
-        LMJudgeConfig(choices=["A"]).validate()
-    with pytest.raises(ValueError, match="min_choice_mass"):
-        LMJudgeConfig(min_choice_mass=1.0).validate()
+        LMJudge.self_judge(model, tok, LMJudgeConfig(choices=["A"]))
+    with pytest.raises(ValueError, match=r"judge.lm.min_choice_mass must be in \[0, 1\)"):
+        LMJudge.self_judge(model, tok, LMJudgeConfig(min_choice_mass=1.0))
+    with pytest.raises(ValueError, match=r"judge.rule.unparseable_rate must be in \[0, 1\)"):
+        RuleJudge(RuleJudgeConfig(unparseable_rate=1.0))

@@ -141,7 +141,7 @@ def test_bad_settings_fail_before_work():
         RcRL(RcRLConfig(rubric="rubric_writing")).score(batch(["a.", "b."], G=2))
 
 
-RUN = ["task.name=rubric_writing", "task.rubric_writing.n_train=200", "task.rubric_writing.n_eval=8", "reward.name=rcrl",
+RUN = ["task.name=rubric_writing", "task.rubric_writing.n_train=200", "task.rubric_writing.n_eval=16", "reward.name=rcrl",
        "reward.rcrl.rubric=rubric_writing", "reward.rcrl.steps_per_criterion=1", "sampling.max_new_tokens=8",
        "sft.disjoint_rl_prompts=false"]
 

@@ -67,7 +67,7 @@ def test_evaluate_reports_accuracy_format_and_relative_error():
 
 
 def test_bad_settings_are_clear():
-    with pytest.raises(ValueError, match="digits_a and digits_b must be at least 1"):
+    with pytest.raises(ValueError, match=r"task.multiplication.digits_a must be in \[1, 1000\]; got 0"):
         Multiplication(MultiplicationConfig(digits_a=0))
     with pytest.raises(ValueError, match="only 81 distinct pairs exist for 1×1 digits; lower n_eval"):
         Multiplication(MultiplicationConfig(digits_a=1, digits_b=1, n_eval=100))
@@ -89,3 +89,31 @@ def test_parse_and_verify_never_raise(text):
         answer = task.parse(text)
         assert answer is None or answer.lstrip("-").isdigit()
         assert task.verify(answer, "84", {}) in (0.0, 1.0)
+
+
+def test_reversed_digits_write_the_product_least_significant_digit_first():
+    """347*6 = 2082 is written 2802 (and 13*7 = 91 as 19); the parser reads the digits back."""
+    from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
+
+    task = Multiplication(MultiplicationConfig(digits_a=3, reversed_digits=True, n_train=50, n_eval=10))
+    example = task._example(347, 6)
+    assert example.demonstration == "2802" and example.reference == "2082"
+    assert task.parse("2802") == "2082" and task.parse(" 19 ") == "91" and task.parse("x") is None
+    assert task.verify(task.parse(example.demonstration), example.reference, example.meta) == 1.0
+    scratch = Multiplication(MultiplicationConfig(digits_a=3, reversed_digits=True, scratchpad=True, n_train=50, n_eval=10))
+    assert scratch._example(347, 6).demonstration == "42+240+1800=2802"
+
+
+def test_carry_free_demonstrations_are_wrong_only_where_a_carry_is_dropped():
+    """58*7: partials 56 + 350 = 406, carry-free 306; 47*6: 42 + 240 = 282 has no carry and stays right.
+    Held-out examples and references are never touched."""
+    from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig, carry_free_sum
+
+    assert carry_free_sum([56, 350]) == 306 and carry_free_sum([42, 240]) == 282
+    task = Multiplication(MultiplicationConfig(digits_a=3, scratchpad=True, n_eval=500, carry_free_demonstrations=0.5))
+    wrong = [e for e in task.train if task.parse(e.demonstration) != e.reference]
+    assert 0.05 * len(task.train) < len(wrong) < 0.5 * len(task.train)
+    assert all(task.parse(e.demonstration) == e.reference for e in task.eval)
+    assert all(str(e.meta["a"] * e.meta["b"]) == e.reference for e in task.train)
+    clean = Multiplication(MultiplicationConfig(digits_a=3, scratchpad=True, n_eval=500))
+    assert [e.prompt for e in clean.train] == [e.prompt for e in task.train]  # same pairs either way

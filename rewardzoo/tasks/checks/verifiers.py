@@ -20,6 +20,13 @@ Departures from the seed:
      10**999999999 exactly and never return.  Numbers longer than Python's 4,300-digit int limit
      score 0 (Fraction refuses them).
   3. ``contains`` is 003's ``contains_gold`` under a shorter name.
+  4. A digit is the ASCII ``0``–``9`` only (our choice, the same in every rewardzoo parser): Python's
+     ``\\d`` and ``Fraction`` also read ``٤٢`` and ``４２`` as 42, but a verifier of model output should
+     not reward digits of a script the task never asked for.  ``last_number`` finds only ASCII
+     number tokens and ``tagged`` scores 0 on a tag holding any non-ASCII character.  ``math_verify``
+     follows math-verify's own parser (which reads only ASCII digits as numbers; tested).
+  5. Work is bounded on hostile lengths: ``last_number`` and ``tagged`` compare values only for
+     texts of at most :data:`MAX_NUMBER_CHARS` characters.
 
 ``math_verify`` uses math-verify's own time limits, which are SIGALRM-based and only work in the
 main thread; called from any other thread it runs in a helper process (started on first use, whose
@@ -47,14 +54,18 @@ from math_verify.errors import TimeoutException
 
 from rewardzoo.tasks.checks.formats import extract_answer
 
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:/\d+)?")  # 003's number-looking token
-_EXPONENT = re.compile(r"[eE]\s*([-+]?[\d_]+)\s*$")
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:/[0-9]+)?")  # 003's number-looking token, ASCII digits
+_EXPONENT = re.compile(r"[eE]\s*([-+]?[0-9_]+)\s*$")
+MAX_NUMBER_CHARS = 10_000
+"""Longest number text whose value is computed (longer ones are no number: bounded work)."""
 MATH_VERIFY_TIMEOUT_S = 2
 """math-verify's limit per parse and per comparison, in whole seconds (SIGALRM's resolution)."""
 
 
 def _value(text: str) -> Fraction | None:
-    """The exact rational value ``text`` spells (Fraction syntax), or None.  Never raises."""
+    """The exact rational value ``text`` spells (Fraction syntax, ASCII only), or None.  Never raises."""
+    if len(text) > MAX_NUMBER_CHARS or not text.isascii():
+        return None
     exponent = _EXPONENT.search(text)
     try:
         if exponent and abs(int(exponent.group(1).replace("_", ""))) > 1000:
