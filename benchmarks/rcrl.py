@@ -2,6 +2,9 @@
 
     python benchmarks/rcrl.py                       # 3 seeds, the five recipes, one budget
     python benchmarks/rcrl.py --seeds 0 --steps 20  # a quick look
+    python benchmarks/rcrl.py --name rcrl_unbiased --variants RcRL "Absolute RaR" \
+        --set reward.rcrl.judge.rule.length_bias=0 reward.rcrl.judge.rule.repetition_blind=false \
+              reward.rcrl.judge.rule.non_english_blind=false          # a control: the same judge without its biases
 
 Every run is the library's own command, ``rewardzoo train algorithms/<variant>_rubric_writing.yaml
 seed=S``; the five recipes share task, model, warm start (one per seed), judge and step budget and
@@ -16,8 +19,9 @@ final policies on all pairs of their oracle verdicts, same bootstrap), the ratio
 token entropy (``policy/entropy``, last 10 over first 10 steps; t-interval over seeds) and the
 held-out bias-exploitation metrics (words, over-length share, word repetition, non-English rate),
 plus the paired differences RcRL − RaR that the seed's three claims are about.  Writes
-``benchmarks/results/rcrl.{md,csv,png}``; the Markdown starts with the command.  Finished runs
-under ``--out`` are reused.
+``benchmarks/results/<name>.{md,csv,png}`` (``--name``, default ``rcrl``); the Markdown starts with
+the command.  Finished runs under ``--out`` are reused (``--set`` overrides go into the run
+directory's name).
 """
 
 from __future__ import annotations
@@ -112,10 +116,12 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--steps", type=int, default=0, help="RL steps (0 = the recipes' own)")
+    parser.add_argument("--set", nargs="*", default=[], help="key=value overrides for every run")
+    parser.add_argument("--name", default="rcrl", help="stem of the results files")
     parser.add_argument("--out", default="/tmp/rewardzoo-rcrl")
     args = parser.parse_args()
-    out = Path(args.out)
-    extra = [f"steps={args.steps}"] if args.steps else []
+    out = Path(args.out) / ("-".join(s.rpartition(".")[2] for s in args.set) or "recipe")
+    extra = ([f"steps={args.steps}"] if args.steps else []) + args.set
     runs = {(v, s): summarise(run(v, s, out, extra)) for s in args.seeds for v in args.variants}
     labels, seeds = args.variants, args.seeds
 
@@ -173,12 +179,12 @@ def main() -> int:
                   "outputs and does not see repeated or non-English words): "
                   + "; ".join(f"{m} {d_bias[m].format(scale=1 if m == 'words' else 100, digits=2 if m == 'words' else 1, sign=True)}"
                               f" → {verdict(d_bias[m])}" for m in BIAS_METRICS) + "."]
-    lines += ["", "![entropy and win rate over steps](rcrl.png)"]
+    lines += ["", f"![entropy and win rate over steps]({args.name}.png)"]
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "rcrl.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / f"{args.name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
-    with open(RESULTS / "rcrl.csv", "w", newline="") as f:
+    with open(RESULTS / f"{args.name}.csv", "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["method", "seed", "step", "win_rate_vs_base", "quality", *BIAS_METRICS])
         for (v, s), r in sorted(runs.items()):
@@ -203,7 +209,7 @@ def main() -> int:
     ax_w.axhline(50, color="grey", lw=0.8, ls="--")
     ax_w.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(RESULTS / "rcrl.png", dpi=120)
+    fig.savefig(RESULTS / f"{args.name}.png", dpi=120)
     return 0
 
 
