@@ -60,14 +60,15 @@ def rewards(method: str, judge, rubric, prompts, texts, metas, seed: int, rounds
     return total, calls
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     """Measure and write the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 16, 32])
     parser.add_argument("--groups", type=int, default=40, help="groups per size for the rank correlation")
     parser.add_argument("--extra-rounds", type=int, nargs="+", default=[0, 1, 2],
                         help="Swiss rounds beyond ⌈log2 G⌉ to measure (0 = the default schedule)")
-    args = parser.parse_args()
+    parser.add_argument("--results", default=str(RESULTS), help="where judge_cost.md goes")
+    args = parser.parse_args(argv)
     torch.manual_seed(0)
     task = RubricWriting(RubricWritingConfig(n_train=1000, n_eval=10))
     toy = load_rubric("rubric_writing")
@@ -78,7 +79,8 @@ def main() -> int:
     one = type(one)(one.name, one.criteria[:1])
     rng = random.Random(0)
 
-    lines = [f"<!-- command: {shlex.join(['python', 'benchmarks/judge_cost.py', *sys.argv[1:]])} -->", "",
+    command = shlex.join(["python", "benchmarks/judge_cost.py", *(sys.argv[1:] if argv is None else argv)])
+    lines = [f"<!-- command: {command} -->", "",
              "Judge cost per criterion and group of G rollouts, round robin (RR) vs Swiss tournament + Bradley–Terry.",
              "Wall time: one criterion with the tiny CPU model as LM self-judge (default templates, batch 16), and",
              "all 13 toy criteria with the rule judge.  Fidelity: Spearman correlation of Swiss+BT rewards (13",
@@ -116,8 +118,8 @@ def main() -> int:
         row += [f"{fidelity[e][0].format(digits=3)} ({fidelity[e][1]})" for e in args.extra_rounds if e]
         lines.append("| " + " | ".join(row) + " |")
         print(lines[-1], flush=True)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "judge_cost.md").write_text("\n".join(lines) + "\n")
+    Path(args.results).mkdir(parents=True, exist_ok=True)
+    (Path(args.results) / "judge_cost.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import os
 import shlex
@@ -110,7 +111,7 @@ def joint_elo(*quality: np.ndarray) -> np.ndarray:
     return elo(wins, anchor=0, alpha=0.01)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     """Run every variant × seed, then write the tables, CSV and plot."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -119,8 +120,10 @@ def main() -> int:
     parser.add_argument("--set", nargs="*", default=[], help="key=value overrides for every run")
     parser.add_argument("--name", default="rcrl", help="stem of the results files")
     parser.add_argument("--out", default="/tmp/rewardzoo-rcrl")
-    args = parser.parse_args()
-    out = Path(args.out) / ("-".join(s.rpartition(".")[2] for s in args.set) or "recipe")
+    parser.add_argument("--results", default=str(RESULTS), help="where the table, CSV and plot go")
+    args = parser.parse_args(argv)
+    tag = "-".join(s.rpartition(".")[2] for s in args.set) or "recipe"
+    out = Path(args.out) / (tag if len(tag) <= 80 else hashlib.sha256(tag.encode()).hexdigest()[:16])
     extra = ([f"steps={args.steps}"] if args.steps else []) + args.set
     runs = {(v, s): summarise(run(v, s, out, extra)) for s in args.seeds for v in args.variants}
     labels, seeds = args.variants, args.seeds
@@ -140,7 +143,8 @@ def main() -> int:
     base_bias = {m: bootstrap_ci(lambda x: x.mean(), table(labels[0], m, "base")) for m in BIAS_METRICS}
     quality = {v: bootstrap_ci(lambda x: x.mean(), table(v, "quality")) for v in labels}
 
-    command = shlex.join(["python", "benchmarks/rcrl.py", *sys.argv[1:]])
+    command = shlex.join(["python", "benchmarks/rcrl.py", *(sys.argv[1:] if argv is None else argv)])
+    results = Path(args.results)
     steps = max(runs[(labels[0], seeds[0])]["rows"])
     lines = [f"<!-- command: {command} -->", "",
              f"Rubric-writing CPU preset, {len(seeds)} seeds ({', '.join(map(str, seeds))}), {steps} RL steps each, "
@@ -162,29 +166,30 @@ def main() -> int:
         d_ratio = mean_ci([runs[("RcRL", s)]["entropy_ratio"] - runs[("Absolute RaR", s)]["entropy_ratio"] for s in seeds])
         d_bias = {m: bootstrap_ci(diff, table("Absolute RaR", m), table("RcRL", m)) for m in BIAS_METRICS}
 
-        def verdict(e: Estimate, positive: bool = True) -> str:
+        def verdict(e: Estimate, scale: float = 1.0, digits: int = 1) -> str:
+            """'mean [low, high] → reproduced / the opposite holds / undecided' for a difference expected > 0."""
+            shown = f"{e.mean * scale:+.{digits}f} [{e.low * scale:+.{digits}f}, {e.high * scale:+.{digits}f}]"
             if e.low > 0:
-                return "reproduced" if positive else "the opposite holds"
+                return f"{shown} → reproduced"
             if e.high < 0:
-                return "the opposite holds" if positive else "reproduced"
-            return "undecided (the interval contains 0)"
+                return f"{shown} → the opposite holds"
+            return f"{shown} → undecided (the interval contains 0)"
 
-        lines += ["", "The seed's claims (RcRL against Absolute RaR, paired on seeds and prompts):", "",
-                  f"1. RcRL beats RaR: win-rate difference RcRL − RaR = {d_win.format(scale=100, sign=True)} points "
-                  f"→ {verdict(d_win)}.",
-                  f"2. RcRL's entropy ratio stays near 1 while RaR's falls: RcRL {ratio['RcRL'].format(digits=2)}, "
-                  f"RaR {ratio['Absolute RaR'].format(digits=2)}, difference {d_ratio.format(digits=2, sign=True)} "
-                  f"→ {verdict(d_ratio)} (RcRL higher).",
-                  "3. RaR exploits the judge's biases more (RaR − RcRL on held-out outputs; the judge prefers longer "
+        lines += ["", "The seed's claims, RcRL against Absolute RaR: each difference with its 95% interval [low, high] "
+                  "(paired bootstrap over seeds × prompts; entropy: t over seeds) and the verdict:", "",
+                  f"1. RcRL beats RaR — win rate RcRL − RaR (points): {verdict(d_win, 100)}.",
+                  f"2. RcRL's entropy ratio stays near 1 while RaR's falls — RcRL {ratio['RcRL'].format(digits=2)}, "
+                  f"RaR {ratio['Absolute RaR'].format(digits=2)}; RcRL − RaR: {verdict(d_ratio, digits=2)}.",
+                  "3. RaR exploits the judge's biases more — RaR − RcRL on held-out outputs (the judge prefers longer "
                   "outputs and does not see repeated or non-English words): "
-                  + "; ".join(f"{m} {d_bias[m].format(scale=1 if m == 'words' else 100, digits=2 if m == 'words' else 1, sign=True)}"
-                              f" → {verdict(d_bias[m])}" for m in BIAS_METRICS) + "."]
+                  + "; ".join(f"{m} {verdict(d_bias[m], 1 if m == 'words' else 100, 2 if m == 'words' else 1)}"
+                              for m in BIAS_METRICS) + "."]
     lines += ["", f"![entropy and win rate over steps]({args.name}.png)"]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{args.name}.md").write_text("\n".join(lines) + "\n")
+    results.mkdir(parents=True, exist_ok=True)
+    (results / f"{args.name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
-    with open(RESULTS / f"{args.name}.csv", "w", newline="") as f:
+    with open(results / f"{args.name}.csv", "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["method", "seed", "step", "win_rate_vs_base", "quality", *BIAS_METRICS])
         for (v, s), r in sorted(runs.items()):
@@ -198,9 +203,9 @@ def main() -> int:
 
     fig, (ax_h, ax_w) = plt.subplots(1, 2, figsize=(11, 4.2))
     for v in labels:
-        ent = np.array([runs[(v, s)]["entropy"] for s in seeds])  # [S, steps]
-        kernel = np.ones(5) / 5
-        ax_h.plot(np.arange(1, ent.shape[1] - 3), np.convolve(ent.mean(0), kernel, mode="valid"), label=v)
+        ent = np.array([runs[(v, s)]["entropy"] for s in seeds])  # [S, steps]; entropy[:, i] is step i + 1
+        k = min(5, ent.shape[1])
+        ax_h.plot(np.arange(k, ent.shape[1] + 1), np.convolve(ent.mean(0), np.ones(k) / k, mode="valid"), label=v)
         curve = [runs[(v, s)]["win_curve"] for s in seeds]
         steps_ = sorted(curve[0])
         ax_w.plot(steps_, [100 * np.mean([c[t] for c in curve]) for t in steps_], marker="o", ms=3, label=v)
@@ -209,7 +214,7 @@ def main() -> int:
     ax_w.axhline(50, color="grey", lw=0.8, ls="--")
     ax_w.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(RESULTS / f"{args.name}.png", dpi=120)
+    fig.savefig(results / f"{args.name}.png", dpi=120)
     return 0
 
 
