@@ -117,6 +117,7 @@ class RubricWriting(Task):
     """``w1 w2 lo-hi:`` → one short sentence, scored by the oracle's quality."""
 
     name = "rubric_writing"
+    demonstrations_verify = False  # mediocre on purpose: the SFT warm start stands in for a base model
 
     def __init__(self, cfg: RubricWritingConfig | None = None):
         self.cfg = cfg = cfg or RubricWritingConfig()

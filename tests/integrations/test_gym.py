@@ -69,6 +69,10 @@ def test_demonstration_earns_full_reward(name, tmp_path):
     example = env.unwrapped.examples[info["index"]]
     assert prompt == example.prompt and example in env.unwrapped.task.eval
     obs, reward, terminated, truncated, step_info = env.step(example.demonstration)
+    task = env.unwrapped.task
+    if not task.demonstrations_verify:  # demonstrations imperfect by design: the reward is still the verifier's
+        assert reward == task.score_completion(example.demonstration, example) and terminated and not truncated
+        return
     assert (reward, terminated, truncated) == (1.0, True, False)
     assert step_info["reference"] == example.reference and step_info["correct"] == 1.0
 
