@@ -8,10 +8,12 @@ For each group size G it reports, per criterion and group:
 - wall time of both with a real LM judge (the tiny CPU model as self-judge, default templates) on
   one group of toy-task texts, one criterion, and with the rule judge (all 13 criteria);
 - the fidelity of Swiss + Bradley–Terry: Spearman rank correlation of the resulting rewards (all 13
-  criteria of the toy rubric, uniform weights, the recipes' biased rule judge) with the round-robin
-  rewards, mean and 95% t-interval over ``--groups`` groups of G rollouts sampled from the toy task's
-  demonstrations.  The rule judge is used for fidelity because a random tiny LM has no ranking to
-  recover.
+  criteria of the toy rubric, uniform weights, the recipes' noisy, biased rule judge) with the
+  round-robin rewards, mean and 95% t-interval over ``--groups`` groups of G rollouts sampled from
+  the toy task's demonstrations; next to it the ceiling set by the judge's own noise (round robin
+  against a round robin with fresh noise), a longer Swiss schedule, and the same comparison with the
+  judge's noise and position bias switched off.  The rule judge is used for fidelity because a random
+  tiny LM has no ranking to recover.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import random
 import shlex
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -60,62 +63,66 @@ def rewards(method: str, judge, rubric, prompts, texts, metas, seed: int, rounds
     return total, calls
 
 
+def spearman(a: torch.Tensor, b: torch.Tensor) -> float:
+    """Spearman correlation of two reward vectors (NaN when either is constant)."""
+    return spearmanr(a.numpy(), b.numpy()).statistic if a.std() > 0 and b.std() > 0 else np.nan
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure and write the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 16, 32])
-    parser.add_argument("--groups", type=int, default=40, help="groups per size for the rank correlation")
-    parser.add_argument("--extra-rounds", type=int, nargs="+", default=[0, 1, 2],
-                        help="Swiss rounds beyond ⌈log2 G⌉ to measure (0 = the default schedule)")
+    parser.add_argument("--groups", type=int, default=40, help="groups per size for the rank correlations")
+    parser.add_argument("--extra-rounds", type=int, default=2, help="a second Swiss schedule with this many more rounds")
     parser.add_argument("--results", default=str(RESULTS), help="where judge_cost.md goes")
     args = parser.parse_args(argv)
     torch.manual_seed(0)
     task = RubricWriting(RubricWritingConfig(n_train=1000, n_eval=10))
     toy = load_rubric("rubric_writing")
-    rule = RuleJudge(PRESET_JUDGE, seed=0)
+    rule, rule_again = RuleJudge(PRESET_JUDGE, seed=0), RuleJudge(PRESET_JUDGE, seed=1)
+    clean = RuleJudge(replace(PRESET_JUDGE, noise=0.0, position_bias=0.0), seed=0)
     tok = char_tokenizer()
     lm = LMJudge.self_judge(tiny_causal_lm(TinyModelConfig(), len(tok), seed=0), tok)
-    one = load_rubric("rubric_writing")
-    one = type(one)(one.name, one.criteria[:1])
+    one = replace(toy, criteria=toy.criteria[:1])
     rng = random.Random(0)
 
     command = shlex.join(["python", "benchmarks/judge_cost.py", *(sys.argv[1:] if argv is None else argv)])
     lines = [f"<!-- command: {command} -->", "",
-             "Judge cost per criterion and group of G rollouts, round robin (RR) vs Swiss tournament + Bradley–Terry.",
+             "Judge cost per criterion and group of G rollouts, round robin (RR) vs Swiss tournament + Bradley–Terry "
+             "(⌈log2 G⌉ rounds unless marked).",
              "Wall time: one criterion with the tiny CPU model as LM self-judge (default templates, batch 16), and",
-             "all 13 toy criteria with the rule judge.  Fidelity: Spearman correlation of Swiss+BT rewards (13",
-             f"criteria, uniform weights, the recipes' biased rule judge) with RR rewards over {args.groups} groups "
-             "(mean ± 95% t-interval).", "",
-             "| G | RR calls | Swiss calls (⌈log2 G⌉ rounds) | calls saved | LM judge RR s | LM judge Swiss s "
-             "| rule judge RR s | rule judge Swiss s | Spearman(Swiss, RR) | "
-             + " | ".join(f"Spearman, +{e} rounds (calls)" for e in args.extra_rounds if e) + " |",
-             "|---" * (9 + sum(1 for e in args.extra_rounds if e)) + "|"]
+             "all 13 toy criteria with the rule judge.  Fidelity: Spearman correlation of the rewards (13 toy criteria,",
+             f"uniform weights) over {args.groups} groups of G toy-task texts, mean ± 95% t-interval: Swiss+BT against RR "
+             "with the recipes' noisy, biased rule judge; the ceiling, RR against a second RR whose judge noise is drawn "
+             "afresh; and Swiss against RR with that judge's noise and position bias off.", "",
+             "| G | RR calls | Swiss calls | calls saved | LM judge RR s | LM judge Swiss s | rule judge RR s "
+             f"| rule judge Swiss s | Spearman Swiss vs RR | ceiling: RR vs RR, fresh noise "
+             f"| Spearman Swiss +{args.extra_rounds} rounds vs RR (calls) | Spearman Swiss vs RR, noise-free judge |",
+             "|---" * 12 + "|"]
     for G in args.sizes:
         rr_t, sw_t = Tournament("round_robin"), Tournament("swiss")
         prompts, texts, metas = group_of(task, G, rng)
-        t0 = time.perf_counter()
-        rewards("round_robin", lm, one, prompts, texts, metas, 0)
-        t1 = time.perf_counter()
-        rewards("swiss", lm, one, prompts, texts, metas, 0)
-        t2 = time.perf_counter()
-        rewards("round_robin", rule, toy, prompts, texts, metas, 0)
-        t3 = time.perf_counter()
-        rewards("swiss", rule, toy, prompts, texts, metas, 0)
-        t4 = time.perf_counter()
-        fidelity = {}
-        for extra in args.extra_rounds:
-            rounds = sw_t.swiss_rounds(G) + extra if extra else 0
-            corrs = []
-            for g in range(args.groups):
-                p, t, m = group_of(task, G, rng)
-                rr, _ = rewards("round_robin", rule, toy, p, t, m, g)
-                sw, _ = rewards("swiss", rule, toy, p, t, m, g, rounds)
-                corrs.append(spearmanr(rr.numpy(), sw.numpy()).statistic if rr.std() > 0 and sw.std() > 0 else np.nan)
-            fidelity[extra] = (mean_ci([c for c in corrs if np.isfinite(c)]), Tournament("swiss", rounds).calls_per_group(G))
+        times = []
+        for judge, rubric in ((lm, one), (rule, toy)):
+            for method in ("round_robin", "swiss"):
+                t0 = time.perf_counter()
+                rewards(method, judge, rubric, prompts, texts, metas, 0)
+                times.append(time.perf_counter() - t0)
+        extra = sw_t.swiss_rounds(G) + args.extra_rounds
+        corr = {k: [] for k in ("swiss", "ceiling", "extra", "clean")}
+        for g in range(args.groups):
+            p, t, m = group_of(task, G, rng)
+            rr = rewards("round_robin", rule, toy, p, t, m, g)[0]
+            corr["swiss"].append(spearman(rewards("swiss", rule, toy, p, t, m, g)[0], rr))
+            corr["ceiling"].append(spearman(rewards("round_robin", rule_again, toy, p, t, m, g)[0], rr))
+            corr["extra"].append(spearman(rewards("swiss", rule, toy, p, t, m, g, extra)[0], rr))
+            corr["clean"].append(spearman(rewards("swiss", clean, toy, p, t, m, g)[0],
+                                          rewards("round_robin", clean, toy, p, t, m, g)[0]))
+        est = {k: mean_ci([c for c in v if np.isfinite(c)]).format(digits=3) for k, v in corr.items()}
         rr_calls, sw_calls = rr_t.calls_per_group(G), sw_t.calls_per_group(G)
-        row = [str(G), str(rr_calls), str(sw_calls), f"{1 - sw_calls / rr_calls:.0%}", f"{t1 - t0:.2f}", f"{t2 - t1:.2f}",
-               f"{t3 - t2:.3f}", f"{t4 - t3:.3f}", fidelity[0][0].format(digits=3)]
-        row += [f"{fidelity[e][0].format(digits=3)} ({fidelity[e][1]})" for e in args.extra_rounds if e]
+        row = [str(G), str(rr_calls), str(sw_calls), f"{1 - sw_calls / rr_calls:.0%}", *(f"{x:.2f}" for x in times[:2]),
+               *(f"{x:.3f}" for x in times[2:]), est["swiss"], est["ceiling"],
+               f"{est['extra']} ({Tournament('swiss', extra).calls_per_group(G)})", est["clean"]]
         lines.append("| " + " | ".join(row) + " |")
         print(lines[-1], flush=True)
     Path(args.results).mkdir(parents=True, exist_ok=True)

@@ -51,7 +51,7 @@ def test_power_script_sweeps_seeds_reuses_finished_runs_and_writes_the_table(tmp
 def test_judge_cost_script_writes_costs_and_fidelity(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     script = runpy.run_path(str(ROOT / "benchmarks" / "judge_cost.py"))
-    assert script["main"](["--sizes", "4", "--groups", "3", "--extra-rounds", "0", "--results", str(tmp_path)]) == 0
+    assert script["main"](["--sizes", "4", "--groups", "3", "--extra-rounds", "1", "--results", str(tmp_path)]) == 0
     text = (tmp_path / "judge_cost.md").read_text()
     assert text.startswith("<!-- command: python benchmarks/judge_cost.py --sizes 4") and "| 4 | 12 | 8 | 33% |" in text
 
