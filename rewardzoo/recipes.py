@@ -1,5 +1,11 @@
 """Run a recipe end to end: build the task, run (or reuse) the SFT warm start, build the reward,
-train.  ``rewardzoo train RECIPE.yaml key=value ...`` calls :func:`train`."""
+train.  ``rewardzoo train RECIPE.yaml key=value ...`` calls :func:`train`.
+
+A reward that needs the policy model itself (RcRL's self-judge: the frozen starting policy, with
+LoRA the policy with adapters disabled; the exploration and usefulness bonuses) has a
+``bind_policy(policy, tokenizer)`` method; :func:`make_trainer` calls it once, after the trainer
+has built the policy and before any step.  The core never calls it.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +31,11 @@ def make_trainer(cfg: TrainConfig) -> Trainer:
         init = None
     reward = build_reward(cfg.reward, task, RewardContext(seed=cfg.seed, init_dir=init, device=str(accelerator.device)))
     prompts = task.train[cfg.sft.n_examples :] if cfg.sft.disjoint_rl_prompts else task.train
-    return Trainer(cfg, task=task, reward=reward, init_dir=init, accelerator=accelerator, prompts=prompts)
+    trainer = Trainer(cfg, task=task, reward=reward, init_dir=init, accelerator=accelerator, prompts=prompts)
+    bind_policy = getattr(reward, "bind_policy", None)  # rewards that judge with the policy (RcRL's self-judge)
+    if bind_policy is not None:
+        bind_policy(trainer.policy, trainer.tokenizer)  # once, before any step: the policy is the starting one
+    return trainer
 
 
 def train(cfg: TrainConfig | str | Path, overrides: list[str] | None = None) -> dict[str, float]:

@@ -15,16 +15,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rewardzoo.core.config import ConfigError, CoreConfig, check_section, describe, load_structured
+from rewardzoo.rewards.bonuses import BonusConfig, WithBonuses
 from rewardzoo.rewards.functions import CallableRewardConfig, FunctionReward
 from rewardzoo.rewards.ral import RAL, RALConfig
+from rewardzoo.rewards.rcrl import RcRL, RcRLConfig
 from rewardzoo.rewards.rlvr import RLVR, RLVRConfig, check_verifier_fits
 from rewardzoo.rewards.varl import VARL, VARLConfig
+from rewardzoo.tasks.abstracts import Abstracts, AbstractsConfig
 from rewardzoo.tasks.base import Task
 from rewardzoo.tasks.countdown import Countdown, CountdownConfig
 from rewardzoo.tasks.countdown_code import CountdownCode, CountdownCodeConfig
 from rewardzoo.tasks.hackable_multiplication import HackableMultiplication, HackableMultiplicationConfig
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
 from rewardzoo.tasks.refdist import RefDist, RefDistConfig
+from rewardzoo.tasks.rubric_writing import RubricWriting, RubricWritingConfig
 from rewardzoo.tasks.smiles import SmilesConfig, SmilesFormula
 from rewardzoo.tasks.user import UserTask, UserTaskConfig
 
@@ -36,6 +40,8 @@ TASKS: dict[str, type[Task]] = {
     "smiles": SmilesFormula,
     "refdist": RefDist,
     "user": UserTask,
+    "rubric_writing": RubricWriting,
+    "abstracts": Abstracts,
 }
 
 
@@ -55,6 +61,7 @@ REWARDS = {
     "rlvr": lambda section, task, ctx: RLVR.from_config(section, task),
     "ral": lambda section, task, ctx: RAL.from_config(section, ctx),  # the task is dropped here: RAL never sees it
     "varl": lambda section, task, ctx: VARL.from_task(section, task, ctx),  # v is the task's verifier
+    "rcrl": lambda section, task, ctx: RcRL.from_config(section, ctx),  # nor does RcRL (its judge is not the task's)
     "callable": lambda section, task, ctx: FunctionReward.from_config(section),  # TRL-style functions see Rollouts only
 }
 
@@ -64,7 +71,8 @@ class TaskConfig:
     """Which task to train on; only the section named by ``name`` is used."""
 
     name: str = "multiplication"
-    """Task to run: multiplication, countdown, countdown_code, hackable_multiplication, smiles, refdist, user."""
+    """Task to run: multiplication, countdown, countdown_code, hackable_multiplication, smiles, refdist, user,
+    rubric_writing, abstracts."""
     multiplication: MultiplicationConfig = field(default_factory=MultiplicationConfig)
     """Settings of the multiplication task."""
     countdown: CountdownConfig = field(default_factory=CountdownConfig)
@@ -79,6 +87,10 @@ class TaskConfig:
     """Settings of the reference-distribution task (answers drawn from a known p_ref; exact divergences logged)."""
     user: UserTaskConfig = field(default_factory=UserTaskConfig)
     """Settings of a task read from your own JSONL file or datasets dataset (docs/tasks.md)."""
+    rubric_writing: RubricWritingConfig = field(default_factory=RubricWritingConfig)
+    """Settings of the rubric-writing toy task (RcRL on CPU: 13 programmatic criteria, a held-out oracle)."""
+    abstracts: AbstractsConfig = field(default_factory=AbstractsConfig)
+    """Settings of the abstracts / free-writing task from your JSONL corpus (docs/tasks.md)."""
 
 
 @dataclass
@@ -87,15 +99,20 @@ class RewardConfig:
 
     name: str = "rlvr"
     """Reward to run: rlvr (the task's verifier), ral (a co-trained judge; never sees the verifier), varl (the
-    verifier gating a co-trained discriminator), or callable (TRL-style reward functions named by import path)."""
+    verifier gating a co-trained discriminator), rcrl (pairwise judge win rates over a rubric curriculum), or
+    callable (TRL-style reward functions named by import path)."""
     rlvr: RLVRConfig = field(default_factory=RLVRConfig)
     """Settings of the RLVR reward."""
     ral: RALConfig = field(default_factory=RALConfig)
     """Settings of the RAL reward."""
     varl: VARLConfig = field(default_factory=VARLConfig)
     """Settings of the VARL reward."""
+    rcrl: RcRLConfig = field(default_factory=RcRLConfig)
+    """Settings of the RcRL reward (and its baselines RaR, Pairwise RaR, Absolute RcRL, Dropout Absolute RaR)."""
     callable: CallableRewardConfig = field(default_factory=CallableRewardConfig)
     """Settings of the callable reward: TRL-style reward functions named by import path."""
+    bonuses: BonusConfig = field(default_factory=BonusConfig)
+    """Exploration / usefulness bonuses (004 App. B) added to whichever reward is named; off by default."""
 
 
 @dataclass
@@ -123,6 +140,7 @@ class TrainConfig(CoreConfig):
             raise ConfigError(f"init_from {self.init_from!r} holds no model (no config.json; LoRA adapters alone are not "
                               f"one): give a directory written by save_pretrained with the full weights")
         check_section(getattr(self.reward, self.reward.name), f"reward.{self.reward.name}")
+        check_section(self.reward.bonuses, "reward.bonuses")
         check_section(getattr(self.task, self.task.name), f"task.{self.task.name}")
 
 
@@ -172,5 +190,7 @@ def check_with_task(cfg: TrainConfig, task: Task) -> None:
 
 
 def build_reward(cfg: RewardConfig, task: Task, ctx: RewardContext | None = None):
-    """The reward named by ``cfg.name``."""
-    return REWARDS[cfg.name](getattr(cfg, cfg.name), task, ctx or RewardContext())
+    """The reward named by ``cfg.name``, wrapped with the bonuses when ``cfg.bonuses`` switches any on."""
+    ctx = ctx or RewardContext()
+    reward = REWARDS[cfg.name](getattr(cfg, cfg.name), task, ctx)
+    return WithBonuses(reward, cfg.bonuses, seed=ctx.seed) if cfg.bonuses.enabled else reward

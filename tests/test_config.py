@@ -12,7 +12,7 @@ import pytest
 from rewardzoo import recipes
 from rewardzoo.core.config import ConfigError, GRPOConfig, _interval, describe, field_docs, numeric_fields
 from rewardzoo.core.logger import read_metrics
-from rewardzoo.zoo import TrainConfig, build_task, check_with_task, load_config
+from rewardzoo.zoo import REWARDS, TASKS, TrainConfig, build_task, check_with_task, load_config
 
 RECIPE = "algorithms/rlvr_multiplication.yaml"
 
@@ -137,8 +137,8 @@ def test_every_bad_number_of_every_section_is_refused_naming_its_key():
         for bad in bad_values(default[0] if isinstance(default, list) and default else default, spec):
             cfg = TrainConfig()
             parts = key.split(".")
-            if parts[0] in ("task", "reward") and len(parts) > 1:
-                getattr(cfg, parts[0]).name = parts[1]
+            if parts[0] in ("task", "reward") and len(parts) > 1 and parts[1] in (TASKS, REWARDS)[parts[0] == "reward"]:
+                getattr(cfg, parts[0]).name = parts[1]  # (reward.bonuses is no reward: it applies to any)
             section = functools.reduce(getattr, parts, cfg) if key else cfg
             setattr(section, name, [bad, *default[1:]] if isinstance(default, list) else bad)
             with pytest.raises(ConfigError) as err:

@@ -30,7 +30,13 @@ def documented_patterns() -> list[re.Pattern]:
      "sampling.temperature=0.5",
      "reward.name=varl", "reward.varl.warmup_steps=1", "reward.varl.discriminator.tiny.hidden_size=32",
      "reward.varl.discriminator.tiny.intermediate_size=64", "reward.varl.discriminator.tiny.num_layers=1", "steps=2"],
-], ids=["rlvr-kl", "ral", "hackable", "varl-refdist"])
+    ["task.name=rubric_writing", "task.rubric_writing.n_train=200", "task.rubric_writing.n_eval=16", "sft.disjoint_rl_prompts=false",
+     "reward.name=rcrl", "reward.rcrl.rubric=rubric_writing", "reward.rcrl.judge.kind=rule", "reward.rcrl.steps_per_criterion=1",
+     "reward.bonuses.exploration_weight=0.1", "reward.bonuses.usefulness_weight=0.1", "steps=2"],
+    ["task.name=rubric_writing", "task.rubric_writing.n_train=200", "task.rubric_writing.n_eval=16", "sft.disjoint_rl_prompts=false",
+     "reward.name=rcrl", "reward.rcrl.rubric=rubric_writing", "reward.rcrl.judge.kind=rule", "reward.rcrl.scoring=absolute",
+     "reward.rcrl.schedule=dropout", "steps=2"],
+], ids=["rlvr-kl", "ral", "hackable", "varl-refdist", "rcrl-bonuses", "rcrl-absolute"])
 def test_every_logged_key_is_documented(fast_config, overrides):
     cfg = fast_config(*overrides, "eval.every=1")
     make_trainer(cfg).train()

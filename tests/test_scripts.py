@@ -46,3 +46,25 @@ def test_power_script_sweeps_seeds_reuses_finished_runs_and_writes_the_table(tmp
     assert len(logs) == 2
     assert script["main"](args) == 0
     assert {p: p.stat().st_mtime for p in logs} == logs  # nothing was re-run
+
+
+def test_judge_cost_script_writes_costs_and_fidelity(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    script = runpy.run_path(str(ROOT / "benchmarks" / "judge_cost.py"))
+    assert script["main"](["--sizes", "4", "--groups", "3", "--extra-rounds", "1", "--results", str(tmp_path)]) == 0
+    text = (tmp_path / "judge_cost.md").read_text()
+    assert text.startswith("<!-- command: python benchmarks/judge_cost.py --sizes 4") and "| 4 | 12 | 8 | 33% |" in text
+
+
+def test_rcrl_script_compares_variants_against_the_base(tmp_path, monkeypatch, fast_overrides):
+    """Two variants, one seed, two steps: the table, the claims block, the CSV and the plot."""
+    monkeypatch.chdir(ROOT)
+    script = runpy.run_path(str(ROOT / "benchmarks" / "rcrl.py"))
+    small = [*fast_overrides, "eval.every=1", "task.rubric_writing.n_train=200", "checkpoint_every=0"]
+    args = ["--seeds", "0", "--variants", "RcRL", "Absolute RaR", "--steps", "2", "--out", str(tmp_path / "runs"),
+            "--results", str(tmp_path), "--set", *small]
+    assert script["main"](args) == 0
+    text = (tmp_path / "rcrl.md").read_text()
+    assert text.startswith("<!-- command: python benchmarks/rcrl.py --seeds 0") and "| RcRL |" in text
+    assert "1. RcRL beats RaR" in text and (tmp_path / "rcrl.png").stat().st_size > 1000
+    assert len((tmp_path / "rcrl.csv").read_text().splitlines()) == 1 + 2 * 3  # header + 2 runs × evals at 0, 1, 2

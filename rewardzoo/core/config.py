@@ -47,8 +47,27 @@ from rewardzoo.core.loss import KL_ESTIMATORS, LOSS_TYPES
 from rewardzoo.core.models import ModelConfig
 
 
+LR_SCHEDULES = ("constant", "cosine")
+
+
 class ConfigError(ValueError):
     """A configuration that cannot run; the message says what to change."""
+
+
+def lr_multiplier(step: int, *, warmup_steps: int, total_steps: int, schedule: str, floor: float = 0.0) -> float:
+    """The learning-rate factor of optimiser step ``step`` (0-based): a linear warm-up (step + 1) / warmup_steps,
+    then 1 (``constant``) or a half cosine from 1 at the end of warm-up towards ``floor`` at step
+    ``total_steps`` (``cosine``; the convention of transformers' cosine schedule after its warm-up).
+
+    >>> [round(lr_multiplier(s, warmup_steps=2, total_steps=6, schedule="cosine"), 3) for s in range(6)]
+    [0.5, 1.0, 1.0, 0.854, 0.5, 0.146]
+    """
+    if step < warmup_steps:
+        return (step + 1) / warmup_steps
+    if schedule == "constant":
+        return 1.0
+    progress = min((step - warmup_steps) / max(total_steps - warmup_steps, 1), 1.0)
+    return floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
 def choice(value: str, options, key: str) -> None:
@@ -115,6 +134,9 @@ class GRPOConfig:
     """Gradient clipping norm (0 = off)."""
     warmup_steps: int = 0
     """Linear learning-rate warm-up, in optimiser steps."""
+    lr_schedule: str = "constant"
+    """Learning rate after warm-up: constant, or cosine (decays to 0 over the run's steps × num_iterations
+    optimiser steps, as 004 Table 6 and transformers' cosine schedule)."""
     sort_by_length: bool = True
     """Sort rows by length before micro-batching (less padding)."""
     logprob_chunk_size: int = 0
@@ -135,6 +157,7 @@ class GRPOConfig:
         choice(self.advantage, ADVANTAGE_TYPES, "advantage")
         choice(self.loss_type, LOSS_TYPES, "loss_type")
         choice(self.kl_estimator, KL_ESTIMATORS, "kl_estimator")
+        choice(self.lr_schedule, LR_SCHEDULES, "lr_schedule")
 
 
 @dataclass

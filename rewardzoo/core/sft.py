@@ -30,7 +30,7 @@ import torch
 from accelerate import Accelerator
 from tqdm.auto import tqdm
 
-from rewardzoo.core.config import CoreConfig, as_dict
+from rewardzoo.core.config import CoreConfig, as_dict, lr_multiplier
 from rewardzoo.core.logger import MetricLogger
 from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows, tokenize_completions
 from rewardzoo.core.models import LoraSettings, is_peft, load_policy, trainable_parameters
@@ -111,13 +111,8 @@ def train_sft(cfg: CoreConfig, task: TaskProtocol, model: torch.nn.Module, token
     params = [p for _, p in trainable_parameters(model)]
     optimizer = torch.optim.AdamW(params, lr=s.lr, betas=(0.9, 0.99), weight_decay=s.weight_decay)
 
-    def schedule(step: int) -> float:
-        if step < s.warmup_steps:
-            return (step + 1) / s.warmup_steps
-        progress = (step - s.warmup_steps) / max(s.steps - s.warmup_steps, 1)
-        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
-
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_multiplier(
+        step, warmup_steps=s.warmup_steps, total_steps=s.steps, schedule="cosine", floor=0.1))
     module, optimizer = accelerator.prepare(PolicyLogProbs(model), optimizer)
     world, rank = accelerator.num_processes, accelerator.process_index
     n, per = len(demos), math.ceil(s.batch_size / world)

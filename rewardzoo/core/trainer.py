@@ -34,7 +34,8 @@ from tqdm.auto import tqdm
 from rewardzoo.core.advantages import compute_advantages, group_mean_std
 from rewardzoo.core.checkpoint import (check_run_dir, checkpoint_state, checkpoints, clear_run_dir, load_checkpoint,
                                        new_run_id, save_checkpoint)
-from rewardzoo.core.config import CoreConfig, as_dict, prompts_per_process, resolved_run_dir, to_yaml
+from rewardzoo.core.config import (CoreConfig, as_dict, lr_multiplier, prompts_per_process, resolved_run_dir,
+                                   to_yaml)
 from rewardzoo.core.engines import make_engine
 from rewardzoo.core.logger import MetricLogger
 from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows, tokenize_completions
@@ -91,7 +92,9 @@ class Trainer:
         self.ref = ReferencePolicy(self.policy) if g.beta > 0 else None
         params = [p for _, p in trainable_parameters(self.policy)]
         optimizer = torch.optim.AdamW(params, lr=g.lr, betas=tuple(g.adam_betas), weight_decay=g.weight_decay)
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / max(g.warmup_steps, 1)))
+        total = cfg.steps * g.num_iterations
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_multiplier(
+            s, warmup_steps=g.warmup_steps, total_steps=total, schedule=g.lr_schedule))
         module = PolicyLogProbs(self.policy, temperature=cfg.sampling.temperature, chunk_size=g.logprob_chunk_size or None)
         self.module, self.optimizer = self.acc.prepare(module, optimizer)
         self.step = 0

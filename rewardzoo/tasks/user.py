@@ -162,6 +162,20 @@ def _examples(rows: list[dict], cfg: UserTaskConfig, source: str) -> list[Exampl
     return examples
 
 
+def holdout_split(examples: list[Example], fraction: float, seed: int, source: str,
+                  key: str) -> tuple[list[Example], list[Example]]:
+    """(train, held-out): the examples shuffled with ``seed`` and a share ``fraction`` held out (at least one each
+    side); errors name the config section ``key``."""
+    if not 0 < fraction < 1:
+        raise ValueError(f"{key}.eval_fraction must be in (0, 1); got {fraction} (or give eval_path or eval_split)")
+    if len(examples) < 2:
+        raise ValueError(f"{source} has {len(examples)} row; at least 2 are needed to hold some out, or give eval_path")
+    order = list(range(len(examples)))
+    random.Random(seed).shuffle(order)
+    n_eval = min(max(round(fraction * len(examples)), 1), len(examples) - 1)
+    return [examples[i] for i in order[n_eval:]], [examples[i] for i in order[:n_eval]]
+
+
 class UserTask(Task):
     """Your prompts and reference answers, scored by a named verifier."""
 
@@ -187,19 +201,8 @@ class UserTask(Task):
                                          else "the given held-out rows")
             eval = _examples(list(eval_rows), cfg, held_out)
         else:
-            train, eval = self._split(train)
+            train, eval = holdout_split(train, cfg.eval_fraction, cfg.data_seed, source, "task.user")
         super().__init__(train=train[: cfg.n_train or None], eval=eval[: cfg.n_eval or None])
-
-    def _split(self, examples: list[Example]) -> tuple[list[Example], list[Example]]:
-        """Shuffle with data_seed and hold out eval_fraction of the examples (at least one each side)."""
-        fraction = self.cfg.eval_fraction
-        if len(examples) < 2:
-            raise ValueError(f"{self.cfg.path or 'the given rows'} has {len(examples)} row; at least 2 are needed "
-                             f"to hold some out, or give eval_path")
-        order = list(range(len(examples)))
-        random.Random(self.cfg.data_seed).shuffle(order)
-        n_eval = min(max(round(fraction * len(examples)), 1), len(examples) - 1)
-        return [examples[i] for i in order[n_eval:]], [examples[i] for i in order[:n_eval]]
 
     def verify(self, answer: str | None, reference: str, meta: dict) -> float:
         """The configured verifier's score of the parsed answer; 0.0 for a malformed one.  Never raises."""
