@@ -51,14 +51,14 @@ Untested: hub-model discriminators and GPU runs; whether our buffer split matche
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, ClassVar
 
 import torch
 
+from rewardzoo.core.config import check_section
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
 from rewardzoo.judges.buffers import ReplayBuffer
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
@@ -72,6 +72,10 @@ FEATURES = ("answer", "completion")
 @dataclass
 class VARLConfig:
     """Settings of VARL.  The paper's hyperparameters were not available to us: every default is our own."""
+
+    RANGES: ClassVar[dict[str, str]] = {"additive_weight": "[0, inf)", "warmup_steps": "[0, inf)",
+                                        "negatives": "[0, inf)", "fifo_capacity": "[1, inf)",
+                                        "reservoir_capacity": "[1, inf)"}
 
     discriminator: JudgeConfig = field(default_factory=JudgeConfig)
     """The discriminator model and its optimiser (a tiny Qwen3 trained from scratch by default)."""
@@ -103,17 +107,6 @@ class VARLConfig:
             raise ValueError(f"combine must be one of {', '.join(COMBINES)}; got {self.combine!r}")
         if self.features not in FEATURES:
             raise ValueError(f"features must be one of {', '.join(FEATURES)}; got {self.features!r}")
-        if not math.isfinite(self.additive_weight) or self.additive_weight < 0:
-            raise ValueError(f"additive_weight must be a finite number >= 0; got {self.additive_weight}")
-        if self.warmup_steps < 0 or self.negatives < 0:
-            raise ValueError(f"warmup_steps and negatives must be >= 0; got {self.warmup_steps}, {self.negatives}")
-        if self.fifo_capacity < 1 or self.reservoir_capacity < 1:
-            raise ValueError(f"fifo_capacity and reservoir_capacity must be >= 1; got {self.fifo_capacity}, "
-                             f"{self.reservoir_capacity}")
-        d = self.discriminator
-        if d.lr <= 0 or d.micro_batch_size < 1 or d.max_length < 2:
-            raise ValueError("discriminator.lr must be > 0, discriminator.micro_batch_size >= 1 and "
-                             "discriminator.max_length >= 2")
 
 
 def warn_unless_safe_under_gate(g: GTransform) -> None:
@@ -156,7 +149,7 @@ class VARL:
                  policy_dir: str | Path | None = None, device: str = "cpu",
                  discriminator: SequenceJudge | None = None, g: GTransform | None = None):
         self.cfg = cfg = cfg or VARLConfig()
-        cfg.validate()
+        check_section(cfg, "reward.varl")
         self.g = g or get_transform(cfg.g)
         if cfg.combine == "multiply":
             warn_unless_safe_under_gate(self.g)

@@ -57,9 +57,11 @@ import random
 import re
 import string
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import torch
 
+from rewardzoo.core.config import check_section
 from rewardzoo.core.types import Example, SequenceScorer
 from rewardzoo.divergences import js, kl, le_cam
 from rewardzoo.tasks.base import Task
@@ -80,6 +82,9 @@ _WORD = re.compile(r"[a-z]{1,12}")
 class RefDistConfig:
     """Settings of the reference-distribution task (every default is our own choice)."""
 
+    RANGES: ClassVar[dict[str, str]] = {"n_prompts": "[1, inf)", "min_answers": "[2, 16]", "max_answers": "[2, 16]",
+                                        "sharpness": "[0, inf)", "copies": "[2, inf)", "data_seed": "[0, inf)"}
+
     n_prompts: int = 16
     """Distinct prompts (they cycle through the topics colour, animal, fruit, letters)."""
     min_answers: int = 4
@@ -99,16 +104,14 @@ class RefDistConfig:
 
     def validate(self) -> None:
         """Raise ValueError, saying what to change, on settings that cannot run."""
-        if self.n_prompts < 1:
-            raise ValueError(f"n_prompts must be >= 1; got {self.n_prompts}")
-        if not 2 <= self.min_answers <= self.max_answers <= 16:
-            raise ValueError(f"min_answers and max_answers must satisfy 2 <= min_answers <= max_answers <= 16; "
+        if self.min_answers > self.max_answers:
+            raise ValueError(f"min_answers must be <= max_answers; "
                              f"got {self.min_answers}, {self.max_answers}")
         if self.copies < self.max_answers:
             raise ValueError(f"copies must be >= max_answers ({self.max_answers}) so every answer keeps "
                              f"p_ref >= 1/copies; got {self.copies}")
-        if not self.sharpness or any(not 0 <= s < float("inf") for s in self.sharpness):
-            raise ValueError(f"sharpness must be a nonempty list of finite numbers >= 0; got {list(self.sharpness)}")
+        if not self.sharpness:
+            raise ValueError("sharpness must be a nonempty list of numbers >= 0")
         if self.demonstrations not in ("uniform", "reference"):
             raise ValueError(f"demonstrations must be 'uniform' or 'reference'; got {self.demonstrations!r}")
 
@@ -155,7 +158,7 @@ class RefDist(Task):
 
     def __init__(self, cfg: RefDistConfig | None = None):
         self.cfg = cfg = cfg or RefDistConfig()
-        cfg.validate()
+        check_section(cfg, "task.refdist")
         rng = random.Random(f"refdist-{cfg.data_seed}")
         train, evals = [], []
         topics = list(TOPICS)

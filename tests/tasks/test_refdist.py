@@ -175,5 +175,7 @@ def test_bad_settings_fail_at_config_time():
         load_config(None, ["task.name=refdist", "task.refdist.copies=4"])
     with pytest.raises(ConfigError, match=r"task\.refdist\.demonstrations"):
         load_config(None, ["task.name=refdist", "task.refdist.demonstrations=greedy"])
-    with pytest.raises(ConfigError, match=r"task\.refdist\.min_answers and max_answers"):
+    with pytest.raises(ConfigError, match=r"task\.refdist\.max_answers must be in \[2, 16\]"):
         load_config(None, ["task.name=refdist", "task.refdist.max_answers=17"])
+    with pytest.raises(ConfigError, match=r"task\.refdist\.min_answers must be <= max_answers"):
+        load_config(None, ["task.name=refdist", "task.refdist.min_answers=9"])
