@@ -1,4 +1,4 @@
-"""The GRPO loop, shared by every reward.  One step reads top to bottom:
+"""The GRPO loop, shared by every reward.  One step (:meth:`Trainer.train_step`) reads top to bottom:
 
     rollouts, gen = self.rollout(step)                         # engine.generate → Rollouts (text)
     out           = self.score(rollouts)                       # reward.score (checked finite)
@@ -120,17 +120,7 @@ class Trainer:
                    desc=cfg.recipe.name, dynamic_ncols=True)
         while self.step < cfg.steps:
             t0 = time.perf_counter()
-            rollouts, gen = self.rollout(self.step)
-            t1 = time.perf_counter()
-            out = self.score(rollouts)
-            learned = self.reward.update(rollouts, out)
-            t2 = time.perf_counter()
-            adv = compute_advantages(out.rewards, rollouts.group_ids, cfg.grpo.advantage)
-            stats = self.policy_step(gen, self._local(adv))
-            t3 = time.perf_counter()
-            self.step += 1
-            metrics = {**self._reward_metrics(rollouts, out), **self.analysis(rollouts, out), **learned, **stats,
-                       "time/generate_s": t1 - t0, "time/reward_s": t2 - t1, "time/policy_s": t3 - t2}
+            metrics = self.train_step()
             if (cfg.eval.every and self.step % cfg.eval.every == 0) or self.step == cfg.steps:
                 metrics.update(self.evaluate())
             metrics["time/step_s"] = time.perf_counter() - t0
@@ -145,6 +135,22 @@ class Trainer:
         if self.logger is not None:
             self.logger.close()
         return last
+
+    def train_step(self) -> dict[str, float]:
+        """One RL step — rollout → score → update → advantages → policy step — and its metrics row
+        (evaluation, logging and checkpoints are :meth:`train`'s)."""
+        t0 = time.perf_counter()
+        rollouts, gen = self.rollout(self.step)
+        t1 = time.perf_counter()
+        out = self.score(rollouts)
+        learned = self.reward.update(rollouts, out)
+        t2 = time.perf_counter()
+        adv = compute_advantages(out.rewards, rollouts.group_ids, self.cfg.grpo.advantage)
+        stats = self.policy_step(gen, self._local(adv))
+        t3 = time.perf_counter()
+        self.step += 1
+        return {**self._reward_metrics(rollouts, out), **self.analysis(rollouts, out), **learned, **stats,
+                "time/generate_s": t1 - t0, "time/reward_s": t2 - t1, "time/policy_s": t3 - t2}
 
     # ------------------------------------------------------------------ the verbs
     def prompts_for(self, step: int) -> list[Example]:
