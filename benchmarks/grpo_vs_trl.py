@@ -7,9 +7,10 @@ same 8 prompts of the multiplication task, 8 completions each (64 rows, one micr
 optimiser step per generation), with the same plain TRL-style reward function (the share of
 digits in a completion, given to TRL as is and to rewardzoo through ``FunctionReward``), loss
 ``grpo`` (per-sequence token mean), group-normalised advantages, ε = 0.2, β = 0 (no reference
-model), temperature 1, no top-p/top-k, AdamW (0.9, 0.99), lr 1e-6 constant, gradient clipping at
-1, float32, no gradient checkpointing, transformers ``generate`` on both sides (no vLLM), and no
-logging, evaluation or checkpoints inside the timed steps.
+model), temperature 1, no top-p/top-k, AdamW (0.9, 0.99) with torch's fused kernel (TRL's default
+optimiser), lr 1e-6 constant, gradient clipping at 1, float32, no gradient checkpointing,
+transformers ``generate`` on both sides (no vLLM), and no logging, evaluation or checkpoints inside
+the timed steps.
 
 Settings:
 
@@ -195,7 +196,7 @@ def run_trl(setting: str, model_dir: Path, run_dir: Path, total_steps: int) -> N
         steps_per_generation=1, num_iterations=1, max_completion_length=max_new,
         temperature=1.0, top_p=1.0, top_k=0, generation_kwargs={"min_new_tokens": max_new} if forced else None,
         loss_type="grpo", scale_rewards="group", beta=0.0, epsilon=0.2,
-        learning_rate=1e-6, lr_scheduler_type="constant", warmup_steps=0, optim="adamw_torch",
+        learning_rate=1e-6, lr_scheduler_type="constant", warmup_steps=0, optim="adamw_torch_fused",
         adam_beta1=0.9, adam_beta2=0.99, weight_decay=0.0, max_grad_norm=1.0,
         activation_checkpointing=False, use_vllm=False, cast_lm_head_to_fp32=False,
         report_to="none", logging_strategy="no", save_strategy="no", eval_strategy="no",

@@ -97,7 +97,7 @@ def main() -> int:
                                  args.chunk or None, args.dtype)))
         return 0
     paths = ["fused", "naive"] + (["compiled"] if args.compile else [])
-    chunk = args.chunk or default_chunk_size(args.vocab)
+    chunk = args.chunk or default_chunk_size(args.vocab, args.device)
     print(f"# command: python benchmarks/logprob_memory.py {' '.join(sys.argv[1:])}".rstrip())
     print(f"# machine: {platform.machine()} {platform.processor() or ''} torch {torch.__version__} "
           f"device {args.device} "

@@ -31,12 +31,16 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-DEFAULT_CHUNK_ELEMENTS = 2**25  # 32M fp32 logits = 128 MiB per chunk
+# fp32 logits per chunk: 128 MiB on accelerators (large matmuls); 32 MiB on CPU, where the chunk's
+# buffers add to the process's resident memory and smaller chunks were not slower (docs/performance.md).
+CHUNK_ELEMENTS = {"cpu": 2**23}
+DEFAULT_CHUNK_ELEMENTS = 2**25
 
 
-def default_chunk_size(vocab_size: int) -> int:
-    """Positions per chunk so that one chunk's fp32 logits stay near 128 MiB."""
-    return max(16, DEFAULT_CHUNK_ELEMENTS // max(vocab_size, 1))
+def default_chunk_size(vocab_size: int, device: torch.device | str = "cpu") -> int:
+    """Positions per chunk so that one chunk's fp32 logits stay near 32 MiB on CPU, 128 MiB elsewhere."""
+    elements = CHUNK_ELEMENTS.get(torch.device(device).type, DEFAULT_CHUNK_ELEMENTS)
+    return max(16, elements // max(vocab_size, 1))
 
 
 def _acc_dtype(t: torch.Tensor) -> torch.dtype:
@@ -128,7 +132,7 @@ def fused_token_logprobs(
     """Sampled-token log-probs and next-token entropies of K positions, chunked (fp32 results,
     fp64 for fp64 inputs).  K = 0 is allowed (a micro-batch whose every token is masked): the
     outputs are empty but stay in the graph, so the backward pass still runs."""
-    chunk = chunk_size or default_chunk_size(weight.shape[0])
+    chunk = chunk_size or default_chunk_size(weight.shape[0], weight.device)
     return FusedTokenLogProbs.apply(hidden, weight, bias, targets, chunk)
 
 

@@ -43,6 +43,9 @@ from rewardzoo.core.types import (Example, Generation, NonFiniteError, Reward, R
 from rewardzoo.eval import batch_analysis
 
 
+FUSED_ADAMW_DEVICES = ("cpu", "cuda")  # where torch's fused AdamW kernel runs (TRL's default optimiser too)
+
+
 class MicroBatch(NamedTuple):
     """Rows of one forward/backward: their indices in the process's rows, the packed tokens and,
     when the engine reported them, the sampling log-probs ([n, T] or None)."""
@@ -96,7 +99,9 @@ class Trainer:
         self.engine = HFEngine(self.policy, self.tokenizer, cfg.sampling)
         self.ref = ReferencePolicy(self.policy) if g.beta > 0 else None
         params = [p for _, p in trainable_parameters(self.policy)]
-        optimizer = torch.optim.AdamW(params, lr=g.lr, betas=tuple(g.adam_betas), weight_decay=g.weight_decay)
+        fused = all(p.device.type in FUSED_ADAMW_DEVICES for p in params)  # one kernel: no [V, H] temporaries
+        optimizer = torch.optim.AdamW(params, lr=g.lr, betas=tuple(g.adam_betas), weight_decay=g.weight_decay,
+                                      fused=fused)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / max(g.warmup_steps, 1)))
         module = PolicyLogProbs(self.policy, temperature=cfg.sampling.temperature, chunk_size=g.logprob_chunk_size or None)
         self.module, self.optimizer = self.acc.prepare(module, optimizer)
