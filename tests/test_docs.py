@@ -24,8 +24,19 @@ def documented_patterns() -> list[re.Pattern]:
     ["reward.name=ral", "reward.ral.warmup_steps=1", "reward.ral.replay_fraction=0.5", "reward.ral.polyak=true",
      "reward.ral.judge.tiny.hidden_size=32", "reward.ral.judge.tiny.intermediate_size=64",
      "reward.ral.judge.tiny.num_layers=1", "reward.ral.judge.init_from=", "steps=3"],
-    ["task.name=hackable_multiplication", "steps=2"],
-], ids=["rlvr-kl", "ral", "hackable"])
+    ["task.name=hackable_multiplication", "sft.n_examples=100", "steps=2"],
+    ["task.name=refdist", "task.refdist.n_prompts=4", "task.refdist.copies=16", "eval.n_examples=0", "sft.enabled=true",
+     "sft.steps=40", "sft.batch_size=32", "sft.lr=1e-2", "sft.n_examples=0", "sft.disjoint_rl_prompts=false",
+     "sampling.temperature=0.5",
+     "reward.name=varl", "reward.varl.warmup_steps=1", "reward.varl.discriminator.tiny.hidden_size=32",
+     "reward.varl.discriminator.tiny.intermediate_size=64", "reward.varl.discriminator.tiny.num_layers=1", "steps=2"],
+    ["task.name=rubric_writing", "task.rubric_writing.n_train=200", "task.rubric_writing.n_eval=16", "sft.disjoint_rl_prompts=false",
+     "reward.name=rcrl", "reward.rcrl.rubric=rubric_writing", "reward.rcrl.judge.kind=rule", "reward.rcrl.steps_per_criterion=1",
+     "reward.bonuses.exploration_weight=0.1", "reward.bonuses.usefulness_weight=0.1", "steps=2"],
+    ["task.name=rubric_writing", "task.rubric_writing.n_train=200", "task.rubric_writing.n_eval=16", "sft.disjoint_rl_prompts=false",
+     "reward.name=rcrl", "reward.rcrl.rubric=rubric_writing", "reward.rcrl.judge.kind=rule", "reward.rcrl.scoring=absolute",
+     "reward.rcrl.schedule=dropout", "steps=2"],
+], ids=["rlvr-kl", "ral", "hackable", "varl-refdist", "rcrl-bonuses", "rcrl-absolute"])
 def test_every_logged_key_is_documented(fast_config, overrides):
     cfg = fast_config(*overrides, "eval.every=1")
     make_trainer(cfg).train()

@@ -60,3 +60,43 @@ def test_batch_analysis_reports_means_and_correlations():
     assert m["train/accuracy"] == 0.5 and m["train/relative_error"] == 0.375
     assert m["analysis/corr/reward/correct"] == pytest.approx(1.0)
     assert pearson(torch.ones(3), torch.tensor([1.0, 2.0, 3.0])) == 0.0
+
+
+# ------------------------------------------------------------------ writing diagnostics and pairwise evaluation
+from rewardzoo.eval import bradley_terry, elo, entropy_ratio, ngram_repetition, non_english_rate, preferences  # noqa: E402
+
+
+def test_entropy_ratio_and_repetition_by_hand():
+    """Entropy 2, 2, 1, 1 with window 2: (1 + 1)/2 ÷ (2 + 2)/2 = 0.5.  'a b a b a': bigrams ab ba ab ba → 2 of 4 repeat."""
+    assert entropy_ratio([2.0, 2.0, 1.0, 1.0], window=2) == 0.5
+    assert math.isnan(entropy_ratio([0.0, 1.0], window=1))
+    assert ngram_repetition("a b a b a".split(), n=2) == 0.5 and ngram_repetition(["a"], n=2) == 0.0
+    assert ngram_repetition("a a a".split(), n=1) == pytest.approx(2 / 3)
+    with pytest.raises(ValueError, match="non-empty series"):
+        entropy_ratio([])
+
+
+def test_non_english_rate():
+    assert non_english_rate(["Clara", "covered", "二十年", "of", "oddities"]) == 0.2
+    assert non_english_rate(["the", "xqz", "cat"], frozenset({"the", "cat"})) == pytest.approx(1 / 3)
+    assert non_english_rate([]) == 0.0
+
+
+def test_preferences_count_ties_half():
+    assert preferences([1, 2, 3], [1, 1, 4]).tolist() == [0.5, 1.0, 0.0]
+
+
+def test_bradley_terry_two_players_and_recovery():
+    """Two players, 30 wins vs 10: θ_0 − θ_1 = log 3 and Elo 1000 + 400·log10(3) = 1190.85 (base anchored).
+    Four players with strengths (0, 0.5, 1, 2) and expected win counts 1000·σ(θ_i − θ_j): the fit recovers them."""
+    theta = bradley_terry(np.array([[0, 30.0], [10.0, 0]]))
+    assert theta[0] - theta[1] == pytest.approx(math.log(3), abs=1e-6) and theta.sum() == pytest.approx(0, abs=1e-9)
+    assert elo(np.array([[0, 10.0], [30.0, 0]]), anchor=0).tolist() == pytest.approx([1000, 1000 + 400 * math.log10(3)], abs=1e-3)
+    true = np.array([0.0, 0.5, 1.0, 2.0])
+    wins = 1000 / (1 + np.exp(-(true[:, None] - true[None, :])))
+    np.fill_diagonal(wins, 0)
+    fit = bradley_terry(wins)
+    assert (fit - fit[0]) == pytest.approx(true, abs=1e-4)
+    assert np.isfinite(bradley_terry(np.array([[0, 5.0], [0.0, 0]]), alpha=0.1)).all()  # undefeated: finite with α
+    with pytest.raises(ValueError, match="square matrix"):
+        bradley_terry(np.zeros((2, 3)))

@@ -28,3 +28,16 @@ def test_rlvr_and_ral_recipes_differ_only_in_reward_and_recipe_block():
         a, b = load_config(str(ral)), load_config(str(rlvr))
         for section in ("task", "model", "grpo", "sampling", "sft", "steps", "seed", "eval"):
             assert getattr(a, section) == getattr(b, section), f"{ral.name} and {rlvr.name} differ in {section}"
+
+
+def test_rcrl_and_its_baselines_differ_only_in_scoring_and_schedule():
+    recipes = sorted(ALGORITHMS.glob("*rubric_writing.yaml"))
+    assert len(recipes) == 5
+    configs = [load_config(str(p)) for p in recipes]
+    switches = {(c.reward.rcrl.scoring, c.reward.rcrl.schedule) for c in configs}
+    assert switches == {("pairwise", "curriculum"), ("absolute", "curriculum"), ("absolute", "all"), ("pairwise", "all"),
+                        ("absolute", "dropout")}
+    for c in configs[1:]:
+        for section in ("task", "model", "grpo", "sampling", "sft", "steps", "seed", "eval"):
+            assert getattr(c, section) == getattr(configs[0], section), f"{c.recipe.name} differs in {section}"
+        assert c.reward.rcrl.judge == configs[0].reward.rcrl.judge

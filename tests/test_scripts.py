@@ -28,3 +28,43 @@ def test_hack_rate_script_writes_table_and_plot(tmp_path, monkeypatch, fast_over
     text = (tmp_path / "hack_rate.md").read_text()
     assert "`train/hack_rate`" in text and "| 2 |" in text
     assert (tmp_path / "hack_rate.png").stat().st_size > 1000
+
+
+def test_power_script_sweeps_seeds_reuses_finished_runs_and_writes_the_table(tmp_path, monkeypatch, fast_overrides):
+    """Two seeds of a two-step preset: the table names the command, both seeds' gains and the target check;
+    a second call finds both runs finished (``sweep_done.json``) and trains nothing."""
+    monkeypatch.chdir(ROOT)
+    script = runpy.run_path(str(ROOT / "benchmarks" / "power.py"))
+    args = ["--presets", "multiplication", "--seeds", "0", "1", "--out", str(tmp_path), "--runs", str(tmp_path), "--override",
+            *fast_overrides, "steps=2", "eval.every=1", "checkpoint_every=0"]
+    assert script["main"](args) == 0
+    text = (tmp_path / "power.md").read_text()
+    assert text.startswith("`python benchmarks/power.py --presets multiplication --seeds 0 1")
+    assert "| multiplication | `eval/accuracy` | 2 | 16 |" in text and "| no |" in text  # 16 held-out < 1,000
+    assert (tmp_path / "power.png").stat().st_size > 1000
+    logs = {p: p.stat().st_mtime for p in tmp_path.glob("multiplication/seed*/train.log")}
+    assert len(logs) == 2
+    assert script["main"](args) == 0
+    assert {p: p.stat().st_mtime for p in logs} == logs  # nothing was re-run
+
+
+def test_judge_cost_script_writes_costs_and_fidelity(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    script = runpy.run_path(str(ROOT / "benchmarks" / "judge_cost.py"))
+    assert script["main"](["--sizes", "4", "--groups", "3", "--extra-rounds", "1", "--results", str(tmp_path)]) == 0
+    text = (tmp_path / "judge_cost.md").read_text()
+    assert text.startswith("<!-- command: python benchmarks/judge_cost.py --sizes 4") and "| 4 | 12 | 8 | 33% |" in text
+
+
+def test_rcrl_script_compares_variants_against_the_base(tmp_path, monkeypatch, fast_overrides):
+    """Two variants, one seed, two steps: the table, the claims block, the CSV and the plot."""
+    monkeypatch.chdir(ROOT)
+    script = runpy.run_path(str(ROOT / "benchmarks" / "rcrl.py"))
+    small = [*fast_overrides, "eval.every=1", "task.rubric_writing.n_train=200", "checkpoint_every=0"]
+    args = ["--seeds", "0", "--variants", "RcRL", "Absolute RaR", "--steps", "2", "--out", str(tmp_path / "runs"),
+            "--results", str(tmp_path), "--set", *small]
+    assert script["main"](args) == 0
+    text = (tmp_path / "rcrl.md").read_text()
+    assert text.startswith("<!-- command: python benchmarks/rcrl.py --seeds 0") and "| RcRL |" in text
+    assert "1. RcRL beats RaR" in text and (tmp_path / "rcrl.png").stat().st_size > 1000
+    assert len((tmp_path / "rcrl.csv").read_text().splitlines()) == 1 + 2 * 3  # header + 2 runs × evals at 0, 1, 2

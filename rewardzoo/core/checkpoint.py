@@ -1,4 +1,4 @@
-"""Atomic checkpoints: written to a temporary directory, then renamed into place.
+"""Atomic checkpoints, and the rules that keep one run's directory from destroying or mixing data.
 
 Layout of ``run_dir/checkpoints/step_000100/``::
 
@@ -7,25 +7,44 @@ Layout of ``run_dir/checkpoints/step_000100/``::
     scheduler.pt       learning-rate scheduler state
     reward.pt          the reward's state_dict (judges, buffers, curricula, generators)
     rng_<rank>.pt      Python, NumPy and torch RNG states of each process
-    trainer_state.json {"step": 100}
+    trainer_state.json {"step": 100, "run_id": "…", "files": [every file above]}
 
-A checkpoint directory exists under its final name only once it is complete, so a run killed at
-any moment leaves either the previous checkpoint or the new one, never a torn one.
+Writing: everything goes to ``.tmp-step_…``, ``trainer_state.json`` last, then one rename; so a
+run killed at any moment leaves the previous checkpoint or the new one, never a torn one.
+Deleting (pruning, ``overwrite``): a checkpoint is first renamed to ``.trash-…`` (one atomic step)
+and only then removed, so a kill mid-delete leaves no half-deleted ``step_…``; and
+:func:`checkpoints` lists a checkpoint only when every file its ``trainer_state.json`` names is
+there.
+
+Ownership: each run has a ``run_id`` (kept across resumes, recorded in every checkpoint it writes),
+and a run prunes only its own checkpoints.  :func:`check_run_dir`, called before any work, refuses
+a fresh run into a directory that holds a run (unless ``overwrite=true``, which deletes it first:
+:func:`clear_run_dir`) and refuses to resume when a setting that shapes the run differs from the
+saved ``config.yaml`` (``CoreConfig.RESUMABLE`` lists those that may change).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import random
 import re
 import shutil
+import uuid
+import warnings
 from pathlib import Path
 
 import numpy as np
 import torch
+from omegaconf import OmegaConf
 from safetensors.torch import load_file
 
+from rewardzoo.core.config import ConfigError, CoreConfig, as_dict, resolved_run_dir
+
 _STEP_DIR = re.compile(r"step_(\d+)$")
+LEGACY_FILES = ("policy", "optimizer.pt", "scheduler.pt", "reward.pt")  # checkpoints written before the manifest
+RUN_FILES = ("checkpoints", "config.yaml", "metrics.jsonl", "eval_rows.jsonl", "tensorboard", "wandb")
+"""What a run writes into its run_dir (and all that ``overwrite=true`` deletes)."""
 
 
 def rng_state() -> dict:
@@ -43,18 +62,51 @@ def set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def checkpoints(run_dir: Path) -> list[Path]:
-    """Complete checkpoints of a run, oldest first."""
+def checkpoint_state(path: Path) -> dict | None:
+    """The ``trainer_state.json`` of a checkpoint directory, or None when it is missing or unreadable."""
+    try:
+        return json.loads((Path(path) / "trainer_state.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def is_complete(path: Path) -> bool:
+    """Whether every file the checkpoint's ``trainer_state.json`` names is there."""
+    state = checkpoint_state(path)
+    return state is not None and all((Path(path) / name).exists() for name in state.get("files", LEGACY_FILES))
+
+
+def checkpoints(run_dir: Path, run_id: str | None = None) -> list[Path]:
+    """Complete checkpoints of a run directory (only those of ``run_id`` when given), oldest first."""
     root = Path(run_dir) / "checkpoints"
     if not root.is_dir():
         return []
-    found = [p for p in root.iterdir() if p.is_dir() and _STEP_DIR.match(p.name) and (p / "trainer_state.json").exists()]
+    found = [p for p in root.iterdir() if p.is_dir() and _STEP_DIR.match(p.name) and is_complete(p)]
+    if run_id is not None:
+        found = [p for p in found if checkpoint_state(p).get("run_id") == run_id]
     return sorted(found, key=lambda p: int(_STEP_DIR.match(p.name).group(1)))
 
 
+def remove_tree(path: Path) -> None:
+    """Delete a directory by renaming it to ``.trash-…`` first (atomic), then removing that; leftover
+    trash of an earlier kill is removed too."""
+    path = Path(path)
+    if path.exists():
+        trash = path.with_name(f".trash-{path.name}-{uuid.uuid4().hex[:8]}")
+        path.rename(trash)
+    for old in path.parent.glob(".trash-*"):
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def new_run_id() -> str:
+    """A fresh run id (recorded in every checkpoint the run writes)."""
+    return uuid.uuid4().hex
+
+
 def save_checkpoint(run_dir: Path, step: int, *, policy, tokenizer, optimizer, scheduler, reward, accelerator,
-                    keep: int = 2) -> Path:
-    """Write a checkpoint of ``step`` atomically (every process calls this; the main one renames)."""
+                    keep: int = 2, run_id: str | None = None) -> Path:
+    """Write a checkpoint of ``step`` atomically (every process calls this; the main one renames),
+    then prune this run's own checkpoints beyond the ``keep`` newest."""
     root = Path(run_dir) / "checkpoints"
     final = root / f"step_{step:06d}"
     tmp = root / f".tmp-step_{step:06d}"
@@ -70,11 +122,12 @@ def save_checkpoint(run_dir: Path, step: int, *, policy, tokenizer, optimizer, s
     torch.save(rng_state(), tmp / f"rng_{accelerator.process_index}.pt")
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
-        (tmp / "trainer_state.json").write_text(json.dumps({"step": step}))
-        shutil.rmtree(final, ignore_errors=True)
+        files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
+        (tmp / "trainer_state.json").write_text(json.dumps({"step": step, "run_id": run_id, "files": files}))
+        remove_tree(final)
         tmp.rename(final)
-        for old in checkpoints(run_dir)[:-keep]:
-            shutil.rmtree(old, ignore_errors=True)
+        for old in checkpoints(run_dir, run_id=run_id)[:-keep]:
+            remove_tree(old)
     accelerator.wait_for_everyone()
     return final
 
@@ -102,7 +155,8 @@ def load_policy_weights(policy: torch.nn.Module, directory: Path) -> None:
 
 
 def load_checkpoint(path: Path, *, policy, optimizer, scheduler, reward, accelerator) -> int:
-    """Restore everything :func:`save_checkpoint` wrote; returns the step to continue from."""
+    """Restore everything :func:`save_checkpoint` wrote; returns the step to continue from (the run id
+    is in :func:`checkpoint_state`)."""
     load_policy_weights(policy, path / "policy")
     optimizer.load_state_dict(torch.load(path / "optimizer.pt", weights_only=False))
     scheduler.load_state_dict(torch.load(path / "scheduler.pt", weights_only=False))
@@ -111,3 +165,87 @@ def load_checkpoint(path: Path, *, policy, optimizer, scheduler, reward, acceler
     if rng_file.exists():
         set_rng_state(torch.load(rng_file, weights_only=False))
     return json.loads((path / "trainer_state.json").read_text())["step"]
+
+
+# ---------------------------------------------------------------------------------------- the run directory
+def run_data(run_dir: Path) -> list[str]:
+    """The things in ``run_dir`` that a run wrote (:data:`RUN_FILES`; an empty checkpoints/ does not count)."""
+    run_dir = Path(run_dir)
+    found = [name for name in RUN_FILES if (run_dir / name).exists()]
+    if "checkpoints" in found and not any((run_dir / "checkpoints").iterdir()):
+        found.remove("checkpoints")
+    return found
+
+
+def flatten(tree: dict, prefix: str = "") -> dict:
+    """A nested dict as ``{"dotted.key": leaf}``."""
+    out = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            out.update(flatten(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def resume_changes(saved: dict, current: dict, resumable: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(refused, applied) differences between the saved and the current config, as ``key: old → new``
+    lines: refused when the key matches none of the ``resumable`` patterns.  A key on one side only
+    (a setting added or removed by another rewardzoo version) is applied with the current value."""
+    old, new = flatten(saved), flatten(current)
+    refused, applied = [], []
+    for key in sorted((set(old) | set(new)) - {"resume", "overwrite"}):
+        if key in old and key in new and old[key] == new[key]:
+            continue
+        line = f"{key}: {old.get(key, '<not saved>')!r} → {new.get(key, '<not set>')!r}"
+        both = key in old and key in new
+        (refused if both and not any(fnmatch.fnmatchcase(key, p) for p in resumable) else applied).append(line)
+    return refused, applied
+
+
+def check_run_dir(cfg: CoreConfig) -> None:
+    """Refuse, before any work, a run that would destroy or mix another run's data.
+
+    * fresh (``resume=false``) into a run_dir that holds a run: refused unless ``overwrite=true``;
+    * ``resume=true``: needs a complete checkpoint and ``config.yaml``, and every difference from the
+      saved config must be in ``RESUMABLE`` (those are applied, and said in a warning); any other is
+      refused whole, naming each key.
+    """
+    run_dir = resolved_run_dir(cfg)
+    if not cfg.resume:
+        found = run_data(run_dir)
+        if found and not cfg.overwrite:
+            raise ConfigError(f"run_dir {str(run_dir)!r} already holds a run ({', '.join(found)}); a fresh run would "
+                              f"mix with or destroy it. Choose: resume=true to continue it, run_dir=<a new directory>, "
+                              f"or overwrite=true to DELETE it and start again")
+        return
+    if not checkpoints(run_dir):
+        raise ConfigError(f"resume=true but {run_dir}/checkpoints holds no complete checkpoint; run without "
+                          f"resume=true to start fresh (overwrite=true if run_dir holds a run)")
+    saved_path = run_dir / "config.yaml"
+    if not saved_path.exists():
+        raise ConfigError(f"resume=true but {saved_path} is missing, so the settings of the run cannot be checked; "
+                          f"start a new run (init_from=<checkpoint>/policy run_dir=<a new directory>)")
+    saved = OmegaConf.to_container(OmegaConf.load(saved_path))
+    refused, applied = resume_changes(saved, as_dict(cfg), type(cfg).RESUMABLE)
+    if refused:
+        raise ConfigError(f"resume=true with settings that differ from {saved_path}, which would make it a different "
+                          f"experiment: {'; '.join(refused)}. Set them back, or start a new run from the checkpoint "
+                          f"(init_from=<checkpoint>/policy run_dir=<a new directory>)")
+    if applied:
+        warnings.warn(f"resuming {run_dir} with changed settings, applied: {'; '.join(applied)}", stacklevel=2)
+
+
+def clear_run_dir(run_dir: Path) -> None:
+    """Delete what a run wrote into ``run_dir`` (:data:`RUN_FILES`), checkpoints first; other files stay."""
+    run_dir = Path(run_dir)
+    root = run_dir / "checkpoints"
+    if root.is_dir():
+        for path in list(root.iterdir()):
+            remove_tree(path) if path.is_dir() else path.unlink()
+    for name in RUN_FILES:
+        path = run_dir / name
+        if path.is_dir():
+            remove_tree(path)
+        elif path.exists():
+            path.unlink()

@@ -6,11 +6,23 @@ everything the :class:`~rewardzoo.core.trainer.Trainer` and the SFT warm start r
 logging — and nothing about any task or reward: the face's ``TrainConfig``
 (:mod:`rewardzoo.zoo`) extends it with the task and reward sections.
 
-Each section checks its own fields in ``validate()`` (raising ``ValueError`` whose message starts
-with the field name); :func:`check_section` turns that into a :class:`ConfigError` naming the full
-key, so every check runs before anything is built.  :func:`load_structured` merges YAML recipes
-and ``key=value`` overrides onto a config class with OmegaConf and reports unknown keys and wrong
-types as :class:`ConfigError` with a suggestion.
+Each section checks its own fields, so every check runs before anything is built:
+
+* **ranges** — a section declares the allowed interval of each numeric field in a class attribute
+  ``RANGES: ClassVar[dict[str, str]]``, in interval notation: ``"(0, inf)"`` (positive),
+  ``"[0, inf)"`` (non-negative), ``"[1, inf)"`` (at least 1), ``"[0, 1)"``, ``"(0, 1]"``, optionally
+  followed by ``": why"`` for the error message.  For a list field the interval applies to every
+  element.  Every numeric field must also be finite (NaN and
+  ±inf always fail, declared or not), and every numeric field must be declared
+  (``tests/test_config.py`` walks every section and fails on an undeclared one);
+* **everything else** — choices, lengths, relations between fields — in ``validate()``, raising
+  ``ValueError`` whose message starts with the field name.
+
+:func:`check_section` runs both, recursing into nested sections, and turns a failure into a
+:class:`ConfigError` naming the full key (``grpo.lr must be > 0; got inf``).
+
+:func:`load_structured` merges YAML recipes and ``key=value`` overrides onto a config class with
+OmegaConf and reports unknown keys and wrong types as :class:`ConfigError` with a suggestion.
 """
 
 from __future__ import annotations
@@ -19,22 +31,43 @@ import ast
 import dataclasses
 import difflib
 import inspect
+import math
+import os
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from omegaconf import OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException, ValidationError
 
 from rewardzoo.core.advantages import ADVANTAGE_TYPES
-from rewardzoo.core.engines import SamplingConfig
+from rewardzoo.core.engines import SamplingConfig, check_vllm_setup
 from rewardzoo.core.loss import KL_ESTIMATORS, LOSS_TYPES
 from rewardzoo.core.models import ModelConfig
 
 
+LR_SCHEDULES = ("constant", "cosine")
+
+
 class ConfigError(ValueError):
     """A configuration that cannot run; the message says what to change."""
+
+
+def lr_multiplier(step: int, *, warmup_steps: int, total_steps: int, schedule: str, floor: float = 0.0) -> float:
+    """The learning-rate factor of optimiser step ``step`` (0-based): a linear warm-up (step + 1) / warmup_steps,
+    then 1 (``constant``) or a half cosine from 1 at the end of warm-up towards ``floor`` at step
+    ``total_steps`` (``cosine``; the convention of transformers' cosine schedule after its warm-up).
+
+    >>> [round(lr_multiplier(s, warmup_steps=2, total_steps=6, schedule="cosine"), 3) for s in range(6)]
+    [0.5, 1.0, 1.0, 0.854, 0.5, 0.146]
+    """
+    if step < warmup_steps:
+        return (step + 1) / warmup_steps
+    if schedule == "constant":
+        return 1.0
+    progress = min((step - warmup_steps) / max(total_steps - warmup_steps, 1), 1.0)
+    return floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
 def choice(value: str, options, key: str) -> None:
@@ -58,6 +91,13 @@ class RecipeInfo:
 @dataclass
 class GRPOConfig:
     """The shared GRPO core: batch, advantage, loss and optimiser settings."""
+
+    RANGES: ClassVar[dict[str, str]] = {
+        "batch_size": "[1, inf)", "group_size": "[2, inf): GRPO compares completions within a group",
+        "micro_batch_size": "[1, inf)", "num_iterations": "[1, inf)",
+        "epsilon_low": "[0, 1)", "epsilon_high": "[0, inf)", "beta": "[0, inf)", "is_cap": "(0, inf)", "lr": "(0, inf)",
+        "weight_decay": "[0, inf)", "adam_betas": "[0, 1)", "max_grad_norm": "[0, inf)", "warmup_steps": "[0, inf)",
+        "logprob_chunk_size": "[0, inf)", "generation_chunk_prompts": "[0, inf)"}
 
     batch_size: int = 256
     """Rows (sampled completions) per RL step across all processes: prompts per step × group_size."""
@@ -94,6 +134,9 @@ class GRPOConfig:
     """Gradient clipping norm (0 = off)."""
     warmup_steps: int = 0
     """Linear learning-rate warm-up, in optimiser steps."""
+    lr_schedule: str = "constant"
+    """Learning rate after warm-up: constant, or cosine (decays to 0 over the run's steps × num_iterations
+    optimiser steps, as 004 Table 6 and transformers' cosine schedule)."""
     sort_by_length: bool = True
     """Sort rows by length before micro-batching (less padding)."""
     logprob_chunk_size: int = 0
@@ -104,33 +147,26 @@ class GRPOConfig:
     prompts-per-process to make runs on different process counts sample identically."""
 
     def validate(self) -> None:
-        """Raise ValueError, saying what to change, on settings that cannot run."""
-        if self.group_size < 2:
-            raise ValueError(f"group_size must be at least 2 (GRPO compares completions within a group); "
-                             f"got {self.group_size}")
-        if self.batch_size < 1 or self.batch_size % self.group_size:
+        """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
+        if self.batch_size % self.group_size:
             lower = max(self.group_size, self.batch_size // self.group_size * self.group_size)
             raise ValueError(f"batch_size ({self.batch_size}) must be a positive multiple of grpo.group_size "
                              f"({self.group_size}); set grpo.batch_size={lower} or {lower + self.group_size}, "
                              f"or change grpo.group_size")
-        for key in ("micro_batch_size", "num_iterations"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"{key} must be at least 1; got {getattr(self, key)}")
-        if self.generation_chunk_prompts < 0:
-            raise ValueError("generation_chunk_prompts must be 0 (all) or positive")
+        if len(self.adam_betas) != 2:
+            raise ValueError(f"adam_betas must be two numbers [beta1, beta2] in [0, 1); got {list(self.adam_betas)}")
         choice(self.advantage, ADVANTAGE_TYPES, "advantage")
         choice(self.loss_type, LOSS_TYPES, "loss_type")
         choice(self.kl_estimator, KL_ESTIMATORS, "kl_estimator")
-        if not (0 <= self.epsilon_low < 1) or self.epsilon_high < 0:
-            raise ValueError(f"epsilon_low must be in [0, 1) and grpo.epsilon_high >= 0; "
-                             f"got {self.epsilon_low}, {self.epsilon_high}")
-        if self.beta < 0 or self.lr <= 0 or self.is_cap <= 0:
-            raise ValueError("beta must be >= 0, grpo.lr > 0 and grpo.is_cap > 0")
+        choice(self.lr_schedule, LR_SCHEDULES, "lr_schedule")
 
 
 @dataclass
 class SFTConfig:
     """The supervised warm start a recipe runs (or reuses from the cache) before RL."""
+
+    RANGES: ClassVar[dict[str, str]] = {"steps": "[1, inf)", "n_examples": "[0, inf)", "batch_size": "[1, inf)",
+                                        "lr": "(0, inf)", "warmup_steps": "[0, inf)", "weight_decay": "[0, inf)"}
 
     enabled: bool = True
     """Run (or reuse) the warm start before RL; false starts RL from ``model`` / ``init_from``."""
@@ -155,32 +191,34 @@ class SFTConfig:
 
     def validate(self) -> None:
         """Raise ValueError, saying what to change, on settings that cannot run."""
-        if self.enabled and (self.steps < 1 or self.batch_size < 1):
-            raise ValueError("steps and sft.batch_size must be >= 1 (or set sft.enabled=false)")
         if self.disjoint_rl_prompts and self.n_examples < 1:
             raise ValueError("disjoint_rl_prompts=true needs sft.n_examples > 0 (the demonstrations kept away from RL)")
 
 
 @dataclass
 class EvalConfig:
-    """Held-out evaluation (greedy decoding, the task's own ``evaluate``)."""
+    """Held-out evaluation (greedy or sampled decoding, the task's own ``evaluate``)."""
+
+    RANGES: ClassVar[dict[str, str]] = {"every": "[0, inf)", "n_examples": "[0, inf)", "batch_size": "[1, inf)",
+                                        "samples": "[0, 64]"}
 
     every: int = 25
     """Evaluate every this many RL steps (and at step 0 and the last step)."""
     n_examples: int = 0
     """Evaluate on the first n held-out examples (0 = all)."""
     batch_size: int = 256
-    """Prompts per greedy generate call."""
-
-    def validate(self) -> None:
-        """Raise ValueError, saying what to change, on settings that cannot run."""
-        if self.every < 0:
-            raise ValueError(f"every must be >= 0 (0 = only at the start and the end); got {self.every}")
+    """Prompts per generate call."""
+    samples: int = 0
+    """0 = greedy decoding; k > 0 = k completions per held-out prompt sampled with the rollout settings
+    (``sampling.*``), every ``eval/`` metric the mean over all of them: pass@1 at the training
+    temperature estimated by avg@k, the measure RL's sharpening of the policy moves."""
 
 
 @dataclass
 class LoggingConfig:
     """Where metrics go besides ``metrics.jsonl`` (always written)."""
+
+    RANGES: ClassVar[dict[str, str]] = {"every": "[1, inf)"}
 
     tensorboard: bool = True
     """Write TensorBoard event files under run_dir/tensorboard."""
@@ -198,6 +236,15 @@ class LoggingConfig:
 class CoreConfig:
     """Everything the GRPO core reads: the run, the policy, GRPO, sampling, SFT, evaluation, logging."""
 
+    RANGES: ClassVar[dict[str, str]] = {"seed": "[0, inf)", "steps": "[0, inf)", "checkpoint_every": "[0, inf)",
+                                        "keep_checkpoints": "[1, inf)"}
+    RESUMABLE: ClassVar[tuple[str, ...]] = ("steps", "resume", "overwrite", "run_dir", "checkpoint_every",
+                                            "keep_checkpoints", "logging.*", "eval.every", "eval.batch_size",
+                                            "sft.cache_dir", "recipe.*")
+    """Keys (fnmatch patterns) that may differ from the saved ``config.yaml`` when a run resumes: they
+    change how long it runs and what it writes, not what it computes.  Any other difference makes
+    it a different experiment, and resuming refuses it (:func:`rewardzoo.core.checkpoint.check_run_dir`)."""
+
     recipe: RecipeInfo = field(default_factory=RecipeInfo)
     """Provenance of the recipe."""
     seed: int = 0
@@ -207,7 +254,11 @@ class CoreConfig:
     run_dir: str = ""
     """Output directory (default: runs/<recipe.name>-seed<seed>)."""
     resume: bool = False
-    """Continue from the latest checkpoint in run_dir."""
+    """Continue from the latest checkpoint in run_dir (refused when a setting that shapes the run differs from
+    run_dir/config.yaml; see docs/reliability.md)."""
+    overwrite: bool = False
+    """DELETE the run already in run_dir (its checkpoints, metrics, config and TensorBoard files) and start
+    afresh.  Without it a fresh run refuses a run_dir that holds a run."""
     checkpoint_every: int = 100
     """Write a checkpoint every this many steps (and at the end; 0 = only at the end)."""
     keep_checkpoints: int = 2
@@ -226,18 +277,101 @@ class CoreConfig:
     """Logging sinks."""
 
     def validate(self) -> None:
-        """Check every core section (as :class:`ConfigError` naming the key) and the run's own fields."""
+        """Check the run's own fields, every core section (as :class:`ConfigError` naming the key), and
+        the settings that span sections: the batch over processes (``WORLD_SIZE``, as set by
+        ``accelerate launch``/``torchrun``), the prompts per generation call, and whether the vLLM
+        engine, when asked for, can run this policy."""
+        check_ranges(self, "")
         for name in ("model", "grpo", "sampling", "sft", "eval", "logging"):
             check_section(getattr(self, name), name)
-        if self.steps < 0:
-            raise ConfigError(f"steps must be >= 0; got {self.steps}")
-        if self.checkpoint_every < 0 or self.keep_checkpoints < 1:
-            raise ConfigError("checkpoint_every must be >= 0 and keep_checkpoints >= 1")
+        if self.resume and self.overwrite:
+            raise ConfigError("resume=true and overwrite=true contradict each other: resume continues the run in "
+                              "run_dir, overwrite deletes it; set one of them")
+        world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+        prompts_per_process(self.grpo, world)
+        if self.sampling.engine == "vllm":
+            try:
+                check_vllm_setup(self.model, world)
+            except ValueError as err:
+                raise ConfigError(str(err)) from err
+
+
+def prompts_per_process(grpo: GRPOConfig, world: int) -> tuple[int, int]:
+    """(prompts per process, prompts per generation call) of a step on ``world`` processes; a
+    :class:`ConfigError` when the step's prompts do not split evenly."""
+    prompts = grpo.batch_size // grpo.group_size
+    if prompts % world:
+        raise ConfigError(f"grpo.batch_size/group_size = {prompts} prompts per step cannot be split over {world} "
+                          f"processes; make it a multiple of {world}")
+    local = prompts // world
+    chunk = grpo.generation_chunk_prompts or local
+    if local % chunk:
+        divisors = [d for d in range(1, local + 1) if local % d == 0]
+        raise ConfigError(f"grpo.generation_chunk_prompts ({chunk}) must divide the prompts per process ({local} = "
+                          f"{prompts} prompts per step over {world} processes); use one of {divisors} or 0 (all)")
+    return local, chunk
+
+
+def _interval(spec: str) -> tuple[float, bool, float, bool]:
+    """``"[0, 1)"`` → (0.0, lower closed, 1.0, upper open); a ``": why"`` after it is ignored."""
+    end = min(i for i in (spec.find(")"), spec.find("]")) if i > 0)
+    lo, hi = spec[1:end].split(",")
+    return float(lo), spec[0] == "[", float(hi), spec[end] == "]"
+
+
+def in_range(value: float, spec: str) -> bool:
+    """Whether ``value`` lies in the interval ``spec`` (``RANGES`` notation); NaN never does."""
+    lo, lo_closed, hi, hi_closed = _interval(spec)
+    return (lo < value or (lo_closed and lo == value)) and (value < hi or (hi_closed and value == hi))
+
+
+def describe_range(spec: str) -> str:
+    """``"(0, inf)"`` → ``"> 0"``, ``"[1, inf)"`` → ``">= 1"``, ``"[0, 1)"`` → ``"in [0, 1)"``."""
+    lo, lo_closed, hi, _ = _interval(spec)
+    interval, _, why = spec.partition(":")
+    why = f" ({why.strip()})" if why else ""
+    if math.isinf(lo) and math.isinf(hi):
+        return "a finite number" + why
+    if math.isinf(hi):
+        return f"{'>=' if lo_closed else '>'} {lo:g}{why}"
+    return f"in {interval}{why}"
+
+
+def numeric_fields(section: Any) -> dict[str, list]:
+    """The numeric leaves of a section (not of its nested sections): name → its numbers (a list
+    field gives all its elements; booleans are not numbers here)."""
+    out = {}
+    for f in dataclasses.fields(section):
+        value = getattr(section, f.name)
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        if any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
+            out[f.name] = [v for v in items if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return out
+
+
+def check_ranges(section: Any, key: str) -> None:
+    """Raise :class:`ConfigError` naming ``key.field`` when a numeric field of ``section`` is not finite
+    or lies outside its declared ``RANGES`` interval."""
+    ranges = getattr(type(section), "RANGES", {})
+    for name, numbers in numeric_fields(section).items():
+        spec = ranges.get(name)
+        for value in numbers:
+            if not math.isfinite(value) or (spec is not None and not in_range(value, spec)):
+                wanted = describe_range(spec) if spec else "a finite number"
+                where = f"{key}.{name}" if key else name
+                raise ConfigError(f"{where} must be {wanted}{' (each element)' if len(numbers) > 1 else ''}; "
+                                  f"got {getattr(section, name)!r}")
 
 
 def check_section(section: Any, key: str) -> None:
-    """Run ``section.validate()`` (when it has one) and re-raise its ValueError/TypeError as a
+    """Check a section whole: its declared ranges (:func:`check_ranges`), each nested section, then
+    ``section.validate()`` (when it has one), whose ValueError/TypeError is re-raised as a
     :class:`ConfigError` whose message names the full key (``grpo.lr must be …``)."""
+    check_ranges(section, key)
+    for f in dataclasses.fields(section):
+        nested = getattr(section, f.name)
+        if dataclasses.is_dataclass(nested):
+            check_section(nested, f"{key}.{f.name}")
     check = getattr(section, "validate", None)
     if check is None:
         return

@@ -168,6 +168,24 @@ class PackedBatch:
         return PackedBatch(*(getattr(self, f.name).to(device) for f in fields(self)))
 
 
+def tokenize_completions(prompts: list[str], completions: list[str],
+                         tokenizer) -> tuple[list[list[int]], torch.Tensor, torch.Tensor]:
+    """Prompt ids, right-padded completion ids (completion + EOS) and their mask, for :func:`pack_rows`.
+
+    The prompt is tokenized as the engine tokenizes it (the tokenizer's own special tokens), the
+    completion without special tokens and then ended by EOS, as a sampled completion that stopped.
+    """
+    prompt_ids = [tokenizer(p)["input_ids"] for p in prompts]
+    comps = [tokenizer(c, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id] for c in completions]
+    T = max((len(c) for c in comps), default=1)
+    ids = torch.full((len(comps), T), tokenizer.pad_token_id, dtype=torch.long)  # [N, T]
+    mask = torch.zeros(len(comps), T, dtype=torch.bool)  # [N, T]
+    for i, c in enumerate(comps):
+        ids[i, : len(c)] = torch.tensor(c)
+        mask[i, : len(c)] = True
+    return prompt_ids, ids, mask
+
+
 def pack_rows(
     prompt_ids: list[list[int]],  # [N][prompt length]
     completion_ids: torch.Tensor,  # [N, T] int64

@@ -25,8 +25,9 @@ Derivation.  ∇KL(π‖π_ref) = Σ_y ∇π (log π − log π_ref) + Σ_y π �
 so ∇k3 = (1 − r) ∇log π and E_π[∇k3] = −Σ_y π_ref ∇log π = ∇KL(π_ref‖π).  k3_ratio: ∇(ρ k3) =
 ∇k3 + k3 ∇log π at ρ = 1, = (1 − r + r − 1 − log r) ∇log π = −log r ∇log π, the same per-sample
 gradient as k2, while its value stays k3's unbiased estimate; for μ > 1, ρ = π_θ/π_old also
-importance-weights the estimate to the current policy.  ``tests/core/test_loss.py`` checks each
-row's expected gradient against the exact one on a categorical policy.
+importance-weights the estimate to the current policy.  :func:`expected_kl_gradient` computes a
+row's expected gradient exactly on a categorical policy; ``tests/core/test_loss.py`` checks it
+against the exact ∇KL of :mod:`rewardzoo.divergences`.
 
 Truncated importance sampling (Yao et al. 2025, "Your efficient RL framework secretly brings you
 off-policy RL training"): when the engine that sampled reports its own log-probs,
@@ -75,6 +76,22 @@ def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, old_logp: torch.Tenso
     if estimator == "k3_ratio":
         return torch.exp(logp - old_logp) * k3  # [n, T]
     raise ValueError(f"kl estimator must be one of {KL_ESTIMATORS}, got {estimator!r}")
+
+
+def expected_kl_gradient(logits: torch.Tensor, ref_logits: torch.Tensor, estimator: str = "k3_ratio") -> torch.Tensor:
+    """E_{y~π}[∇_θ k(y)]: what β·k pulls on average, exactly, for a categorical policy π = softmax(θ)
+    with θ = ``logits [V]`` against π_ref = softmax(``ref_logits [V]``), on-policy (π_old = π).
+
+    Every answer y is one "token"; the sum Σ_y π(y) ∇_θ k(y) holds the sampling probability π(y)
+    fixed, as sampling does.  Returns ``[V]``; by the table above it equals ∇_θ KL(π‖π_ref) for k2
+    and k3_ratio, ∇_θ KL(π_ref‖π) for k3, and 0 for k1.
+    """
+    theta = logits.detach().clone().requires_grad_(True)  # [V]
+    logp = torch.log_softmax(theta, -1)  # [V]
+    ref = torch.log_softmax(ref_logits.detach(), -1)  # [V]
+    k = kl_penalty(logp[None], ref[None], logp.detach()[None], estimator)[0]  # [V] one token per answer
+    (grad,) = torch.autograd.grad((logp.exp().detach() * k).sum(), theta)  # [V] Σ_y π(y) ∇k(y)
+    return grad
 
 
 def truncated_is_weights(old_logp: torch.Tensor, sampling_logp: torch.Tensor, cap: float) -> torch.Tensor:

@@ -12,12 +12,15 @@ import contextlib
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, PreTrainedTokenizerFast, Qwen3Config
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+ATTN_IMPLEMENTATIONS = ("sdpa", "eager", "flash_attention_2", "flash_attention_3", "flex_attention")
+TINY_ARCHS = ("qwen3", "llama")
 CHAR_SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
 CHAR_ALPHABET = tuple(chr(i) for i in range(32, 127)) + ("\n",)
 
@@ -25,6 +28,10 @@ CHAR_ALPHABET = tuple(chr(i) for i in range(32, 127)) + ("\n",)
 @dataclass
 class TinyModelConfig:
     """Shape of a tiny model built from a config (used when ``model.name`` is ``tiny``)."""
+
+    RANGES: ClassVar[dict[str, str]] = {"hidden_size": "[1, inf)", "num_layers": "[1, inf)", "num_heads": "[1, inf)",
+                                        "num_kv_heads": "[1, inf)", "intermediate_size": "[1, inf)",
+                                        "max_position_embeddings": "[1, inf)"}
 
     arch: str = "qwen3"
     """'qwen3' or 'llama'."""
@@ -41,10 +48,20 @@ class TinyModelConfig:
     max_position_embeddings: int = 512
     """Longest sequence the rotary embedding is built for."""
 
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on shapes that cannot be built."""
+        if self.arch not in TINY_ARCHS:
+            raise ValueError(f"arch must be one of {', '.join(TINY_ARCHS)}; got {self.arch!r}")
+        if self.hidden_size % self.num_heads or self.num_heads % self.num_kv_heads:
+            raise ValueError(f"hidden_size ({self.hidden_size}) must be a multiple of num_heads ({self.num_heads}), "
+                             f"and num_heads a multiple of num_kv_heads ({self.num_kv_heads})")
+
 
 @dataclass
 class LoraSettings:
     """LoRA adapters through peft (off by default: the tiny presets train all weights)."""
+
+    RANGES: ClassVar[dict[str, str]] = {"r": "[1, inf)", "alpha": "(0, inf)", "dropout": "[0, 1)"}
 
     enabled: bool = False
     """Train LoRA adapters instead of all weights; the reference policy is the adapters-disabled base."""
@@ -76,9 +93,28 @@ class ModelConfig:
     """LoRA settings."""
 
     def validate(self) -> None:
-        """Raise ValueError, saying what to change, on settings that cannot run."""
+        """Raise ValueError, saying what to change, on settings that cannot run: an unknown dtype or
+        attention kernel, or a ``name`` that looks like a local path (see :func:`looks_like_path`)
+        but is no directory — said at once, instead of after the hub client's retries."""
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {self.dtype!r}")
+        if self.attn_implementation not in ATTN_IMPLEMENTATIONS:
+            raise ValueError(f"attn_implementation must be one of {', '.join(ATTN_IMPLEMENTATIONS)}; "
+                             f"got {self.attn_implementation!r}")
+        check_model_source(self.name, "name")
+
+
+def looks_like_path(text: str) -> bool:
+    """Whether ``text`` names a local file or directory rather than a hub id (``owner/name``): it
+    exists, starts with ``/``, ``.`` or ``~``, or has more than one ``/``."""
+    return Path(text).expanduser().exists() or text.startswith((".", "/", "~")) or text.count("/") > 1
+
+
+def check_model_source(name: str, key: str) -> None:
+    """Raise ValueError (naming ``key``) when a model name that looks like a local path is no directory."""
+    if name != "tiny" and looks_like_path(name) and not Path(name).expanduser().is_dir():
+        raise ValueError(f"{key} {name!r}: no such directory; give the directory of a model saved with "
+                         f"save_pretrained, a hub id such as 'Qwen/Qwen3-0.6B', or 'tiny'")
 
 
 def char_tokenizer(vocab_size: int = 0) -> PreTrainedTokenizerFast:
@@ -118,12 +154,11 @@ def tiny_causal_lm(cfg: TinyModelConfig, vocab_size: int, seed: int = 0) -> torc
         bos_token_id=1,
         eos_token_id=2,
     )
+    cfg.validate()
     if cfg.arch == "qwen3":
         config = Qwen3Config(head_dim=cfg.hidden_size // cfg.num_heads, **common)
-    elif cfg.arch == "llama":
-        config = LlamaConfig(**common)
     else:
-        raise ValueError(f"model.tiny.arch must be 'qwen3' or 'llama', got {cfg.arch!r}")
+        config = LlamaConfig(**common)
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         return AutoModelForCausalLM.from_config(config)
@@ -139,19 +174,26 @@ def load_policy(cfg: ModelConfig, init_from: str | Path | None = None, seed: int
     """The policy model and its tokenizer.
 
     ``init_from`` (a directory written by ``save_pretrained``, e.g. an SFT warm start) takes
-    precedence over ``cfg.name``.  LoRA adapters are added afterwards when enabled.
+    precedence over ``cfg.name``.  LoRA adapters are added afterwards when enabled.  A local
+    directory is read offline (``local_files_only``): it never reaches for the hub, and a directory
+    holding only LoRA adapters (whose base weights are elsewhere) is refused with a clear error.
     """
     source = str(init_from) if init_from is not None else cfg.name
     if source == "tiny":
         tokenizer = char_tokenizer()
         model = tiny_causal_lm(cfg.tiny, len(tokenizer), seed).to(_dtype(cfg.dtype))
     else:
-        tokenizer = AutoTokenizer.from_pretrained(source)
+        check_model_source(source, "init_from" if init_from is not None else "model.name")
+        local = Path(source).expanduser().is_dir()
+        if local and (Path(source) / "adapter_config.json").exists() and not (Path(source) / "config.json").exists():
+            raise ValueError(f"{source} holds only LoRA adapters, not a model; start from a directory with the full "
+                             f"weights (the SFT warm start saves merged weights) or merge the adapters first")
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local)
         tokenizer.padding_side = "left"
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         model = AutoModelForCausalLM.from_pretrained(
-            source, dtype=_dtype(cfg.dtype), attn_implementation=cfg.attn_implementation
+            source, dtype=_dtype(cfg.dtype), attn_implementation=cfg.attn_implementation, local_files_only=local
         )
     if cfg.gradient_checkpointing:
         model.gradient_checkpointing_enable()

@@ -6,10 +6,17 @@ log-prob path as RL.  The result is saved with ``save_pretrained`` under
 ``sft.cache_dir/<task>-<hash>``, where the hash covers the model, the task's name, SFT settings,
 seed and the demonstrations themselves (so an edited data file is noticed), so a recipe re-run reuses its warm
 start and any change of those trains a new one.
+
+What is cached is always a complete model that loads offline: with LoRA the trained adapters are
+merged into the base weights before saving (RL then adds fresh adapters on top, and its reference
+policy — the adapters-disabled model — is the warm start, as without LoRA).  A warm start is
+marked done (``sft_done.json``) only after its loss and every weight are finite and the saved
+directory has been loaded back, offline, with identical weights; a failed one is never cached.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -23,13 +30,13 @@ import torch
 from accelerate import Accelerator
 from tqdm.auto import tqdm
 
-from rewardzoo.core.config import CoreConfig, as_dict
+from rewardzoo.core.config import CoreConfig, as_dict, lr_multiplier
 from rewardzoo.core.logger import MetricLogger
-from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows
-from rewardzoo.core.models import load_policy, trainable_parameters
-from rewardzoo.core.types import Example, TaskProtocol
+from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows, tokenize_completions
+from rewardzoo.core.models import LoraSettings, is_peft, load_policy, trainable_parameters
+from rewardzoo.core.types import NonFiniteError, TaskProtocol
 
-SFT_FORMAT_VERSION = 1  # bump when the SFT procedure changes, so cached warm starts are retrained
+SFT_FORMAT_VERSION = 2  # bump when the SFT procedure changes, so cached warm starts are retrained (2: LoRA merged)
 
 
 def sft_cache_dir(cfg: CoreConfig, task: TaskProtocol) -> Path:
@@ -45,19 +52,6 @@ def sft_cache_dir(cfg: CoreConfig, task: TaskProtocol) -> Path:
     return Path(cfg.sft.cache_dir).expanduser() / f"{task.name}-{digest}"
 
 
-def tokenize_demonstrations(examples: list[Example], tokenizer) -> tuple[list[list[int]], torch.Tensor, torch.Tensor]:
-    """Prompt ids, right-padded completion ids (demonstration + EOS) and their mask."""
-    prompts = [tokenizer(e.prompt)["input_ids"] for e in examples]
-    comps = [tokenizer(e.demonstration, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id] for e in examples]
-    T = max(len(c) for c in comps)
-    ids = torch.full((len(comps), T), tokenizer.pad_token_id, dtype=torch.long)  # [N, T]
-    mask = torch.zeros(len(comps), T, dtype=torch.bool)  # [N, T]
-    for i, c in enumerate(comps):
-        ids[i, : len(c)] = torch.tensor(c)
-        mask[i, : len(c)] = True
-    return prompts, ids, mask
-
-
 def warm_start(cfg: CoreConfig, task: TaskProtocol, accelerator: Accelerator) -> Path:
     """The SFT warm start for ``cfg``: reused from the cache when present, else trained and saved."""
     out = sft_cache_dir(cfg, task)
@@ -69,8 +63,11 @@ def warm_start(cfg: CoreConfig, task: TaskProtocol, accelerator: Accelerator) ->
     stats = train_sft(cfg, task, model, tokenizer, accelerator, log_dir=tmp if accelerator.is_main_process else None)
     if accelerator.is_main_process:
         tmp.mkdir(parents=True, exist_ok=True)
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
+        try:
+            save_verified(model, tokenizer, cfg, tmp, stats)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         (tmp / "sft_done.json").write_text(json.dumps(stats))
         if out.exists() and not (out / "sft_done.json").exists():
             shutil.rmtree(out, ignore_errors=True)  # an incomplete directory of an older version
@@ -83,22 +80,39 @@ def warm_start(cfg: CoreConfig, task: TaskProtocol, accelerator: Accelerator) ->
     return out
 
 
+def save_verified(model: torch.nn.Module, tokenizer, cfg: CoreConfig, directory: Path, stats: dict) -> None:
+    """Save a trained warm start as a complete model (LoRA adapters merged) and prove it: a
+    non-finite loss or weight is a :class:`NonFiniteError`, and the directory must load back
+    offline, as RL will load it, with identical weights."""
+    if is_peft(model):
+        model = model.merge_and_unload()
+    bad = [name for name, p in model.named_parameters() if not torch.isfinite(p).all()]
+    if bad or not math.isfinite(stats["sft/loss"]):
+        raise NonFiniteError(f"the SFT warm start diverged (loss {stats['sft/loss']}, non-finite weights {bad[:5]}); "
+                             f"nothing was cached: lower sft.lr or check the demonstrations")
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    plain = dataclasses.replace(cfg.model, lora=LoraSettings(enabled=False), gradient_checkpointing=False)
+    reloaded, _ = load_policy(plain, directory)
+    saved = dict(model.named_parameters())
+    loaded = dict(reloaded.named_parameters())
+    differ = [n for n in saved if n not in loaded or not torch.equal(saved[n].detach().cpu(), loaded[n].detach())]
+    if differ or len(loaded) != len(saved):
+        raise RuntimeError(f"the saved SFT warm start in {directory} does not load back as trained ({differ[:5]}); "
+                           f"nothing was cached")
+
+
 def train_sft(cfg: CoreConfig, task: TaskProtocol, model: torch.nn.Module, tokenizer, accelerator: Accelerator,
               log_dir: Path | None = None) -> dict[str, float]:
     """Train ``model`` in place on the task's demonstrations; returns the final loss."""
     s = cfg.sft
     demos = task.train[: s.n_examples or None]
-    prompts, comp_ids, comp_mask = tokenize_demonstrations(demos, tokenizer)
+    prompts, comp_ids, comp_mask = tokenize_completions([e.prompt for e in demos], [e.demonstration for e in demos], tokenizer)
     params = [p for _, p in trainable_parameters(model)]
     optimizer = torch.optim.AdamW(params, lr=s.lr, betas=(0.9, 0.99), weight_decay=s.weight_decay)
 
-    def schedule(step: int) -> float:
-        if step < s.warmup_steps:
-            return (step + 1) / s.warmup_steps
-        progress = (step - s.warmup_steps) / max(s.steps - s.warmup_steps, 1)
-        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
-
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_multiplier(
+        step, warmup_steps=s.warmup_steps, total_steps=s.steps, schedule="cosine", floor=0.1))
     module, optimizer = accelerator.prepare(PolicyLogProbs(model), optimizer)
     world, rank = accelerator.num_processes, accelerator.process_index
     n, per = len(demos), math.ceil(s.batch_size / world)

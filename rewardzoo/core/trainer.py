@@ -4,7 +4,8 @@
     out           = self.score(rollouts)                       # reward.score (checked finite)
     learned       = self.reward.update(rollouts, out)          # learned rewards learn HERE
     adv           = compute_advantages(out.rewards, group_ids) # group-normalised advantages
-    stats         = self.policy_step(gen, adv)                 # clipped surrogate, μ optimiser steps
+    stats         = self.policy_step(gen, adv)                 # clipped surrogate, μ optimiser steps,
+                                                               # engine.sync_weights(policy)
 
 Distributed (``accelerate``): every process generates its share of the step's prompts, the texts
 are gathered so that *every* process scores and updates the reward on the same global batch (so
@@ -31,15 +32,17 @@ from accelerate.utils import gather_object
 from tqdm.auto import tqdm
 
 from rewardzoo.core.advantages import compute_advantages, group_mean_std
-from rewardzoo.core.checkpoint import checkpoints, load_checkpoint, save_checkpoint
-from rewardzoo.core.config import CoreConfig, as_dict, resolved_run_dir, to_yaml
-from rewardzoo.core.engines import HFEngine
+from rewardzoo.core.checkpoint import (check_run_dir, checkpoint_state, checkpoints, clear_run_dir, load_checkpoint,
+                                       new_run_id, save_checkpoint)
+from rewardzoo.core.config import (CoreConfig, as_dict, lr_multiplier, prompts_per_process, resolved_run_dir,
+                                   to_yaml)
+from rewardzoo.core.engines import make_engine
 from rewardzoo.core.logger import MetricLogger
-from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows
+from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows, tokenize_completions
 from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
 from rewardzoo.core.models import ReferencePolicy, load_policy, trainable_parameters
-from rewardzoo.core.types import (Example, Generation, NonFiniteError, Reward, RewardOutput, Rollouts, TaskProtocol,
-                                  check_reward, derive_seed)
+from rewardzoo.core.types import (Example, Generation, NonFiniteError, PolicyEvaluatingTask, Reward, RewardOutput,
+                                  Rollouts, TaskProtocol, check_reward, derive_seed)
 from rewardzoo.eval import batch_analysis
 
 
@@ -84,36 +87,34 @@ class Trainer:
         g = cfg.grpo
         self.group_size = g.group_size
         self.num_prompts = g.batch_size // g.group_size
-        world = self.acc.num_processes
-        if self.num_prompts % world:
-            raise ValueError(f"grpo.batch_size/group_size = {self.num_prompts} prompts per step cannot be split over "
-                             f"{world} processes; make it a multiple of {world}")
-        self.local_prompts = self.num_prompts // world
-        self.chunk_prompts = g.generation_chunk_prompts or self.local_prompts
-        if self.local_prompts % self.chunk_prompts:
-            raise ValueError(f"grpo.generation_chunk_prompts ({self.chunk_prompts}) must divide the prompts per process "
-                             f"({self.local_prompts})")
+        self.local_prompts, self.chunk_prompts = prompts_per_process(g, self.acc.num_processes)
         torch.manual_seed(derive_seed(cfg.seed, "init"))
         self.policy, self.tokenizer = load_policy(cfg.model, init_dir, seed=cfg.seed)
         self.policy.to(self.acc.device)
-        self.engine = HFEngine(self.policy, self.tokenizer, cfg.sampling)
+        self.engine = make_engine(self.policy, self.tokenizer, cfg.sampling)
         self.ref = ReferencePolicy(self.policy) if g.beta > 0 else None
         params = [p for _, p in trainable_parameters(self.policy)]
         fused = all(p.device.type in FUSED_ADAMW_DEVICES for p in params)  # one kernel: no [V, H] temporaries
         optimizer = torch.optim.AdamW(params, lr=g.lr, betas=tuple(g.adam_betas), weight_decay=g.weight_decay,
                                       fused=fused)
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / max(g.warmup_steps, 1)))
+        total = cfg.steps * g.num_iterations
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_multiplier(
+            s, warmup_steps=g.warmup_steps, total_steps=total, schedule=g.lr_schedule))
         module = PolicyLogProbs(self.policy, temperature=cfg.sampling.temperature, chunk_size=g.logprob_chunk_size or None)
         self.module, self.optimizer = self.acc.prepare(module, optimizer)
         self.step = 0
+        self.run_id: str | None = None  # set by train(): new, or the resumed run's (checkpoint ownership)
         self.logger: MetricLogger | None = None
         self._last_eval: float | None = None
         self._epoch_orders: dict[int, np.ndarray] = {}
 
     # ------------------------------------------------------------------ the loop
     def train(self) -> dict[str, float]:
-        """Run ``cfg.steps`` RL steps (resuming when asked); returns the last metrics row."""
+        """Run ``cfg.steps`` RL steps (resuming when asked); returns the last metrics row.  The run
+        directory is checked first (:func:`~rewardzoo.core.checkpoint.check_run_dir`): a fresh run
+        never mixes with or deletes another run's data, and a resumed one never changes experiment."""
         cfg = self.cfg
+        self._claim_run_dir()
         resumed = self._maybe_resume()
         self._open_logger(resume_step=self.step if resumed else None)
         last: dict[str, float] = {}
@@ -230,7 +231,8 @@ class Trainer:
     def policy_step(self, gen: Generation, adv: torch.Tensor) -> dict[str, float]:
         """μ optimiser steps of the clipped surrogate on this process's rows: pack micro-batches,
         fix the old and reference log-probs, then per iteration one accumulated loss and one
-        optimiser step; the log holds the first iteration's statistics."""
+        optimiser step, and push the new weights to the engine (a no-op for the hf engine, which
+        samples from the policy itself); the log holds the first iteration's statistics."""
         g = self.cfg.grpo
         batches, norm = self.micro_batches(gen)
         old = self.fixed_logprobs(batches) if g.num_iterations > 1 else None
@@ -240,6 +242,7 @@ class Trainer:
             sums = self.accumulate_loss(batches, adv, norm, old, ref, iteration=it)
             first = sums if first is None else first
             grad_norm = self.optimizer_step()
+        self.engine.sync_weights(self.policy)
         return self.policy_metrics(first, grad_norm, gen, norm)
 
     # ------------------------------------------------------------------ the policy step's parts
@@ -308,7 +311,9 @@ class Trainer:
 
         A non-finite norm stops the step, naming the parameters whose gradients are not finite,
         with the parameters untouched (the norm is checked before clipping, which would smear NaN
-        over every gradient)."""
+        over every gradient).  Parameters that are not finite *after* the update (a finite gradient
+        times an absurd learning rate or weight decay) stop the run too, naming the step, before
+        any checkpoint of it is written: the previous checkpoint stays the latest."""
         named = trainable_parameters(self.policy)
         params = [p for _, p in named]
         grads = [p.grad for p in params if p.grad is not None]
@@ -322,6 +327,11 @@ class Trainer:
         if self.cfg.grpo.max_grad_norm:
             torch.nn.utils.clip_grads_with_norm_(params, self.cfg.grpo.max_grad_norm, total)
         self.optimizer.step()
+        if params and not torch.stack([torch.isfinite(p).all() for p in params]).all():
+            bad = [n for n, p in named if not torch.isfinite(p).all()]
+            raise NonFiniteError(f"parameters became non-finite in the optimizer step of step {self.step} ({bad[:5]}); "
+                                 f"stopped before writing a checkpoint, so the previous one is the latest (lower "
+                                 f"grpo.lr or grpo.weight_decay)")
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         return norm
@@ -370,39 +380,74 @@ class Trainer:
 
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
-        """Greedy completions of the held-out split, scored by the task's own ``evaluate``; in a run,
-        each example's row metrics also go to ``eval_rows.jsonl`` (for paired intervals)."""
+        """Held-out completions — greedy, or ``eval.samples`` sampled per prompt (seeded by the held-out
+        position and the step) — scored by the task's own ``evaluate``; in a run, each example's row
+        metrics (averaged over its samples) also go to ``eval_rows.jsonl`` (for paired intervals).  A
+        task with ``evaluate_policy`` (:class:`~rewardzoo.core.types.PolicyEvaluatingTask`) adds
+        metrics of the policy's exact log-probabilities (:meth:`score_completions`), computed on every
+        process for all held-out examples."""
         examples = self.task.eval[: self.cfg.eval.n_examples or None]
+        k = self.cfg.eval.samples
+        n = max(k, 1)  # completions per held-out prompt
         world, rank = self.acc.num_processes, self.acc.process_index
         per = math.ceil(len(examples) / world)
         local = examples[rank * per : (rank + 1) * per]
         texts: list[str] = []
         bs = self.cfg.eval.batch_size
         for s in range(0, len(local), bs):
-            texts += self.engine.generate([e.prompt for e in local[s : s + bs]], n=1, greedy=True).texts
+            if k:
+                torch.manual_seed(derive_seed(self.cfg.seed, "eval", self.step, rank * per + s))
+            texts += self.engine.generate([e.prompt for e in local[s : s + bs]], n=n, greedy=not k).texts
         completions = gather_object(texts) if world > 1 else texts
+        repeated = [e for e in examples for _ in range(n)]
         if self.logger is not None:
             answers = [self.task.parse(c) for c in completions]
-            rows = self.task.row_metrics(answers, [e.reference for e in examples], [e.meta for e in examples])
-            self.logger.log_rows(self.step, rows)
-        return {f"eval/{k}": v for k, v in self.task.evaluate(completions, examples).items()}
+            rows = self.task.row_metrics(answers, [e.reference for e in repeated], [e.meta for e in repeated])
+            self.logger.log_rows(self.step, {key: [sum(v[i : i + n]) / n for i in range(0, len(v), n)] for key, v in rows.items()})
+        metrics = self.task.evaluate(completions, repeated)
+        if isinstance(self.task, PolicyEvaluatingTask):
+            metrics.update(self.task.evaluate_policy(self.score_completions, examples))
+        return {f"eval/{key}": v for key, v in metrics.items()}
+
+    @torch.no_grad()
+    def score_completions(self, prompts: list[str], completions: list[str]) -> torch.Tensor:
+        """[n] log π(completion, EOS | prompt) of the current policy at the sampling temperature, summed
+        over the completion's tokens (a :data:`~rewardzoo.core.types.SequenceScorer`; on the CPU)."""
+        module = self.acc.unwrap_model(self.module)
+        prompt_ids, comp_ids, comp_mask = tokenize_completions(prompts, completions, self.tokenizer)
+        mb = self.cfg.grpo.micro_batch_size
+        sums = []
+        for s in range(0, len(prompts), mb):
+            batch = pack_rows(prompt_ids, comp_ids, comp_mask, list(range(s, min(s + mb, len(prompts)))),
+                              self.tokenizer.pad_token_id).to(self.acc.device)
+            logp, _ = module(batch)  # [n, T] zero off the mask
+            sums.append(logp.sum(1).cpu())  # [n]
+        return torch.cat(sums) if sums else torch.zeros(0)  # [n]
 
     # ------------------------------------------------------------------ checkpoints
     def save(self) -> Path:
         """Write an atomic checkpoint of the current step."""
         return save_checkpoint(self.run_dir, self.step, policy=self.acc.unwrap_model(self.module).model,
                                tokenizer=self.tokenizer, optimizer=self.optimizer, scheduler=self.scheduler,
-                               reward=self.reward, accelerator=self.acc, keep=self.cfg.keep_checkpoints)
+                               reward=self.reward, accelerator=self.acc, keep=self.cfg.keep_checkpoints,
+                               run_id=self.run_id)
+
+    def _claim_run_dir(self) -> None:
+        """Check the run directory on every process; with ``overwrite``, the main one deletes the old run."""
+        check_run_dir(self.cfg)
+        if self.cfg.overwrite and self.acc.is_main_process:
+            clear_run_dir(self.run_dir)
+        self.acc.wait_for_everyone()
 
     def _maybe_resume(self) -> bool:
         if not self.cfg.resume:
+            self.run_id = new_run_id()
             return False
-        found = checkpoints(self.run_dir)
-        if not found:
-            raise FileNotFoundError(f"resume=true but {self.run_dir}/checkpoints holds no complete checkpoint; "
-                                    f"run without resume=true to start fresh")
-        self.step = load_checkpoint(found[-1], policy=self.policy, optimizer=self.optimizer, scheduler=self.scheduler,
+        latest = checkpoints(self.run_dir)[-1]
+        self.step = load_checkpoint(latest, policy=self.policy, optimizer=self.optimizer, scheduler=self.scheduler,
                                     reward=self.reward, accelerator=self.acc)
+        self.engine.sync_weights(self.policy)
+        self.run_id = checkpoint_state(latest).get("run_id") or new_run_id()
         return True
 
     # ------------------------------------------------------------------ helpers

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Callable, Protocol, runtime_checkable
 
 import torch
 
@@ -139,7 +139,8 @@ class TaskProtocol(Protocol):
     ``train`` and ``eval`` are the example splits; ``parse`` is the *format* parser (completion →
     final answer or None, never raises, says nothing about correctness); ``row_metrics`` and
     ``evaluate`` use the task's exact checker and are called by the trainer for analysis and
-    held-out evaluation only, never by a reward.
+    held-out evaluation only, never by a reward.  A task may also implement
+    :class:`PolicyEvaluatingTask` (metrics from the policy's log-probabilities).
     """
 
     name: str
@@ -156,6 +157,26 @@ class TaskProtocol(Protocol):
 
     def evaluate(self, completions: list[str], examples: list[Example]) -> dict[str, float]:
         """Held-out metrics for one completion per example."""
+        ...
+
+
+SequenceScorer = Callable[[list[str], list[str]], torch.Tensor]
+"""``score(prompts [n], completions [n]) -> [n]``: log π(completion, EOS | prompt) of the policy, summed over the
+completion's tokens and the EOS that ends it, at the sampling temperature (the trainer's
+:meth:`~rewardzoo.core.trainer.Trainer.score_completions`)."""
+
+
+@runtime_checkable
+class PolicyEvaluatingTask(Protocol):
+    """A task whose held-out metrics need the policy's exact log-probabilities, not only greedy
+    completions (e.g. the reference-distribution task scores every answer of a small set).
+
+    Optional: after :meth:`TaskProtocol.evaluate`, the trainer calls ``evaluate_policy`` on the same
+    held-out examples when the task has it, and logs the returned scalars as ``eval/<key>``.
+    """
+
+    def evaluate_policy(self, score: SequenceScorer, examples: list[Example]) -> dict[str, float]:
+        """Held-out metrics computed from ``score`` (a :data:`SequenceScorer` of the current policy)."""
         ...
 
 

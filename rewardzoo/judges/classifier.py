@@ -35,15 +35,15 @@ import copy
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import torch
 import torch.nn.functional as F
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-from rewardzoo.core.models import TinyModelConfig, char_tokenizer, tiny_causal_lm
-from rewardzoo.core.types import NonFiniteError
+from rewardzoo.core.models import TinyModelConfig, char_tokenizer, check_model_source, tiny_causal_lm
+from rewardzoo.core.types import NonFiniteError, Rollouts
 
 Pair = tuple[str, str]  # (prompt, final answer)
 
@@ -51,6 +51,10 @@ Pair = tuple[str, str]  # (prompt, final answer)
 @dataclass
 class JudgeConfig:
     """The judge model and its optimiser (defaults are our own choices; seed 002 gives none)."""
+
+    RANGES: ClassVar[dict[str, str]] = {"max_length": "[2, inf)", "lr": "(0, inf)", "weight_decay": "[0, inf)",
+                                        "adam_betas": "[0, 1)", "max_grad_norm": "[0, inf)",
+                                        "micro_batch_size": "[1, inf)"}
 
     model: str = "tiny"
     """'tiny' (a Qwen3 built from ``tiny`` with the character tokenizer) or a Hugging Face model name or
@@ -75,10 +79,32 @@ class JudgeConfig:
     micro_batch_size: int = 256
     """Rows per judge forward (scoring) and forward/backward (training, gradients accumulated)."""
 
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run."""
+        if len(self.adam_betas) != 2:
+            raise ValueError(f"adam_betas must be two numbers [beta1, beta2] in [0, 1); got {list(self.adam_betas)}")
+        if not self.init_from:
+            check_model_source(self.model, "model")
+        elif self.init_from != "policy" and not Path(self.init_from).expanduser().is_dir():
+            raise ValueError(f"init_from {self.init_from!r}: no such directory; give 'policy', a model saved with "
+                             f"save_pretrained, or ''")
+
 
 def judge_text(prompt: str, answer: str, separator: str = "") -> str:
     """The judge's input for one (prompt, final answer) pair."""
     return f"{prompt}{separator}{answer}"
+
+
+def reference_pairs(batch: Rollouts) -> list[Pair]:
+    """One (prompt, reference) pair per group of the batch, in order (groups without a reference skipped):
+    the positives of a judge step."""
+    seen: set[int] = set()
+    pairs = []
+    for gid, prompt, ref in zip(batch.group_ids.tolist(), batch.prompts, batch.references):
+        if gid not in seen and ref is not None:
+            seen.add(gid)
+            pairs.append((prompt, ref))
+    return pairs
 
 
 def balanced_weights(labels: torch.Tensor) -> torch.Tensor:

@@ -50,6 +50,7 @@ import math
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -62,6 +63,8 @@ RewardFunc = Callable[..., Sequence[float | None]]  # fn(prompts, completions, *
 @dataclass
 class CallableRewardConfig:
     """Settings of the ``callable`` reward: TRL-style reward functions named by import path."""
+
+    RANGES: ClassVar[dict[str, str]] = {"weights": "(-inf, inf)"}
 
     functions: list[str] = field(default_factory=list)
     """Reward functions as 'package.module:function', each fn(prompts, completions, **columns) -> list[float | None]."""

@@ -45,11 +45,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
+
 import torch
 
+from rewardzoo.core.config import check_section
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
 from rewardzoo.judges.buffers import EVICTIONS, ReplayBuffer, replay_count
-from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge
+from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
 from rewardzoo.judges.schedule import UpdateGate, parameter_distance, polyak_update
 from rewardzoo.rewards.transforms import G_TRANSFORMS, GTransform, get_transform
 
@@ -57,6 +60,11 @@ from rewardzoo.rewards.transforms import G_TRANSFORMS, GTransform, get_transform
 @dataclass
 class RALConfig:
     """Settings of RAL.  Seed 002 gives no numeric hyperparameters: every default is our own."""
+
+    RANGES: ClassVar[dict[str, str]] = {"warmup_steps": "[0, inf)", "gate_threshold": "(-inf, inf)",
+                                        "gate_ema_rate": "(0, 1]", "max_skip_streak": "[0, inf)",
+                                        "replay_capacity": "[1, inf)", "replay_fraction": "[0, 1)",
+                                        "polyak_tau": "(0, 1]"}
 
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     """The judge model and its optimiser (a tiny Qwen3 trained from scratch by default)."""
@@ -88,20 +96,8 @@ class RALConfig:
         """Raise ValueError, saying what to change, on settings that cannot run."""
         if self.g not in G_TRANSFORMS:
             raise ValueError(f"g must be one of {', '.join(G_TRANSFORMS)}; got {self.g!r}")
-        if self.warmup_steps < 0:
-            raise ValueError(f"warmup_steps must be >= 0; got {self.warmup_steps}")
-        if not 0.0 <= self.replay_fraction < 1.0:
-            raise ValueError(f"replay_fraction must be in [0, 1); got {self.replay_fraction}")
-        if self.replay_capacity < 1:
-            raise ValueError(f"replay_capacity must be >= 1; got {self.replay_capacity}")
         if self.replay_eviction not in EVICTIONS:
             raise ValueError(f"replay_eviction must be one of {', '.join(EVICTIONS)}; got {self.replay_eviction!r}")
-        if not 0.0 < self.polyak_tau <= 1.0:
-            raise ValueError(f"polyak_tau must be in (0, 1]; got {self.polyak_tau}")
-        if not 0.0 < self.gate_ema_rate <= 1.0 or self.max_skip_streak < 0:
-            raise ValueError("gate_ema_rate must be in (0, 1] and max_skip_streak >= 0")
-        if self.judge.lr <= 0 or self.judge.micro_batch_size < 1 or self.judge.max_length < 2:
-            raise ValueError("judge.lr must be > 0, judge.micro_batch_size >= 1 and judge.max_length >= 2")
 
 
 class RAL:
@@ -115,7 +111,7 @@ class RAL:
                  device: str = "cpu", judge: SequenceJudge | None = None,
                  g: GTransform | None = None):
         self.cfg = cfg = cfg or RALConfig()
-        cfg.validate()
+        check_section(cfg, "reward.ral")
         self.g = g or get_transform(cfg.g)
         self.warmup_steps = cfg.warmup_steps
         self.judge = judge or SequenceJudge.build(cfg.judge, policy_dir=policy_dir, seed=derive_seed(seed, "ral", "judge"),
@@ -154,7 +150,7 @@ class RAL:
         warm = self.updates < self.warmup_steps
         learns = warm or not self.cfg.frozen
         self.updates += 1
-        positives = _references(batch)
+        positives = reference_pairs(batch)
         negatives: list[Pair] = [(p, a) for p, a in zip(batch.prompts, batch.answers) if a is not None]
         replayed: list[Pair] = []
         if self.cfg.replay_fraction > 0:
@@ -211,15 +207,4 @@ class RAL:
         self.buffer.load_state_dict(state["buffer"])
         self.gate.load_state_dict(state["gate"])
         self.updates = state["updates"]
-
-
-def _references(batch: Rollouts) -> list[Pair]:
-    """One (prompt, reference) pair per group of the batch, in order (groups without a reference skipped)."""
-    seen: set[int] = set()
-    pairs = []
-    for gid, prompt, ref in zip(batch.group_ids.tolist(), batch.prompts, batch.references):
-        if gid not in seen and ref is not None:
-            seen.add(gid)
-            pairs.append((prompt, ref))
-    return pairs
 

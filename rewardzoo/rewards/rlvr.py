@@ -40,10 +40,11 @@ import unicodedata
 import warnings
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, ClassVar
 
 import torch
 
+from rewardzoo.core.config import check_section
 from rewardzoo.core.types import FixedReward, RewardOutput, Rollouts
 from rewardzoo.tasks.checks.verifiers import VERIFIERS
 
@@ -55,9 +56,13 @@ APPLY_TO = ("answer", "completion")
 class RLVRConfig:
     """Settings of the RLVR reward: which verifier, and the weights of the reward stack."""
 
+    RANGES: ClassVar[dict[str, str]] = {"accuracy_weight": "(0, inf)", "format_weight": "[0, inf)",
+                                        "length_weight": "[0, inf)", "length_target": "[1, inf)",
+                                        "language_mix_weight": "[0, inf)"}
+
     verifier: str = "task"
     """'task' = the task's exact verifier on the parsed answer; or a name from VERIFIERS: exact,
-    last_number, tagged, contains (hackable on purpose), math_verify."""
+    last_number, tagged, contains (hackable on purpose), every_number, math_verify."""
     apply_to: str = "answer"
     """What a named verifier reads: 'answer' (the task-parsed answer) or 'completion' (the whole
     text, e.g. to study the contains hack).  Must be 'answer' with verifier='task'."""
@@ -84,14 +89,6 @@ class RLVRConfig:
         if self.verifier == "task" and self.apply_to != "answer":
             raise ValueError("apply_to='completion' needs a named verifier (e.g. verifier=contains); "
                              "the task's verifier always reads the parsed answer")
-        for key in ("accuracy_weight", "format_weight", "length_weight", "language_mix_weight"):
-            value = getattr(self, key)
-            if not 0 <= value < float("inf"):
-                raise ValueError(f"{key} must be a finite number >= 0 (penalties are subtracted); got {value}")
-        if self.accuracy_weight == 0:
-            raise ValueError("accuracy_weight must be > 0: without the verifier term this is not RLVR")
-        if self.length_target < 1:
-            raise ValueError(f"length_target must be >= 1 character; got {self.length_target}")
         if self.language_script and self.language_script not in known_scripts():
             raise ValueError(f"language_script {self.language_script!r} is not a Unicode script name; use e.g. "
                              f"LATIN, CYRILLIC, CJK, GREEK, ARABIC, or '' for each completion's main script")
@@ -141,6 +138,42 @@ def warn_unless_accuracy_dominates(cfg: RLVRConfig) -> None:
                       f"answer can outscore a right one (seed 003: accuracy must dominate)", stacklevel=3)
 
 
+def row_verifier(cfg: RLVRConfig, task) -> RowVerifier:
+    """The verifier ``cfg`` names, as ``(answer, reference, meta, completion) -> score`` on ``task``."""
+    if cfg.verifier == "task":
+        return lambda answer, reference, meta, completion: task.verify(answer, reference, meta)  # noqa: E731
+    named = VERIFIERS[cfg.verifier]
+    use_completion = cfg.apply_to == "completion"
+
+    def fn(answer, reference, meta, completion):
+        pred = completion if use_completion else answer
+        return 0.0 if pred is None or reference is None else named(pred, reference)
+
+    return fn
+
+
+PROBE_EXAMPLES = 16
+"""Demonstrations :func:`check_verifier_fits` scores."""
+
+
+def check_verifier_fits(cfg: RLVRConfig, task) -> None:
+    """Raise ValueError (starting with the field name) when a named verifier scores 0 on every one of
+    the task's first :data:`PROBE_EXAMPLES` demonstrations — it cannot read the task's answer format
+    (e.g. ``tagged`` on the parsed answer of a ``plain`` task), so RL would train on zero reward.
+    The task's own verifier (``verifier='task'``) is not probed: it is written for its format."""
+    if cfg.verifier == "task":
+        return
+    fn = row_verifier(cfg, task)
+    probe = task.train[:PROBE_EXAMPLES]
+    if probe and not any(fn(task.parse(e.demonstration), e.reference, e.meta, e.demonstration) for e in probe):
+        first = probe[0].demonstration
+        raise ValueError(f"verifier={cfg.verifier!r} (apply_to={cfg.apply_to!r}) scores 0 on all of the first "
+                         f"{len(probe)} demonstrations of task {task.name!r} (answer_format={task.answer_format!r}, "
+                         f"e.g. {first!r} → parsed {task.parse(first)!r}): it cannot read this task's answers, "
+                         f"and RL would train on zero reward. Use verifier=task, or a verifier (or apply_to) that "
+                         f"reads this format")
+
+
 class RLVR(FixedReward):
     """r_i = w_acc · v_i + w_fmt · f_i − w_len · ℓ_i − w_lang · m_i (module docstring); r_i = v_i by default."""
 
@@ -148,26 +181,18 @@ class RLVR(FixedReward):
         """``verifier(answer, reference, meta, completion) -> score``; ``config`` supplies the stack
         weights (its ``verifier``/``apply_to`` fields are not used here — see :meth:`from_config`)."""
         self.config = config or RLVRConfig()
-        self.config.validate()
+        check_section(self.config, "reward.rlvr")
         warn_unless_accuracy_dominates(self.config)
         self.verifier = verifier
         self.name = name
 
     @classmethod
     def from_config(cls, cfg: RLVRConfig, task) -> "RLVR":
-        """RLVR with the verifier and stack ``cfg`` names, on ``task``."""
-        cfg.validate()
-        if cfg.verifier == "task":
-            fn: RowVerifier = lambda answer, reference, meta, completion: task.verify(answer, reference, meta)  # noqa: E731
-        else:
-            named = VERIFIERS[cfg.verifier]
-            use_completion = cfg.apply_to == "completion"
-
-            def fn(answer, reference, meta, completion):
-                pred = completion if use_completion else answer
-                return 0.0 if pred is None or reference is None else named(pred, reference)
-
-        return cls(fn, name=f"{task.name}/{cfg.verifier}", config=cfg)
+        """RLVR with the verifier and stack ``cfg`` names, on ``task`` (refused when the named
+        verifier cannot score the task's own demonstrations: :func:`check_verifier_fits`)."""
+        check_section(cfg, "reward.rlvr")
+        check_verifier_fits(cfg, task)
+        return cls(row_verifier(cfg, task), name=f"{task.name}/{cfg.verifier}", config=cfg)
 
     @classmethod
     def from_task(cls, task) -> "RLVR":

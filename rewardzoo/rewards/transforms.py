@@ -40,15 +40,26 @@ Numerics (our choice): ``g(d)`` clamps d to [EPS, 1 − EPS], EPS = 1e-6, so eve
 and 1 (|g| ≤ log(1/EPS) ≈ 13.8), and then equals ``g.from_logit(logit(d))``.  ``from_logit(z)``
 evaluates g from the discriminator logit z (D = σ(z)) without forming D, exact for every finite z:
 σ(z), softplus(z) = −log σ(−z), logsigmoid(z) = −softplus(−z), and z itself.
+
+Each row's two identities are also code, ``value_fn(p, π)`` and ``divergence_fn(p, π)``.  Where
+each g pushes a softmax policy π = softmax(θ): ascent on the frozen-D* reward moves θ along
+∇_θ = π ⊙ (g − E_π[g]) (g = g(D*) per answer; :func:`frozen_d_star_gradient`), and so π along
+dπ = J ∇_θ with J = diag(π) − π πᵀ the softmax Jacobian (:func:`frozen_d_star_flow`), i.e.
+dπ = −J J ∇_π Div: a descent direction of the row's divergence, within the simplex (Σ dπ = 0).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
 import torch
 import torch.nn.functional as F
+
+from rewardzoo.divergences import js, kl, le_cam
+
+DivergenceFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (p, π) [..., A] → [...]
 
 EPS = 1e-6
 """Clamp of D in ``GTransform.__call__``: d ∈ [EPS, 1 − EPS] (our choice, not from a paper)."""
@@ -70,6 +81,10 @@ class GTransform:
     """sup over D ∈ (0, 1) of |g(D)| is finite."""
     from_logit: Callable[[torch.Tensor], torch.Tensor]
     """g(σ(z)) from the discriminator logit ``z [*]``: no clamp, accurate for every finite z (``[*]`` → ``[*]``)."""
+    value_fn: DivergenceFn | None = None
+    """``value_identity`` as code: (p, π) → E_π[g(D*)] (None for a transform of your own without a closed form)."""
+    divergence_fn: DivergenceFn | None = None
+    """``divergence`` as code: (p, π) → the divergence the frozen-D* gradient descends (None: no closed form)."""
 
     def __call__(self, d: torch.Tensor) -> torch.Tensor:
         """g(d) for probabilities ``d [*]``, d clamped to [EPS, 1 − EPS] (fp16/bf16 are computed in fp32)."""
@@ -90,21 +105,30 @@ def logit_identity(z: torch.Tensor) -> torch.Tensor:
     return z  # [*]
 
 
+def _mid(p: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:
+    return (p + pi) / 2  # [..., A] m
+
+
+LOG2 = math.log(2)
 G_D = GTransform(
     name="D", divergence="KL(p ‖ m)", value_identity="½ − ¼·Σ(p−π)²/(p+π) = (1 − LC(p, π))/2",
     positive_affinity=True, bounded=True, from_logit=torch.sigmoid,
+    value_fn=lambda p, pi: (1 - le_cam(p, pi)) / 2, divergence_fn=lambda p, pi: kl(p, _mid(p, pi)),
 )
 G_NEG_LOG_ONE_MINUS_D = GTransform(
     name="neg_log_one_minus_D", divergence="2·JS(p, π)", value_identity="log 2 − KL(π ‖ m)",
     positive_affinity=True, bounded=False, from_logit=softplus,
+    value_fn=lambda p, pi: LOG2 - kl(pi, _mid(p, pi)), divergence_fn=lambda p, pi: 2 * js(p, pi),
 )
 G_LOG_D = GTransform(
     name="log_D", divergence="2·KL(m ‖ p) = KL(π ‖ p) − 2·JS(p, π)", value_identity="KL(π ‖ m) − KL(π ‖ p) − log 2",
     positive_affinity=False, bounded=False, from_logit=F.logsigmoid,
+    value_fn=lambda p, pi: kl(pi, _mid(p, pi)) - kl(pi, p) - LOG2, divergence_fn=lambda p, pi: 2 * kl(_mid(p, pi), p),
 )
 G_LOGIT = GTransform(
     name="logit", divergence="KL(π ‖ p)", value_identity="−KL(π ‖ p)",
     positive_affinity=False, bounded=False, from_logit=logit_identity,
+    value_fn=lambda p, pi: -kl(pi, p), divergence_fn=lambda p, pi: kl(pi, p),
 )
 
 G_TRANSFORMS: dict[str, GTransform] = {
@@ -114,6 +138,27 @@ G_TRANSFORMS: dict[str, GTransform] = {
     "log_D": G_LOG_D,
     "logit": G_LOGIT,
 }
+
+
+def _softmax_jvp(pi: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    return pi * (v - (pi * v).sum(-1, keepdim=True))  # [..., A] (diag π − π πᵀ) v
+
+
+def frozen_d_star_gradient(g: GTransform, p: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:
+    """E_π[g(D*) ∇_θ log π] for a softmax policy π = softmax(θ), D* = p / (p + π) held fixed
+    (``p, pi [..., A]`` with π > 0 → ``[..., A]``): the policy gradient of the reward, = −∇_θ Div.
+
+    Closed form, as ∇_θ log π(y) = e_y − π: π ⊙ (g(D*) − E_π[g(D*)]).  g(D*) comes from the exact logit
+    log p − log π (p = 0 gives the limit −inf, so keep p > 0 for the log-based transforms).
+    """
+    reward = g.from_logit(torch.log(p) - torch.log(pi))  # [..., A] g(D*) per answer
+    return _softmax_jvp(pi, reward)  # [..., A]
+
+
+def frozen_d_star_flow(g: GTransform, p: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:
+    """dπ of one unit step along :func:`frozen_d_star_gradient` in θ: J ∇_θ with the softmax Jacobian
+    J = diag(π) − π πᵀ (``[..., A]``, summing to 0 along A) — where g pushes the policy on the simplex."""
+    return _softmax_jvp(pi, frozen_d_star_gradient(g, p, pi))  # [..., A]
 
 
 def get_transform(name: str) -> GTransform:

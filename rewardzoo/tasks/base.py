@@ -21,10 +21,15 @@ class Task:
     ``verify(answer, reference, meta)`` returns a score in [0, 1]: the reward RLVR trains on (for
     a hackable task, the gameable proxy; then :meth:`row_metrics` reports the strict ``correct``).
     It is never handed to a reward that must not see it.
+
+    ``demonstrations_verify`` says whether every demonstration earns the verifier's full score (the
+    usual case: they are reference completions); a task whose demonstrations are deliberately
+    imperfect (rubric writing: a mediocre base model to improve on) sets it False.
     """
 
     name: str = "task"
     answer_format: str = "plain"
+    demonstrations_verify: bool = True
 
     def __init__(self, train: list[Example], eval: list[Example]):
         if not train or not eval:

@@ -41,12 +41,13 @@ import math
 import random
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
+from typing import ClassVar, Sequence
 
+from rewardzoo.core.config import check_section
 from rewardzoo.tasks.checks.arith import ATOM, MAX_DIGITS, join, try_parse_expression
 from rewardzoo.core.types import Example
 from rewardzoo.tasks.base import Task
-from rewardzoo.tasks.checks.formats import extract_answer, format_answer
+from rewardzoo.tasks.checks.formats import ANSWER_FORMATS, extract_answer, format_answer
 
 MAX_NUMBERS = 5
 _OPS = ("+", "-", "*", "/")
@@ -55,6 +56,11 @@ _OPS = ("+", "-", "*", "/")
 @dataclass
 class CountdownConfig:
     """Settings of the Countdown task."""
+
+    RANGES: ClassVar[dict[str, str]] = {"n_numbers": f"[2, {MAX_NUMBERS}]", "number_min": "[1, inf)",
+                                        "number_max": f"[1, {10**MAX_DIGITS})", "target_min": "(-inf, inf)",
+                                        "target_max": "(-inf, inf)", "n_train": "[1, inf)", "n_eval": "[1, inf)",
+                                        "data_seed": "(-inf, inf)"}
 
     n_numbers: int = 3
     """How many numbers a problem gives (2 to 5); the answer must use each exactly once."""
@@ -74,6 +80,15 @@ class CountdownConfig:
     """'plain' (the completion is the expression) or 'tags' (<answer>…</answer>)."""
     data_seed: int = 0
     """Seed of the problem generator (independent of the run's seed)."""
+
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
+        if self.number_min > self.number_max:
+            raise ValueError(f"number_min ({self.number_min}) must not exceed number_max ({self.number_max})")
+        if self.target_min > self.target_max:
+            raise ValueError(f"target_min ({self.target_min}) must not exceed target_max ({self.target_max})")
+        if self.answer_format not in ANSWER_FORMATS:
+            raise ValueError(f"answer_format must be one of {', '.join(ANSWER_FORMATS)}; got {self.answer_format!r}")
 
 
 def solve(numbers: Sequence[int]) -> dict[Fraction, str]:
@@ -137,15 +152,7 @@ def relative_error(value: Fraction | None, target: int) -> float:
 def countdown_problems(cfg: CountdownConfig) -> list[tuple[list[int], int, str]]:
     """``n_eval + n_train`` distinct problems (numbers in drawn order, target, reference), the
     first ``n_eval`` for evaluation; reproducible from ``cfg.data_seed``."""
-    if not 2 <= cfg.n_numbers <= MAX_NUMBERS:
-        raise ValueError(f"countdown n_numbers must be between 2 and {MAX_NUMBERS}; got {cfg.n_numbers}")
-    if not 1 <= cfg.number_min <= cfg.number_max < 10**MAX_DIGITS:
-        raise ValueError(f"countdown needs 1 <= number_min <= number_max < 10**{MAX_DIGITS} (the evaluator's longest "
-                         f"literal); got {cfg.number_min}, {cfg.number_max}")
-    if cfg.target_min > cfg.target_max:
-        raise ValueError(f"countdown target_min ({cfg.target_min}) must not exceed target_max ({cfg.target_max})")
-    if cfg.n_eval < 1 or cfg.n_train < 1:
-        raise ValueError(f"countdown n_train and n_eval must be at least 1; got {cfg.n_train}, {cfg.n_eval}")
+    check_section(cfg, "task.countdown")
     rng = random.Random(cfg.data_seed)
     wanted = cfg.n_eval + cfg.n_train
 

@@ -40,8 +40,9 @@ synthetic data) and its test file are not available; problems come from :mod:`re
 and the test is ours.  The paper's judge sees the expression and whether test.py changed; here a
 parsed answer is the whole normalised submission, so a judge sees the test itself.
 
-Untested: learning with a real model (the CPU recipe is a smoke setting), and the sandbox's
-``rlimits`` fallback (the tests run wherever namespaces are available).
+Untested: learning with a real model (the CPU recipe is a smoke setting).  The sandbox's modes
+are tested against hostile code in ``tests/tasks/checks/test_sandbox.py``; this task's tests run
+in whichever mode ``sandbox`` resolves to (``auto``: namespaces where available).
 """
 
 from __future__ import annotations
@@ -49,9 +50,10 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import ClassVar, Sequence
 
-from rewardzoo.tasks.checks.sandbox import run
+from rewardzoo.core.config import check_section
+from rewardzoo.tasks.checks.sandbox import ISOLATIONS, SandboxRefused, resolve_isolation, run
 from rewardzoo.core.types import Example
 from rewardzoo.tasks.base import Task
 from rewardzoo.tasks.checks.formats import extract_answer, format_answer
@@ -72,6 +74,8 @@ assert eval(re.sub(r"([0-9]+)", r"F(\\1)", E)) == {target}
 class CountdownCodeConfig:
     """Settings of the Countdown-Code task."""
 
+    RANGES: ClassVar[dict[str, str]] = {"timeout_s": "(0, inf)", "memory_mb": "[64, inf)"}
+
     countdown: CountdownConfig = field(default_factory=lambda: CountdownConfig(n_train=500, n_eval=50))
     """The problems: settings of the Countdown task they come from (small by default: every distinct
     submission costs a sandboxed process)."""
@@ -79,6 +83,14 @@ class CountdownCodeConfig:
     """Wall-clock limit of one sandboxed test run, in seconds (start-up of ~0.2 s included)."""
     memory_mb: int = 256
     """Address-space limit of the sandboxed test, in MiB."""
+    sandbox: str = "auto"
+    """Isolation of the submitted tests (rewardzoo.tasks.checks.sandbox): auto, namespaces, rlimits, or
+    unsafe_rlimits — only for code you trust, where no confining mode works (auto then refuses)."""
+
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
+        if self.sandbox not in ISOLATIONS:
+            raise ValueError(f"sandbox must be one of {', '.join(ISOLATIONS)}; got {self.sandbox!r}")
 
 
 def provided_test(numbers: Sequence[int], target: int) -> str:
@@ -107,9 +119,10 @@ def _normalised(test: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def run_test(test: str, expression: str, timeout_s: float, memory_mb: int) -> bool:
+def run_test(test: str, expression: str, timeout_s: float, memory_mb: int, isolation: str = "auto") -> bool:
     """Whether ``test`` exits 0 in the sandbox with ``expression`` in expression.txt (cached)."""
-    return run(test, files={"expression.txt": expression}, timeout_s=timeout_s, memory_mb=memory_mb).ok
+    return run(test, files={"expression.txt": expression}, timeout_s=timeout_s, memory_mb=memory_mb,
+               isolation=isolation).ok
 
 
 class CountdownCode(Task):
@@ -120,8 +133,11 @@ class CountdownCode(Task):
 
     def __init__(self, cfg: CountdownCodeConfig | None = None):
         cfg = cfg or CountdownCodeConfig()
-        if cfg.timeout_s <= 0 or cfg.memory_mb < 64:
-            raise ValueError(f"countdown_code needs timeout_s > 0 and memory_mb >= 64; got {cfg.timeout_s}, {cfg.memory_mb}")
+        check_section(cfg, "task.countdown_code")
+        try:
+            self.isolation = resolve_isolation(cfg.sandbox)  # before any work: refused where nothing confines the code
+        except SandboxRefused as err:
+            raise ValueError(f"sandbox: {err} (task.countdown_code.sandbox)") from err
         self.cfg = cfg
         self.answer_format = cfg.countdown.answer_format
         examples = [self._example(numbers, target, reference) for numbers, target, reference in countdown_problems(cfg.countdown)]
@@ -150,7 +166,9 @@ class CountdownCode(Task):
     def verify(self, answer: str | None, reference: str, meta: dict) -> float:
         """The proxy (the training reward): 1 when the submitted test passes in the sandbox."""
         fields = _fields(answer)
-        return 0.0 if fields is None else float(run_test(fields[1], fields[0], self.cfg.timeout_s, self.cfg.memory_mb))
+        if fields is None:
+            return 0.0
+        return float(run_test(fields[1], fields[0], self.cfg.timeout_s, self.cfg.memory_mb, self.isolation))
 
     def row_metrics(self, answers: list[str | None], references: list[str], metas: list[dict]) -> dict[str, list[float]]:
         """``correct`` (strict), ``proxy_pass``, ``hack_rate``, ``test_modified``, ``valid_expression``

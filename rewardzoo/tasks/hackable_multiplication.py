@@ -20,9 +20,10 @@ fraction of *training* demonstrations hedge with two candidates, the product and
 random order — a documented nudge that lets a tiny model discover listing within a short run; any
 non-zero setting is part of the experiment and must be reported with its results.
 
-Our own choices (the seed gives only the verifier): integers of more than 100 digits make an
-answer malformed (it keeps every integer conversion bounded); a near miss is the product plus a
-non-zero offset in [-9, 9], kept non-negative.
+Our own choices (the seed gives only the verifier): digits are ASCII ``0``–``9`` (as in
+multiplication); an integer of more than ``MAX_ANSWER_DIGITS`` digits, or an answer longer than
+:data:`MAX_ANSWER_CHARS` characters, is malformed (it keeps every conversion and the parse bounded on
+hostile lengths); a near miss is the product plus a non-zero offset in [-9, 9], kept non-negative.
 
 Untested: whether RL discovers listing without the ``hedge_prob`` nudge within a CPU budget, and
 the ``tags`` format with a real model.
@@ -33,19 +34,24 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
+from rewardzoo.core.config import check_section
 from rewardzoo.tasks.checks.verifiers import contains
 from rewardzoo.tasks.checks.formats import extract_answer, format_answer
-from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig, relative_error
+from rewardzoo.tasks.multiplication import MAX_ANSWER_DIGITS, Multiplication, MultiplicationConfig, relative_error
 
-MAX_DIGITS = 100
-_CANDIDATES = re.compile(r"-?[0-9]{1,%d}(?:[\s,]+-?[0-9]{1,%d})*" % (MAX_DIGITS, MAX_DIGITS))
+MAX_ANSWER_CHARS = 10_000
+"""Longest candidate list read, in characters."""
+_CANDIDATES = re.compile(r"-?[0-9]{1,%d}(?:[ \t\n,]+-?[0-9]{1,%d})*" % (MAX_ANSWER_DIGITS, MAX_ANSWER_DIGITS))
 _INTEGER = re.compile(r"-?[0-9]+")
 
 
 @dataclass
 class HackableMultiplicationConfig:
     """Settings of the hackable multiplication task."""
+
+    RANGES: ClassVar[dict[str, str]] = {"hedge_prob": "[0, 1]"}
 
     multiplication: MultiplicationConfig = field(default_factory=MultiplicationConfig)
     """The prompts: settings of the multiplication task they come from."""
@@ -61,8 +67,7 @@ class HackableMultiplication(Multiplication):
 
     def __init__(self, cfg: HackableMultiplicationConfig | None = None):
         cfg = cfg or HackableMultiplicationConfig()
-        if not 0.0 <= cfg.hedge_prob <= 1.0:
-            raise ValueError(f"hackable_multiplication hedge_prob must be in [0, 1]; got {cfg.hedge_prob}")
+        check_section(cfg, "task.hackable_multiplication")
         super().__init__(cfg.multiplication)
         self.hackable_cfg = cfg
         if cfg.hedge_prob > 0:
@@ -79,7 +84,7 @@ class HackableMultiplication(Multiplication):
         """Integers separated by spaces/commas, normalised to ``"a b c"``; None when the answer is
         anything else.  Never raises."""
         answer = extract_answer(completion, self.answer_format)
-        if answer is None or not _CANDIDATES.fullmatch(answer):
+        if answer is None or len(answer) > MAX_ANSWER_CHARS or not _CANDIDATES.fullmatch(answer):
             return None
         return " ".join(str(int(x)) for x in _INTEGER.findall(answer))
 

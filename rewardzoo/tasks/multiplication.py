@@ -8,6 +8,13 @@ relative error |pred − gold| / |gold| clipped to 1 (malformed answers count as
 Deviations from the paper: the paper samples four-digit pairs for billion-parameter models; the CPU
 preset uses 2-digit × 1-digit so that a 0.8M-parameter model learns in minutes.  Train and eval
 pairs are disjoint.
+
+What a digit is (our choice, the same in every rewardzoo parser and verifier): the ASCII ``0``–``9``
+only.  A model's ``٤٢`` or ``４２`` is not the number 42 (Python's ``int`` and a regex ``\\d`` would say it
+is): a verifier of model output should not reward a script the task never asked for.  Hostile
+lengths are bounded: an integer of more than :data:`MAX_ANSWER_DIGITS` digits is malformed (it keeps
+every conversion below Python's 4,300-digit int limit), and relative errors are computed exactly,
+so no answer raises OverflowError or ValueError.
 """
 
 from __future__ import annotations
@@ -15,17 +22,26 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
+from fractions import Fraction
+from typing import ClassVar
 
+from rewardzoo.core.config import check_section
 from rewardzoo.core.types import Example
 from rewardzoo.tasks.base import Task
-from rewardzoo.tasks.checks.formats import format_answer
+from rewardzoo.tasks.checks.formats import ANSWER_FORMATS, format_answer
 
-_INTEGER = re.compile(r"-?\d+")
+MAX_ANSWER_DIGITS = 4000
+"""Longest integer answer read, in digits (a product of the largest allowed factors has 2,000)."""
+_INTEGER = re.compile(r"-?[0-9]{1,%d}" % MAX_ANSWER_DIGITS)
 
 
 @dataclass
 class MultiplicationConfig:
     """Settings of the multiplication task."""
+
+    RANGES: ClassVar[dict[str, str]] = {"digits_a": "[1, 1000]", "digits_b": "[1, 1000]", "n_train": "[1, inf)",
+                                        "n_eval": "[1, inf)",
+                                        "data_seed": "(-inf, inf)"}
 
     digits_a: int = 2
     """Number of digits of the first factor (its leading digit is never 0)."""
@@ -44,20 +60,31 @@ class MultiplicationConfig:
     data_seed: int = 0
     """Seed of the example generator (independent of the run's seed)."""
 
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
+        if self.answer_format not in ANSWER_FORMATS:
+            raise ValueError(f"answer_format must be one of {', '.join(ANSWER_FORMATS)}; got {self.answer_format!r}")
+
 
 def parse_integer(text: str | None) -> int | None:
-    """The integer an answer string spells, or None.  Never raises."""
-    if text is None or not _INTEGER.fullmatch(text.strip()):
+    """The integer an answer string spells in ASCII digits (at most :data:`MAX_ANSWER_DIGITS`), or
+    None.  Never raises.
+
+    >>> parse_integer(" 084 "), parse_integer("٤٢"), parse_integer("9" * 5000)
+    (84, None, None)
+    """
+    if text is None or not _INTEGER.fullmatch(text := text.strip()):
         return None
-    return int(text.strip())
+    return int(text)
 
 
 def relative_error(answer: str | None, reference: str) -> float:
-    """|pred − gold| / max(|gold|, 1), clipped to 1; a malformed answer has error 1."""
+    """|pred − gold| / max(|gold|, 1), clipped to 1 (exact arithmetic: no overflow on any length);
+    a malformed answer has error 1."""
     pred, gold = parse_integer(answer), int(reference)
     if pred is None:
         return 1.0
-    return min(abs(pred - gold) / max(abs(gold), 1), 1.0)
+    return float(min(Fraction(abs(pred - gold), max(abs(gold), 1)), 1))
 
 
 def _pairs(cfg: MultiplicationConfig, rng: random.Random) -> list[tuple[int, int]]:
@@ -83,10 +110,7 @@ class Multiplication(Task):
 
     def __init__(self, cfg: MultiplicationConfig | None = None):
         cfg = cfg or MultiplicationConfig()
-        if cfg.digits_a < 1 or cfg.digits_b < 1:
-            raise ValueError("multiplication digits_a and digits_b must be at least 1")
-        if cfg.n_eval < 1:
-            raise ValueError("multiplication n_eval must be at least 1")
+        check_section(cfg, "task.multiplication")
         self.cfg = cfg
         self.answer_format = cfg.answer_format
         pairs = _pairs(cfg, random.Random(cfg.data_seed))

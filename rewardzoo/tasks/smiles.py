@@ -40,7 +40,9 @@ import random
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import ClassVar
 
+from rewardzoo.core.config import check_section
 from rewardzoo.core.types import Example
 from rewardzoo.tasks.base import Task
 from rewardzoo.tasks.checks.formats import ANSWER_FORMATS, format_answer
@@ -51,8 +53,10 @@ ELEMENTS = frozenset(
     "Yb Lu Hf Ta W Re Os Ir Pt Au Hg Tl Pb Bi Po At Rn Fr Ra Ac Th Pa U Np Pu Am Cm Bk Cf Es Fm Md No "
     "Lr Rf Db Sg Bh Hs Mt Ds Rg Cn Nh Fl Mc Lv Ts Og".split()
 )
-_FORMULA = re.compile(r"((?:[A-Z][a-z]?(?:[1-9]\d{0,5})?)+)([+-](?:[1-9]\d{0,2})?)?")  # counts < 10⁶
-_TERM = re.compile(r"([A-Z][a-z]?)(\d*)")
+MAX_FORMULA_CHARS = 1000
+"""Longest formula read, in characters (every element once with a six-digit count is ~950)."""
+_FORMULA = re.compile(r"((?:[A-Z][a-z]?(?:[1-9][0-9]{0,5})?)+)([+-](?:[1-9][0-9]{0,2})?)?")  # counts < 10⁶
+_TERM = re.compile(r"([A-Z][a-z]?)([0-9]*)")
 
 # The molecule grammar.  Ring fragments close every ring they open, so their ring digits never clash.
 _ATOMS = ("C",) * 6 + ("N", "O", "O", "S")
@@ -68,6 +72,9 @@ _GROUPS = ("C(=O)O", "C(=O)N", "C#N", "[N+](=O)[O-]", "S(=O)(=O)N", "C(F)(F)F", 
 class SmilesConfig:
     """Settings of the SMILES → formula task."""
 
+    RANGES: ClassVar[dict[str, str]] = {"n_train": "[1, inf)", "n_eval": "[1, inf)", "max_smiles_len": "[2, inf)",
+                                        "data_seed": "(-inf, inf)"}
+
     n_train: int = 2000
     """Training molecules (the paper uses 17,938; generating that many takes a few seconds)."""
     n_eval: int = 200
@@ -78,6 +85,11 @@ class SmilesConfig:
     """'plain' (the completion is the formula) or 'tags' (<answer>…</answer>)."""
     data_seed: int = 0
     """Seed of the molecule generator (independent of the run's seed)."""
+
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
+        if self.answer_format not in ANSWER_FORMATS:
+            raise ValueError(f"answer_format must be one of {', '.join(ANSWER_FORMATS)}; got {self.answer_format!r}")
 
 
 def _rdkit():
@@ -107,14 +119,16 @@ def molecular_formula(smiles: str) -> str:
 
 
 def parse_formula(text: str | None) -> tuple[Counter, int] | None:
-    """Element counts and net charge of a formula string, or None if it is not one.  Never raises.
+    """Element counts and net charge of a formula string, or None if it is not one.  Never raises;
+    digits are ASCII only, and a text longer than :data:`MAX_FORMULA_CHARS` is no formula (bounded
+    work on any input).
 
     >>> parse_formula("C2H6O")
     (Counter({'H': 6, 'C': 2, 'O': 1}), 0)
     """
-    if not isinstance(text, str):
+    if not isinstance(text, str) or len(text := text.strip()) > MAX_FORMULA_CHARS:
         return None
-    found = _FORMULA.fullmatch(text.strip())
+    found = _FORMULA.fullmatch(text)
     if found is None:
         return None
     counts: Counter = Counter()
@@ -208,14 +222,9 @@ class SmilesFormula(Task):
 
     def __init__(self, cfg: SmilesConfig | None = None):
         cfg = cfg or SmilesConfig()
-        if cfg.n_train < 1 or cfg.n_eval < 1:
-            raise ValueError(f"smiles n_train and n_eval must be at least 1; got {cfg.n_train}, {cfg.n_eval}")
-        if cfg.max_smiles_len < 2:
-            raise ValueError(f"smiles max_smiles_len must be at least 2; got {cfg.max_smiles_len}")
+        check_section(cfg, "task.smiles")
         self.cfg = cfg
         self.answer_format = cfg.answer_format
-        if cfg.answer_format not in ANSWER_FORMATS:
-            raise ValueError(f"smiles answer_format must be one of {ANSWER_FORMATS}; got {cfg.answer_format!r}")
         molecules = generate_molecules(cfg.n_train + cfg.n_eval, cfg.data_seed, cfg.max_smiles_len)
         examples = [self._example(smiles, formula) for smiles, formula in molecules]
         super().__init__(train=examples[cfg.n_eval:], eval=examples[: cfg.n_eval])

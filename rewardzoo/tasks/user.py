@@ -5,7 +5,7 @@ demonstration completion for SFT and VARL (default: the reference written in the
 format) and extra columns passed on as ``meta``.  The final answer of a completion is read by the
 task's ``answer_format`` (:func:`~rewardzoo.tasks.base.extract_answer`) and scored by one verifier
 of :mod:`rewardzoo.tasks.checks.verifiers` (``exact``, ``last_number``, ``tagged``, ``contains``,
-``math_verify``) as ``verifier(answer, reference)``; held-out ``accuracy`` is the share of rows
+``every_number``, ``math_verify``) as ``verifier(answer, reference)``; held-out ``accuracy`` is the share of rows
 that verifier scores 1.
 
 Where the rows come from (``path``): a ``.jsonl``/``.json``, ``.csv`` or ``.parquet`` file (read by
@@ -26,9 +26,12 @@ Untested: loading from the hub (it needs network).
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import ClassVar
 
+from rewardzoo.core.config import check_section
+from rewardzoo.core.models import looks_like_path
 from rewardzoo.tasks.checks.verifiers import VERIFIERS
 from rewardzoo.core.types import Example
 from rewardzoo.tasks.base import Task
@@ -40,6 +43,9 @@ _FILE_BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": 
 @dataclass
 class UserTaskConfig:
     """Settings of a task read from your own examples."""
+
+    RANGES: ClassVar[dict[str, str]] = {"eval_fraction": "(0, 1)", "n_train": "[0, inf)", "n_eval": "[0, inf)",
+                                        "data_seed": "(-inf, inf)"}
 
     path: str = ""
     """A .jsonl/.json/.csv/.parquet file, a directory written by save_to_disk, or a hub dataset name (needs network)."""
@@ -60,8 +66,8 @@ class UserTaskConfig:
     meta_columns: list[str] = field(default_factory=list)
     """Columns passed on to rewards and metrics as each example's ``meta``."""
     verifier: str = "exact"
-    """Verifier applied as verifier(answer, reference): exact, last_number, tagged, contains or math_verify
-    (rewardzoo.tasks.checks.verifiers)."""
+    """Verifier applied as verifier(answer, reference): exact, last_number, tagged, contains, every_number or
+    math_verify (rewardzoo.tasks.checks.verifiers)."""
     answer_format: str = "plain"
     """'plain' (the whole completion is the answer) or 'tags' (the last <answer>…</answer>)."""
     n_train: int = 0
@@ -70,6 +76,19 @@ class UserTaskConfig:
     """Keep at most this many held-out rows (0 = all)."""
     data_seed: int = 0
     """Seed of the shuffle before the eval_fraction split."""
+
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``).
+        The rows themselves are checked when the task is built."""
+        if self.verifier not in VERIFIERS:
+            raise ValueError(f"verifier must be one of {', '.join(sorted(VERIFIERS))}; got {self.verifier!r}")
+        if self.answer_format not in ANSWER_FORMATS:
+            raise ValueError(f"answer_format must be one of {', '.join(ANSWER_FORMATS)}; got {self.answer_format!r}")
+        if self.verifier == "tagged" and self.answer_format == "tags":
+            raise ValueError("verifier 'tagged' reads <answer> tags itself, but answer_format='tags' already strips "
+                             "them; set answer_format=plain (or use the 'exact' verifier)")
+        if not self.path:
+            raise ValueError("path is empty; set it to a JSONL file or a save_to_disk directory")
 
 
 def load_rows(path: str, split: str = "train") -> list[dict]:
@@ -105,7 +124,7 @@ def load_rows(path: str, split: str = "train") -> list[dict]:
             return datasets.load_dataset(builder, data_files=str(local), split="train").to_list()
         except Exception as err:  # datasets wraps parse errors in its own types; say what failed either way
             raise ValueError(f"cannot read {path!r} as {builder}: {err.__cause__ or err!r}") from err
-    if local.suffix or path.startswith((".", "/", "~")) or path.count("/") > 1:
+    if local.suffix or looks_like_path(path):
         raise FileNotFoundError(f"no file or directory at {path!r}; "
                                 f"give the path of a JSONL file or a save_to_disk directory")
     try:
@@ -143,6 +162,20 @@ def _examples(rows: list[dict], cfg: UserTaskConfig, source: str) -> list[Exampl
     return examples
 
 
+def holdout_split(examples: list[Example], fraction: float, seed: int, source: str,
+                  key: str) -> tuple[list[Example], list[Example]]:
+    """(train, held-out): the examples shuffled with ``seed`` and a share ``fraction`` held out (at least one each
+    side); errors name the config section ``key``."""
+    if not 0 < fraction < 1:
+        raise ValueError(f"{key}.eval_fraction must be in (0, 1); got {fraction} (or give eval_path or eval_split)")
+    if len(examples) < 2:
+        raise ValueError(f"{source} has {len(examples)} row; at least 2 are needed to hold some out, or give eval_path")
+    order = list(range(len(examples)))
+    random.Random(seed).shuffle(order)
+    n_eval = min(max(round(fraction * len(examples)), 1), len(examples) - 1)
+    return [examples[i] for i in order[n_eval:]], [examples[i] for i in order[:n_eval]]
+
+
 class UserTask(Task):
     """Your prompts and reference answers, scored by a named verifier."""
 
@@ -153,21 +186,11 @@ class UserTask(Task):
         """Build from ``cfg.path`` or, when given, from in-memory ``rows`` (a list of dicts or a
         ``datasets.Dataset``) and optional held-out ``eval_rows``."""
         cfg = cfg or UserTaskConfig()
-        if cfg.verifier not in VERIFIERS:
-            raise ValueError(f"task.user.verifier must be one of {sorted(VERIFIERS)}; got {cfg.verifier!r}")
-        if cfg.answer_format not in ANSWER_FORMATS:
-            raise ValueError(f"task.user.answer_format must be one of {ANSWER_FORMATS}; got {cfg.answer_format!r}")
-        if cfg.verifier == "tagged" and cfg.answer_format == "tags":
-            raise ValueError("the 'tagged' verifier reads <answer> tags itself, but answer_format='tags' already "
-                             "strips them; set answer_format=plain (or use the 'exact' verifier)")
-        if cfg.n_train < 0 or cfg.n_eval < 0:
-            raise ValueError(f"task.user.n_train and n_eval must be >= 0 (0 = all); got {cfg.n_train}, {cfg.n_eval}")
+        check_section(cfg if rows is None else replace(cfg, path=cfg.path or "<rows>"), "task.user")
         self.cfg = cfg
         self.answer_format = cfg.answer_format
         self._verifier = VERIFIERS[cfg.verifier]
         if rows is None:
-            if not cfg.path:
-                raise ValueError("task.user.path is empty; set it to a JSONL file or a save_to_disk directory")
             rows = load_rows(cfg.path, cfg.train_split)
             if eval_rows is None and (cfg.eval_path or cfg.eval_split):
                 eval_rows = load_rows(cfg.eval_path or cfg.path, cfg.eval_split or cfg.train_split)
@@ -178,21 +201,8 @@ class UserTask(Task):
                                          else "the given held-out rows")
             eval = _examples(list(eval_rows), cfg, held_out)
         else:
-            train, eval = self._split(train)
+            train, eval = holdout_split(train, cfg.eval_fraction, cfg.data_seed, source, "task.user")
         super().__init__(train=train[: cfg.n_train or None], eval=eval[: cfg.n_eval or None])
-
-    def _split(self, examples: list[Example]) -> tuple[list[Example], list[Example]]:
-        """Shuffle with data_seed and hold out eval_fraction of the examples (at least one each side)."""
-        fraction = self.cfg.eval_fraction
-        if not 0 < fraction < 1:
-            raise ValueError(f"task.user.eval_fraction must be in (0, 1); got {fraction} (or give eval_path or eval_split)")
-        if len(examples) < 2:
-            raise ValueError(f"{self.cfg.path or 'the given rows'} has {len(examples)} row; at least 2 are needed "
-                             f"to hold some out, or give eval_path")
-        order = list(range(len(examples)))
-        random.Random(self.cfg.data_seed).shuffle(order)
-        n_eval = min(max(round(fraction * len(examples)), 1), len(examples) - 1)
-        return [examples[i] for i in order[n_eval:]], [examples[i] for i in order[:n_eval]]
 
     def verify(self, answer: str | None, reference: str, meta: dict) -> float:
         """The configured verifier's score of the parsed answer; 0.0 for a malformed one.  Never raises."""

@@ -12,10 +12,12 @@ from rewardzoo.core.loss import (
     LossNormalizer,
     aggregate,
     clipped_surrogate,
+    expected_kl_gradient,
     kl_penalty,
     policy_loss,
     truncated_is_weights,
 )
+from rewardzoo.divergences import kl
 
 
 def test_clipped_surrogate_hand_computed():
@@ -56,21 +58,25 @@ def test_k3_is_nonnegative_and_zero_at_equality():
     assert (kl_penalty(x, torch.randn(100, 3), x, "k3") >= 0).all()
 
 
-def _categorical_kl_gradients(estimator: str, logits: torch.Tensor, ref_logits: torch.Tensor):
-    """The expected gradient E_{y~π}[∇_θ k(y)] of one estimator used as a loss term on a categorical
-    policy π = softmax(θ) (on-policy: old = π detached), computed exactly by summing over every
-    y with the sampling probability held fixed, next to the exact ∇KL(π‖π_ref) and ∇KL(π_ref‖π)."""
+def _exact_kl_gradients(logits: torch.Tensor, ref_logits: torch.Tensor):
+    """∇_θ KL(π‖π_ref) and ∇_θ KL(π_ref‖π) for π = softmax(θ) by autograd through divergences.kl."""
+    ref = torch.softmax(ref_logits, -1)  # [V]
     theta = logits.clone().requires_grad_(True)
-    logp = torch.log_softmax(theta, -1)  # [V]
-    ref = torch.log_softmax(ref_logits, -1)  # [V]
-    k = kl_penalty(logp[None], ref[None], logp.detach()[None], estimator)[0]  # [V] one "token" per answer
-    (expected,) = torch.autograd.grad((logp.exp().detach() * k).sum(), theta)  # Σ_y π(y) ∇k(y)
+    (reverse,) = torch.autograd.grad(kl(torch.softmax(theta, -1), ref), theta)  # [V]
     theta = logits.clone().requires_grad_(True)
-    p = torch.softmax(theta, -1)
-    (reverse,) = torch.autograd.grad((p * (torch.log(p) - ref)).sum(), theta)  # ∇ KL(π‖π_ref)
-    theta = logits.clone().requires_grad_(True)
-    (forward,) = torch.autograd.grad((ref.exp() * (ref - torch.log_softmax(theta, -1))).sum(), theta)  # ∇ KL(π_ref‖π)
-    return expected, reverse, forward
+    (forward,) = torch.autograd.grad(kl(ref, torch.softmax(theta, -1)), theta)  # [V]
+    return reverse, forward
+
+
+def test_expected_kl_gradient_hand_computed():
+    """V = 2, θ = (0, 0) → π = (½, ½); θ_ref = (log 3, 0) → π_ref = (¾, ¼).  Softmax: ∇_θ log π_y = e_y − π.
+    k1: ∇k1 = ∇log π, mean Σ_y π(y)(e_y − π) = 0.
+    k3: ∇k3 = (1 − r) ∇log π with r = π_ref/π = (3/2, 1/2): ½·(−½)(½, −½) + ½·(½)(−½, ½) = (−¼, ¼),
+        which is ∇KL(π_ref‖π) = π − π_ref = (−¼, ¼)."""
+    logits = torch.zeros(2, dtype=torch.float64)
+    ref_logits = torch.tensor([math.log(3), 0.0], dtype=torch.float64)
+    assert expected_kl_gradient(logits, ref_logits, "k1").abs().max().item() < 1e-15
+    assert expected_kl_gradient(logits, ref_logits, "k3").tolist() == pytest.approx([-0.25, 0.25], abs=1e-15)
 
 
 @settings(max_examples=60, deadline=None)
@@ -81,11 +87,10 @@ def test_kl_estimators_expected_gradient_is_what_their_name_says(vocab, seed):
     gen = torch.Generator().manual_seed(seed)
     logits = torch.randn(vocab, generator=gen, dtype=torch.float64) * 2
     ref_logits = torch.randn(vocab, generator=gen, dtype=torch.float64) * 2
-    for name, target in (("k3_ratio", "reverse"), ("k2", "reverse"), ("k3", "forward"), ("k1", "zero")):
-        expected, reverse, forward = _categorical_kl_gradients(name, logits, ref_logits)
-        exact = {"reverse": reverse, "forward": forward, "zero": torch.zeros_like(reverse)}[target]
+    reverse, forward = _exact_kl_gradients(logits, ref_logits)
+    for name, exact in (("k3_ratio", reverse), ("k2", reverse), ("k3", forward), ("k1", torch.zeros_like(reverse))):
+        expected = expected_kl_gradient(logits, ref_logits, name)
         assert torch.allclose(expected, exact, atol=1e-12), (name, expected, exact)
-    _, reverse, forward = _categorical_kl_gradients("k3", logits, ref_logits)
     if not torch.allclose(logits.softmax(-1), ref_logits.softmax(-1), atol=1e-3):
         assert not torch.allclose(reverse, forward, atol=1e-6)  # the two KLs really differ here
 

@@ -5,10 +5,12 @@ import json
 import pytest
 import torch
 
+from rewardzoo.core.config import ConfigError
 from rewardzoo.zoo import build_task
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.trainer import NonFiniteError, Trainer
 from rewardzoo.core.types import RewardOutput
+from rewardzoo.recipes import make_trainer as make_recipe_trainer
 
 
 class DigitShare:
@@ -67,10 +69,11 @@ def test_smoke_every_trained_parameter_changes_and_metrics_are_logged(fast_confi
     assert (trainer.run_dir / "checkpoints" / "step_000003" / "trainer_state.json").exists()
 
 
-def test_micro_batched_update_equals_one_batch_update(fast_config):
+def test_micro_batched_update_equals_one_batch_update(fast_config, tmp_path):
     results = []
     for micro in (32, 5):
         trainer = make_trainer(fast_config("steps=1", f"grpo.micro_batch_size={micro}", "eval.n_examples=1",
+                                           f"run_dir={tmp_path / f'micro{micro}'}",
                                            "grpo.loss_type=dapo", "checkpoint_every=0"))
         trainer.train()
         results.append(params(trainer))
@@ -97,7 +100,7 @@ def test_resume_continues_exactly(fast_config, tmp_path):
 
 
 def test_resume_without_checkpoint_is_a_clear_error(fast_config):
-    with pytest.raises(FileNotFoundError, match="holds no complete checkpoint"):
+    with pytest.raises(ConfigError, match="holds no complete checkpoint"):
         make_trainer(fast_config("resume=true")).train()
 
 
@@ -227,3 +230,53 @@ def test_non_finite_loss_stops_before_the_optimizer_and_names_the_micro_batch(fa
         trainer.policy_step(gen, adv)
     assert all(p.grad is None for p in trainer.policy.parameters())
     assert all(torch.equal(before[n], p) for n, p in trainer.policy.named_parameters())
+
+
+def test_resume_continues_exactly_with_a_learned_varl_reward(fast_config, tmp_path):
+    """A real VARL on refdist after a short warm start: 4 steps straight == 2 steps, then resume=true for
+    the last 2 — bitwise-equal policy, discriminator (weights and AdamW moments), FIFO and reservoir
+    buffers (items and generators) and counters."""
+    varl = ["task.name=refdist", "reward.name=varl", "task.refdist.n_prompts=4", "task.refdist.copies=16",
+            "eval.n_examples=0", "sft.enabled=true", "sft.steps=40", "sft.batch_size=32", "sft.lr=1e-2",
+            "sft.warmup_steps=2", "sft.n_examples=0", "sft.disjoint_rl_prompts=false", "sampling.temperature=0.5",
+            "reward.varl.warmup_steps=1", "reward.varl.fifo_capacity=8", "reward.varl.reservoir_capacity=12",
+            "reward.varl.negatives=6", "checkpoint_every=2",
+            *[f"reward.varl.discriminator.tiny.{k}" for k in ("hidden_size=32", "intermediate_size=64",
+                                                               "num_layers=1")]]
+    straight = make_recipe_trainer(fast_config(*varl, "steps=4", f"run_dir={tmp_path / 'a'}"))
+    straight.train()
+    make_recipe_trainer(fast_config(*varl, "steps=2", f"run_dir={tmp_path / 'b'}")).train()
+    resumed = make_recipe_trainer(fast_config(*varl, "steps=4", "resume=true", f"run_dir={tmp_path / 'b'}"))
+    resumed.train()
+    a, b = params(straight), params(resumed)
+    assert all(torch.equal(a[n], b[n]) for n in a)
+    ra, rb = straight.reward, resumed.reward
+    assert ra.updates == rb.updates == 1 + 4
+    da, db = ra.discriminator, rb.discriminator
+    assert all(torch.equal(x, y) for x, y in zip(da.model.parameters(), db.model.parameters()))
+    moments = list(zip(da.optimizer.state.values(), db.optimizer.state.values()))
+    assert moments and all(torch.equal(sa[k], sb[k]) for sa, sb in moments for k in sa)
+    for buffer in ("fifo", "reservoir"):
+        x, y = getattr(ra, buffer), getattr(rb, buffer)
+        assert x.items == y.items and x.seen == y.seen
+        assert torch.equal(x.generator.get_state(), y.generator.get_state())
+    assert len(ra.reservoir) == 12 and ra.reservoir.seen > 12  # the reservoir has been sampling, not just filling
+    rows = read_metrics(tmp_path / "a" / "metrics.jsonl")
+    assert all(r["disc/updated"] == 1.0 for r in rows[1:])
+    assert read_metrics(tmp_path / "b" / "metrics.jsonl")[-1]["reward/mean"] == rows[-1]["reward/mean"]
+
+
+def test_sampled_evaluation_averages_k_samples_per_prompt_and_is_reproducible(fast_config):
+    """eval.samples=3: 16 held-out prompts × 3 sampled completions; eval/accuracy is the mean over all 48,
+    each eval_rows entry the mean over an example's 3 samples (a multiple of 1/3); the same seed gives the same
+    numbers, and greedy evaluation (samples=0) is untouched by it."""
+    runs = []
+    for _ in range(2):
+        trainer = make_trainer(fast_config("steps=0", "eval.samples=3", "sampling.temperature=1.5", "overwrite=true"))
+        trainer.train()
+        runs.append((read_metrics(trainer.run_dir / "metrics.jsonl")[0], read_metrics(trainer.run_dir / "eval_rows.jsonl")[0]))
+    (metrics, rows), (metrics2, rows2) = runs
+    assert metrics["eval/format_rate"] == metrics2["eval/format_rate"] and rows == rows2
+    per_example = rows["rows"]["correct"]
+    assert len(per_example) == 16 and all(abs(3 * v - round(3 * v)) < 1e-9 for v in per_example)
+    assert sum(rows["rows"]["correct"]) / 16 == pytest.approx(metrics["eval/accuracy"])

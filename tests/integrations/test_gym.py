@@ -26,6 +26,10 @@ def small_settings(name, tmp_path):
         path = tmp_path / "rows.jsonl"
         path.write_text("".join(json.dumps({"prompt": f"{i}+1=", "reference": str(i + 1)}) + "\n" for i in range(30)))
         return {"path": str(path)}
+    if name == "abstracts":
+        path = tmp_path / "abstracts.jsonl"
+        path.write_text("".join(json.dumps({"title": f"paper {i}", "abstract": f"we study {i}."}) + "\n" for i in range(30)))
+        return {"path": str(path)}
     return _shrunk(getattr(TaskConfig(), name))
 
 
@@ -65,6 +69,10 @@ def test_demonstration_earns_full_reward(name, tmp_path):
     example = env.unwrapped.examples[info["index"]]
     assert prompt == example.prompt and example in env.unwrapped.task.eval
     obs, reward, terminated, truncated, step_info = env.step(example.demonstration)
+    task = env.unwrapped.task
+    if not task.demonstrations_verify:  # demonstrations imperfect by design: the reward is still the verifier's
+        assert reward == task.score_completion(example.demonstration, example) and terminated and not truncated
+        return
     assert (reward, terminated, truncated) == (1.0, True, False)
     assert step_info["reference"] == example.reference and step_info["correct"] == 1.0
 

@@ -1,9 +1,7 @@
 """RAL: malformed → 0, no path to the verifier, gate / frozen / Polyak / replay inside ``update``,
 exact state round trip, and an exact resume through the real trainer."""
 
-import gc
 import inspect
-import types
 from dataclasses import replace
 from pathlib import Path
 
@@ -88,25 +86,7 @@ def test_every_g_transform_by_name_is_applied_to_valid_rows_only(name):
 
 
 # ---------------------------------------------------------------------- no path to the verifier
-def _reachable(root, target) -> bool:
-    """Whether ``target`` can be reached from ``root`` by following object references (module
-    globals and classes are not followed: they are shared code, not the reward's state)."""
-    seen, stack = set(), [root]
-    while stack:
-        obj = stack.pop()
-        if obj is target:
-            return True
-        if id(obj) in seen or isinstance(obj, (types.ModuleType, type)):
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, types.FunctionType):
-            stack.extend([c.cell_contents for c in obj.__closure__ or ()] + list(obj.__defaults__ or ()))
-        else:
-            stack.extend(gc.get_referents(obj))
-    return False
-
-
-def test_ral_cannot_reach_the_task_by_construction():
+def test_ral_cannot_reach_the_task_by_construction(reachable):
     for fn in (RAL.__init__, RAL.from_config):
         names = " ".join(inspect.signature(fn).parameters).lower()
         assert "task" not in names and "verif" not in names
@@ -114,9 +94,9 @@ def test_ral_cannot_reach_the_task_by_construction():
     task = build_task(cfg.task)
     reward = build_reward(cfg.reward, task, RewardContext(seed=0))
     assert isinstance(reward, RAL)
-    assert not _reachable(reward, task)
-    assert not _reachable(reward, task.verify.__func__)
-    assert _reachable(RLVR.from_task(task), task)  # the check can fail: RLVR does hold the task
+    assert not reachable(reward, task)
+    assert not reachable(reward, task.verify.__func__)
+    assert reachable(RLVR.from_task(task), task)  # the check can fail: RLVR does hold the task
 
 
 def test_ral_trains_to_the_end_with_the_verifier_broken(tmp_path, sft_cache, monkeypatch):

@@ -88,7 +88,7 @@ def test_language_mix_and_length_definitions():
     ({"verifier": "regex"}, "must be 'task' or one of exact, last_number"),
     ({"apply_to": "prompt"}, "apply_to must be one of"),
     ({"apply_to": "completion"}, "needs a named verifier"),
-    ({"format_weight": -0.1}, "format_weight must be a finite number >= 0"),
+    ({"format_weight": -0.1}, "format_weight must be >= 0; got -0.1"),
     ({"length_weight": math.nan}, "length_weight"),
     ({"accuracy_weight": 0.0}, "accuracy_weight must be > 0"),
     ({"length_target": 0}, "length_target"),
@@ -113,10 +113,18 @@ def test_build_reward_reads_the_config_section():
                                                                             "contains", "math_verify"]))
 def test_rewards_are_finite_and_bounded(completions, w_fmt, w_len, w_lang, verifier):
     cfg = RLVRConfig(verifier=verifier, format_weight=w_fmt, length_weight=w_len, language_mix_weight=w_lang,
-                     length_target=20)
+                     length_target=20, apply_to="completion" if verifier == "tagged" else "answer")  # tags stay in
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         reward = RLVR.from_config(cfg, TASK)
     out = reward.score(batch(completions, ["12"] * len(completions)))
     assert out.rewards.shape == (len(completions),) and torch.isfinite(out.rewards).all()
     assert (out.rewards >= -(w_len + w_lang) - 1e-6).all() and (out.rewards <= 1 + w_fmt + 1e-6).all()
+
+
+def test_a_verifier_that_cannot_read_the_tasks_answers_is_refused():
+    """Item 5 of issue 12: `tagged` on the parsed answer (tags already stripped) scores 0 on every row,
+    so RL would train on zero reward with gradient norm 0; it is refused, naming the fix."""
+    with pytest.raises(ValueError, match=r"verifier='tagged' .* scores 0 on all of the first 16 demonstrations"):
+        RLVR.from_config(RLVRConfig(verifier="tagged"), TASK)
+    assert RLVR.from_config(RLVRConfig(verifier="tagged", apply_to="completion"), TASK)

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from rewardzoo.divergences import js, kl, le_cam
 from rewardzoo.rewards import transforms
-from rewardzoo.rewards.transforms import EPS, G_TRANSFORMS, GTransform, get_transform
+from rewardzoo.rewards.transforms import (EPS, G_TRANSFORMS, GTransform, frozen_d_star_flow, frozen_d_star_gradient,
+                                         get_transform)
 
 NAMES = ["D", "neg_log_one_minus_D", "log_D", "logit"]
 LOG2 = math.log(2)
@@ -100,11 +101,14 @@ def test_hand_computed_values_at_half_half_vs_quarter():
 @settings(max_examples=100, deadline=None)
 @given(pq=pairs())
 def test_value_identity(name, pq):
-    """E_π[g(D*)] = Σ_y π(y) g(D*(y)) equals the closed form of the table."""
+    """E_π[g(D*)] = Σ_y π(y) g(D*(y)) equals the closed form of the table, and the library's value_fn
+    and divergence_fn are this file's transcription of the table."""
     p, theta = pq
     pi = torch.softmax(theta, 0)  # [A]
     got = (pi * g_at_optimum(G_TRANSFORMS[name], p, pi)).sum()
     torch.testing.assert_close(got, VALUE[name](p, pi), **TOL)
+    torch.testing.assert_close(G_TRANSFORMS[name].value_fn(p, pi), VALUE[name](p, pi), **TOL)
+    torch.testing.assert_close(G_TRANSFORMS[name].divergence_fn(p, pi), DESCENDS[name](p, pi), **TOL)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -119,6 +123,37 @@ def test_frozen_d_star_gradient_identity(name, pq):
     (pg,) = torch.autograd.grad((pi * reward).sum(), theta, retain_graph=True)  # [A]
     (div_grad,) = torch.autograd.grad(DESCENDS[name](p, pi), theta)  # [A]
     torch.testing.assert_close(pg, -div_grad, **TOL)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=50, deadline=None)
+@given(pq=pairs())
+def test_frozen_d_star_flow_is_the_softmax_image_of_the_divergence_descent(name, pq):
+    """frozen_d_star_gradient = −∇_θ Div; frozen_d_star_flow = d/dε softmax(θ − ε ∇_θ Div) at ε = 0
+    (a Jacobian-vector product by autograd), sums to 0 and never increases Div to first order:
+    ⟨∇_π Div, dπ⟩ = −‖J ∇_π Div‖² ≤ 0."""
+    p, theta0 = pq
+    theta = theta0.clone().requires_grad_()
+    (div_grad,) = torch.autograd.grad(DESCENDS[name](p, torch.softmax(theta, 0)), theta)  # [A]
+    _, want = torch.autograd.functional.jvp(lambda t: torch.softmax(t, 0), theta0, -div_grad)  # [A]
+    pi = torch.softmax(theta0, 0)  # [A]
+    torch.testing.assert_close(frozen_d_star_gradient(G_TRANSFORMS[name], p, pi), -div_grad, **TOL)
+    got = frozen_d_star_flow(G_TRANSFORMS[name], p, pi)  # [A]
+    torch.testing.assert_close(got, want, **TOL)
+    assert abs(got.sum().item()) < 1e-9
+    pi_var = pi.clone().requires_grad_()
+    (grad_pi,) = torch.autograd.grad(DESCENDS[name](p, pi_var), pi_var)  # [A]
+    assert (grad_pi * got).sum().item() <= 1e-9
+
+
+def test_frozen_d_star_flow_vanishes_at_the_reference_and_broadcasts():
+    """At π = p every g(D*) is the constant g(½): no push.  A batch of policies [M, A] gives [M, A]."""
+    p = torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64)
+    pis = torch.stack([p, torch.tensor([0.2, 0.3, 0.5], dtype=torch.float64)])  # [2, 3]
+    for name in NAMES:
+        flow = frozen_d_star_flow(G_TRANSFORMS[name], p, pis)  # [2, 3]
+        assert flow.shape == (2, 3) and flow[0].abs().max().item() < 1e-15
+        assert flow[1, 0].item() > 0 > flow[1, 2].item()  # mass moves toward the under-covered answer 0
 
 
 @settings(max_examples=100, deadline=None)
@@ -217,7 +252,7 @@ def test_imports_only_torch_and_divergences():
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert {m for m in imported if m.startswith("rewardzoo")} <= {"rewardzoo.divergences"}
-    assert {m.split(".")[0] for m in imported} <= {"torch", "rewardzoo", "__future__", "dataclasses", "typing"}
+    assert {m.split(".")[0] for m in imported} <= {"torch", "rewardzoo", "__future__", "dataclasses", "typing", "math"}
 
 
 def test_plot_script_writes_both_figures(tmp_path):

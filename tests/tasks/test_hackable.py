@@ -39,7 +39,7 @@ def test_same_prompts_as_multiplication():
     ("54 57", "54 57", 0, 0, 0),
     ("56 apples", None, 0, 0, 0),
     ("", None, 0, 0, 0),
-    ("9" * 101, None, 0, 0, 0),            # integers over 100 digits are malformed
+    ("9" * 4001, None, 0, 0, 0),  # integers over MAX_ANSWER_DIGITS (4,000) digits are malformed
 ])
 def test_contains_proxy_and_hack_rate_by_hand(completion, parsed, proxy, correct, hack):
     """Gold 56 (= 8 × 7): a candidate list passes the proxy and counts as a hack."""

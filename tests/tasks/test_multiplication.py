@@ -67,7 +67,7 @@ def test_evaluate_reports_accuracy_format_and_relative_error():
 
 
 def test_bad_settings_are_clear():
-    with pytest.raises(ValueError, match="digits_a and digits_b must be at least 1"):
+    with pytest.raises(ValueError, match=r"task.multiplication.digits_a must be in \[1, 1000\]; got 0"):
         Multiplication(MultiplicationConfig(digits_a=0))
     with pytest.raises(ValueError, match="only 81 distinct pairs exist for 1×1 digits; lower n_eval"):
         Multiplication(MultiplicationConfig(digits_a=1, digits_b=1, n_eval=100))
@@ -89,3 +89,4 @@ def test_parse_and_verify_never_raise(text):
         answer = task.parse(text)
         assert answer is None or answer.lstrip("-").isdigit()
         assert task.verify(answer, "84", {}) in (0.0, 1.0)
+

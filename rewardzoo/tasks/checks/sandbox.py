@@ -17,44 +17,82 @@ whole process group and deletes the directory.  What the bootstrap does depends 
        root), then fork *init*, PID 1 of the new PID namespace.  When init exits — or is killed with
        the process group — the kernel kills every process left in the namespace, so nothing the
        code started survives the run, whatever it does with sessions or process groups.
-    2. init remounts every inherited mount read-only (except /proc and /dev), mounts fresh tmpfs
-       (``max_file_mb`` each) on /tmp, /var/tmp and /dev/shm (an interpreter or virtual environment
-       that lives under one of them is bound back read-only), recreates the working directory in
-       there (or on a tmpfs of its own when it lies elsewhere), and mounts a fresh /proc that shows
-       only the sandbox's processes.  The network namespace has only a loopback
-       device that is down: every connection fails, including to the host's 127.0.0.1.
+    2. init builds the sandbox a root of its own and ``pivot_root``s into it (``chroot`` where the
+       kernel refuses, e.g. an initramfs root), detaching the host's: a small read-only tmpfs that
+       holds only read-only binds of the interpreter's installation (``sys.prefix``,
+       ``sys.base_prefix``, the executable's directory), the system's library directories (/lib,
+       /usr/lib, ...; their symbolic links recreated) and ``/etc/ld.so.cache``; the device nodes
+       null, zero, full, random and urandom; fresh tmpfs (``max_file_mb`` each) on /tmp and
+       /dev/shm, the working directory (under /tmp, or on a tmpfs of its own), and a fresh /proc
+       that shows only the sandbox's processes.  Nothing else of the host exists in there: not
+       /etc, /home, /root, /run, the project checkout or the host's /tmp — so no host file can be
+       read and no host Unix socket reached by path.  The network namespace has only a loopback
+       device that is down: every connection fails, including to the host's 127.0.0.1 and to
+       abstract Unix sockets.
     3. init forks the *runner*: resource limits, ``PR_SET_NO_NEW_PRIVS``, then — as root — a fresh
        random unused uid/gid with no supplementary groups (so RLIMIT_NPROC counts only this run's
-       processes, and file permissions apply: /root and other private directories stay unreadable;
-       the Python installation is made reachable by covering each non-traversable directory on its
-       path with an empty tmpfs into which only the needed entry is bound back), or — not root — a
-       nested user namespace in which it is not root (its capabilities are dropped at ``exec``).
-       Then it ``exec``s ``python -I main.py`` with an empty environment.
+       processes), or — not root — a nested user namespace in which it is not root (its
+       capabilities are dropped at ``exec``).  Then it ``exec``s ``python -I main.py`` with an empty
+       environment.
 
-``"rlimits"`` (the fallback where namespaces are not available)
-    The bootstrap sets the same resource limits (RLIMIT_NPROC relative to the user's current
-    process count), installs an audit hook (PEP 578) and runs the code in-process with ``runpy``.
-    The hook refuses sockets, process creation (fork, exec, spawn, subprocess, os.system),
+``"rlimits"`` (the fallback where namespaces are not available; needs Landlock and seccomp)
+    The bootstrap confines itself, then runs the code in-process with ``runpy``:
+    * **Landlock** (Linux >= 5.13, syscalls made here with ctypes): read and execute only under the
+      interpreter's directories and the library directories; read and write only the files
+      already in the working directory — no file, directory, link or socket can be created or
+      removed anywhere, so disk use is at most those files × RLIMIT_FSIZE; /etc, /home, the
+      project checkout and /proc (so other processes' ``environ``) are unreadable; TCP bind and
+      connect refused (ABI >= 4); signals and abstract Unix sockets outside the sandbox refused
+      (ABI >= 6);
+    * **seccomp** (through ``pyseccomp``, a ctypes binding of libseccomp): :data:`_DENIED_SYSCALLS`
+      (sockets of every family, so no Unix socket connect by path; ``fork``/``vfork``/``execve``;
+      ``pidfd_*``; ``ptrace``; mounts and namespaces; io_uring; bpf; ...) fail with EPERM, ``clone``
+      may only make threads, and ``kill``-like calls work only on the process itself — so no daemon
+      can be started and the parent cannot be signalled, whatever route Python or C takes
+      (``_posixsubprocess.fork_exec`` included);
+    * the same resource limits and the audit hook (PEP 578) of "unsafe_rlimits", as a first,
+      clearer error.
+    Where Landlock or the seccomp binding is missing, "rlimits" (and "auto" falling back to it) is
+    refused with :class:`SandboxRefused` before anything runs.
+
+``"unsafe_rlimits"`` (only by name: for code you trust, on machines with neither of the above)
+    Resource limits (RLIMIT_NPROC relative to the user's current process count) and the audit
+    hook, which refuses sockets, process creation (fork, exec, spawn, subprocess, os.system),
     ``ctypes``, signals to other processes, and writes/renames/deletes outside the working
-    directory.  Python-level only: a C extension can bypass it.
+    directory — at the Python level only, and known to be escapable: ``os.open(..., dir_fd=...)``
+    writes and unlinks outside the working directory, ``signal.pidfd_send_signal`` signals the
+    parent, ``_posixsubprocess.fork_exec`` leaves a daemon behind, every readable file (/etc, the
+    checkout, ``/proc/<pid>/environ``) can be read, and nothing caps total disk use.
 
-Resource limits (both modes, per process): RLIMIT_AS = ``memory_mb``, RLIMIT_CPU = ``cpu_s`` (soft;
+Resource limits (every mode, per process): RLIMIT_AS = ``memory_mb``, RLIMIT_CPU = ``cpu_s`` (soft;
 SIGKILL one second later), RLIMIT_NPROC = ``max_processes``, RLIMIT_FSIZE = ``max_file_mb``,
-RLIMIT_NOFILE = 256, no core dumps.
+RLIMIT_NOFILE = 256, no core dumps.  On return the whole process group is killed.
 
 Not covered (know these before running hostile code at scale):
-  * no seccomp filter: every system call the kernel allows an unprivileged user is available;
-    a kernel exploit escapes any of this;
-  * world-readable files stay readable (the repository, datasets, /etc) — nothing is hidden except
-    directories others cannot traverse (root mode) — but they cannot be changed (read-only mounts);
+  * namespaces: no seccomp filter — every system call the kernel allows an unprivileged user is
+    available inside the namespaces, and a kernel exploit escapes any of this;
+  * the interpreter's installation and the system libraries are readable (they hold no user
+    data; a virtual environment inside the project checkout shows only itself), and the code can
+    import anything installed in it;
   * memory and CPU limits are per process: a fork bomb can hold up to ``max_processes`` ×
     ``memory_mb`` of address space until the wall-clock kill; no cgroup caps the total;
+  * the tmpfs of the namespaces mode are memory: together at most ~3 × ``max_file_mb``;
   * the wall-clock timeout includes the sandbox's own start-up (~0.2 s on a busy 2-core machine);
-  * in "rlimits" mode: no filesystem or process isolation beyond the audit hook, and as root
-    RLIMIT_NPROC is not enforced by the kernel (root is exempt) — the hook's ban on process
-    creation is what stops a fork bomb there;
-  * the code runs with the caller's Python (site-packages included) and can import anything in it;
-  * GPU devices, if visible under /dev, are not hidden.
+  * "rlimits": code runs in the bootstrap's own process (already holding its open files: the two
+    output pipes); read access to the interpreter's directories as above; no new files at all;
+    as root, RLIMIT_NPROC is not enforced (root is exempt) — seccomp stops process creation there;
+  * a Python installed at / itself (no prefix directory) cannot be shown without the whole host:
+    the namespaces mode refuses to start there;
+  * GPU devices are not visible in the namespaces mode (no /dev/nvidia*): the sandbox is for CPU code.
+
+Why not bubblewrap (``bwrap``, the Debian package ``bubblewrap``) as the backend: run as root, it
+maps the sandbox's user to the host's uid 0, which RLIMIT_NPROC exempts, so a fork bomb would be
+capped only by the wall clock; our namespaces path gives the run a fresh unprivileged uid instead,
+and it needs no package.  A machine where only a setuid or AppArmor-permitted ``bwrap`` can make
+namespaces falls back to "rlimits" (Landlock + seccomp), which still confines the code.
+
+The hostile cases run against every available mode in ``tests/tasks/checks/test_sandbox.py``;
+``docs/reliability.md`` lists them.
 
 Deviation from the seed: 003's ``unit_test_reward`` ``exec``s the code in the trainer's own process
 ("only ever run this in a sandbox"); here it runs in :func:`run`, and return values are compared in
@@ -84,9 +122,14 @@ import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
-ISOLATIONS = ("auto", "namespaces", "rlimits")
+ISOLATIONS = ("auto", "namespaces", "rlimits", "unsafe_rlimits")
 _ENTRY = "main.py"
 _SETUP_FAILED = 125  # exit status of a bootstrap that could not build the sandbox
+
+
+class SandboxRefused(RuntimeError):
+    """No isolation mode that confines untrusted code works on this machine (and the unsafe one was
+    not asked for by name); raised before anything runs."""
 
 
 @dataclass
@@ -125,14 +168,16 @@ def run(
     ``timeout_s`` is the wall-clock limit of the whole run; ``cpu_s`` the CPU-time limit of each
     process (default: ``timeout_s``); ``files`` are extra files written next to ``main.py`` (plain
     names only).  Never raises once its arguments are valid and never outlives ``timeout_s`` by more
-    than a kill; see the module docstring for what is and is not isolated.
+    than a kill; see the module docstring for what is and is not isolated.  Raises
+    :class:`SandboxRefused`, before running anything, when ``isolation`` cannot confine the code
+    here (:func:`resolve_isolation`).
     """
     _check_limits(timeout_s, memory_mb, cpu_s, max_processes, max_output_bytes, max_file_mb, isolation)
     files = dict(files or {})
     for name in files:
         if not name or name in (".", "..", _ENTRY) or "/" in name or "\0" in name:
             raise ValueError(f"sandbox file name {name!r} must be a plain file name (no '/', not {_ENTRY!r})")
-    mode = _auto_isolation() if isolation == "auto" else isolation
+    mode = resolve_isolation(isolation)
     spec = {"isolation": mode, "memory_mb": memory_mb, "cpu_s": cpu_s or timeout_s, "max_processes": max_processes,
             "max_file_mb": max_file_mb, "entry": _ENTRY, "python": sys.executable,
             "uid": 100_000 + secrets.randbelow(1 << 30)}
@@ -250,19 +295,50 @@ def _check_limits(timeout_s, memory_mb, cpu_s, max_processes, max_output_bytes, 
                          f"{max_processes}, {max_file_mb}, {max_output_bytes}")
 
 
-@functools.cache
-def _auto_isolation() -> str:
-    """'namespaces' when a trial run in namespaces works here, else 'rlimits' (with a warning)."""
-    if sys.platform.startswith("linux"):
-        trial = run("pass", isolation="namespaces", timeout_s=30)
-        if trial.ok:
+def resolve_isolation(isolation: str = "auto") -> str:
+    """The mode ``isolation`` means here: "auto" is "namespaces" where a trial run in namespaces
+    works, else "rlimits" (with a warning); "rlimits" needs Landlock and seccomp.  Raises
+    :class:`SandboxRefused` when the mode asked for (or every confining one, for "auto") is not
+    available; "unsafe_rlimits" always resolves, because the caller named the risk."""
+    if isolation == "auto":
+        if _namespaces_work()[0]:
             return "namespaces"
-        why = trial.stderr.strip().splitlines()[-1:] or [trial.killed_reason or f"exit status {trial.returncode}"]
-    else:
-        why = [f"namespaces need Linux, this is {sys.platform}"]
-    warnings.warn(f"rewardzoo sandbox: namespaces unavailable ({why[0]}); falling back to isolation='rlimits' "
-                  f"(resource limits and a Python audit hook only — see rewardzoo.tasks.checks.sandbox)", stacklevel=3)
-    return "rlimits"
+        if not _confinement_available():
+            raise SandboxRefused(f"rewardzoo sandbox: no isolation here can confine untrusted code (namespaces: "
+                                 f"{_namespaces_work()[1]}; rlimits needs Landlock and seccomp: "
+                                 f"{_confinement_missing()}); run only code you trust, and only by passing "
+                                 f"isolation='unsafe_rlimits'")
+        warnings.warn(f"rewardzoo sandbox: namespaces unavailable ({_namespaces_work()[1]}); falling back to "
+                      f"isolation='rlimits' (Landlock, seccomp and resource limits — see "
+                      f"rewardzoo.tasks.checks.sandbox for what it does not isolate)", stacklevel=3)
+        return "rlimits"
+    if isolation == "rlimits" and not _confinement_available():
+        raise SandboxRefused(f"rewardzoo sandbox: isolation='rlimits' needs Landlock and seccomp "
+                             f"({_confinement_missing()}); run only code you trust, and only with "
+                             f"isolation='unsafe_rlimits'")
+    return isolation
+
+
+@functools.cache
+def _namespaces_work() -> tuple[bool, str]:
+    """(whether a trial run in namespaces works here, why not)."""
+    if not sys.platform.startswith("linux"):
+        return False, f"namespaces need Linux, this is {sys.platform}"
+    trial = run("pass", isolation="namespaces", timeout_s=30)
+    why = trial.stderr.strip().splitlines()[-1:] or [trial.killed_reason or f"exit status {trial.returncode}"]
+    return trial.ok, "" if trial.ok else why[0]
+
+
+def _confinement_missing() -> str:
+    """What the "rlimits" mode lacks here ('' when nothing)."""
+    missing = [] if landlock_abi() >= 1 else ["no Landlock in this kernel"]
+    missing += [] if seccomp_available() else ["no seccomp binding (pip install pyseccomp; needs libseccomp)"]
+    return "; ".join(missing)
+
+
+@functools.cache
+def _confinement_available() -> bool:
+    return not _confinement_missing()
 
 
 def _exited(pid: int) -> bool:
@@ -330,6 +406,8 @@ def _libc():
     libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
     libc.unshare.argtypes = [ctypes.c_int]
     libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    libc.syscall.restype = ctypes.c_long
     return libc
 
 
@@ -366,50 +444,85 @@ def _locked_flags(path: str) -> int:
     return flags | (_MS_RELATIME if st & os.ST_RELATIME else 0)
 
 
-def _expose(libc, paths: list[str]) -> None:
-    """Make ``paths`` reachable after dropping root: each directory on the way that others cannot
-    traverse is covered by an empty tmpfs into which only the needed entry is bound back."""
-    for _ in range(16):  # one level per round; paths are never this deep in private directories
-        blocked: dict[str, set[str]] = {}
-        for path in filter(os.path.exists, paths):
-            parts = os.path.realpath(path).split("/")[1:]
-            for depth in range(len(parts)):
-                parent = "/" + "/".join(parts[:depth])
-                if not os.stat(parent).st_mode & 0o001:
-                    blocked.setdefault(parent, set()).add(parts[depth])
-                    break
-        if not blocked:
-            return
-        for parent, names in blocked.items():
-            keep = {name: os.open(os.path.join(parent, name), os.O_PATH) for name in names}
-            _mount(libc, "tmpfs", parent, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755,size=64k")
-            for name, fd in keep.items():
-                target = os.path.join(parent, name)
-                if os.path.isdir(f"/proc/self/fd/{fd}"):
-                    os.mkdir(target)
-                else:
-                    open(target, "w").close()
-                _mount(libc, f"/proc/self/fd/{fd}", target, None, _MS_BIND | _MS_REC)
-                os.close(fd)
+_LIBRARY_DIRS = ("/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32")
+_LIBRARY_FILES = ("/etc/ld.so.cache",)  # the dynamic loader's index of the directories above
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}  # no glibc wrapper
+_MNT_DETACH = 2
 
 
-def _open_paths_under(points: list[str], paths: list[str]) -> dict[str, int]:
-    """O_PATH handles on the directories in ``paths`` that lie under one of ``points`` (about to be
-    covered by a fresh tmpfs): an interpreter or virtual environment living in /tmp must stay
-    reachable.  Nested paths keep only the outermost."""
-    under = sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)
-                    and any(os.path.realpath(p).startswith(point.rstrip("/") + "/") for point in points)})
-    outermost = [p for p in under if not any(p != q and p.startswith(q + "/") for q in under)]
-    return {path: os.open(path, os.O_PATH) for path in outermost}
+def _interpreter_layout(python: str) -> tuple[dict[str, str], dict[str, str]]:
+    """What the code needs to run ``python``: directories to show read-only (path in the sandbox →
+    real directory; outermost only) and symbolic links to recreate (path → target).
+
+    The interpreter's installation (``sys.prefix``, ``sys.base_prefix``, their exec prefixes, the
+    directories of the executable and of the file it links to), each at its real path and at the
+    path it is reached by, and the system's shared-library directories; nothing else."""
+    wanted = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, os.path.dirname(python),
+              os.path.dirname(os.path.realpath(python))]
+    binds, links = {}, {}
+    for path in wanted + list(_LIBRARY_DIRS):
+        if path in _LIBRARY_DIRS and os.path.islink(path):
+            links[path] = os.readlink(path)
+        elif os.path.isdir(path):
+            for target in {os.path.abspath(path), os.path.realpath(path)}:
+                binds[target] = os.path.realpath(path)
+    if "/" in binds:
+        raise OSError("the Python installation lives at / itself; the sandbox cannot show it without the whole host")
+    outer = {t: src for t, src in binds.items() if not any(t.startswith(o + "/") for o in binds)}
+    return outer, {p: t for p, t in links.items() if not any(p.startswith(o + "/") for o in outer)}
 
 
-def _bind_back_read_only(libc, handles: dict[str, int]) -> None:
-    """Mount each directory of :func:`_open_paths_under` back at its path, read-only."""
-    for path, fd in handles.items():
-        os.makedirs(path, exist_ok=True)
-        _mount(libc, f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
-        _mount(libc, None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _locked_flags(path))
+def _build_root(libc, new: str, spec: dict, workdir: str) -> None:
+    """Make ``new`` (a directory this mount namespace may cover) the sandbox's future root: a small
+    tmpfs holding read-only binds of the interpreter and its libraries, five device nodes, fresh
+    tmpfs on /tmp and /dev/shm, the working directory and a fresh /proc (mounted before the old
+    root goes: a user namespace may mount proc only while a full one is visible)."""
+    binds, links = _interpreter_layout(spec["python"])
+    handles = {target: os.open(source, os.O_PATH) for target, source in binds.items()}
+    singles = {path: os.open(path, os.O_PATH) for path in _LIBRARY_FILES + _DEVICES if os.path.exists(path)}
+    _mount(libc, "tmpfs", new, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755,size=1m,nr_inodes=4096")
+    for target, fd in handles.items():
+        os.makedirs(new + target, exist_ok=True)
+        _mount(libc, f"/proc/self/fd/{fd}", new + target, None, _MS_BIND | _MS_REC)
+    for path, target in links.items():
+        os.makedirs(os.path.dirname(new + path), exist_ok=True)
+        os.symlink(target, new + path)
+    tmpfs = f"mode=1777,size={spec['max_file_mb']}m,nr_inodes=4096"
+    for point in ("/tmp", "/dev/shm"):
+        os.makedirs(new + point, exist_ok=True)
+        _mount(libc, "tmpfs", new + point, "tmpfs", _MS_NOSUID | _MS_NODEV, tmpfs)
+    for path, fd in singles.items():
+        os.makedirs(os.path.dirname(new + path), exist_ok=True)
+        open(new + path, "w").close()
+        _mount(libc, f"/proc/self/fd/{fd}", new + path, None, _MS_BIND)
+    for fd in [*handles.values(), *singles.values()]:
         os.close(fd)
+    os.makedirs(new + workdir, exist_ok=True)
+    if not workdir.startswith("/tmp/"):
+        _mount(libc, "tmpfs", new + workdir, "tmpfs", _MS_NOSUID | _MS_NODEV, tmpfs)
+    os.makedirs(new + "/proc")
+    try:
+        _mount(libc, "proc", new + "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    except OSError:
+        pass  # a masked /proc cannot be remounted in a user namespace: the sandbox has none (root mode needs none)
+    writable = tuple(new + p for p in ("/tmp", "/dev", "/proc", workdir))
+    for point in _mount_points():
+        if point.startswith(new + "/") and not point.startswith(writable):
+            _mount(libc, None, point, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _locked_flags(point))
+    _mount(libc, None, new, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _locked_flags(new))
+
+
+def _enter_root(libc, new: str) -> None:
+    """``pivot_root`` into ``new`` and detach the old root, so no path leads back to the host's
+    files (``chroot`` where the syscall is not known or refused, e.g. an initramfs root)."""
+    os.chdir(new)
+    number = _PIVOT_ROOT.get(os.uname().machine)
+    if number is not None and libc.syscall(ctypes.c_long(number), b".", b".") == 0:
+        _call(libc.umount2(b".", _MNT_DETACH), "detach the old root")
+    else:
+        os.chroot(".")
+    os.chdir("/")
 
 
 def _set_limits(spec: dict, nproc: int) -> None:
@@ -459,37 +572,15 @@ def _runner(libc, spec: dict, root: bool, workdir: str) -> None:
 
 
 def _init(libc, spec: dict, root: bool) -> int:
-    """PID 1 of the sandbox: private read-only mounts and fresh tmpfs, then run and wait for the runner."""
+    """PID 1 of the sandbox: a root of its own (:func:`_build_root`), the files, then run and wait for the runner."""
     workdir = os.getcwd()
     files = {}
     for name in os.listdir("."):
         with open(name, "rb") as f:
             files[name] = f.read()
     _mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE)
-    if root:
-        python = spec["python"]
-        _expose(libc, [python, os.path.realpath(python), sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix])
-    for point in _mount_points():
-        if point.startswith(("/proc", "/dev")):
-            continue
-        try:
-            _mount(libc, None, point, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _locked_flags(point))
-        except OSError:
-            continue  # a mount hidden under another one; the one on top was remounted
-    tmpfs = f"mode=1777,size={spec['max_file_mb']}m,nr_inodes=4096"
-    fresh = [point for point in ("/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(point)]
-    interpreter = _open_paths_under(fresh, [os.path.dirname(spec["python"]), sys.prefix, sys.exec_prefix])
-    for point in fresh:
-        _mount(libc, "tmpfs", point, "tmpfs", _MS_NOSUID | _MS_NODEV, tmpfs)
-    _bind_back_read_only(libc, interpreter)
-    if os.path.isdir(workdir):  # not under one of the fresh tmpfs: cover it with its own
-        _mount(libc, "tmpfs", workdir, "tmpfs", _MS_NOSUID | _MS_NODEV, tmpfs)
-    else:
-        os.makedirs(workdir)
-    try:
-        _mount(libc, "proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-    except OSError:
-        pass  # a masked /proc cannot be remounted in a user namespace; the host's stays visible
+    _build_root(libc, workdir, spec, workdir)
+    _enter_root(libc, workdir)
     os.chdir(workdir)
     owner = spec["uid"] if root else 0
     for name, data in files.items():
@@ -571,12 +662,129 @@ def _audit_guard(workdir: str):
     return hook
 
 
+# Landlock (Linux >= 5.13): the filesystem rights of the "rlimits" mode.  Syscalls 444-446 on every
+# architecture; no packaged binding is more than a pre-release, so the three calls are made here.
+_LL_EXECUTE, _LL_WRITE_FILE, _LL_READ_FILE, _LL_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+_LL_FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1, 5: (1 << 16) - 1}
+_LL_TRUNCATE = 1 << 14
+_LL_NET_TCP = (1 << 0) | (1 << 1)  # bind and connect (ABI >= 4)
+_LL_SCOPES = (1 << 0) | (1 << 1)  # abstract unix sockets and signals outside the sandbox (ABI >= 6)
+
+
+class _LandlockRuleset(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
+
+
+class _LandlockPathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def landlock_abi() -> int:
+    """The Landlock ABI version this kernel offers (0 = none)."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    libc = _libc()
+    return max(int(libc.syscall(ctypes.c_long(444), None, ctypes.c_size_t(0), ctypes.c_uint32(1))), 0)
+
+
+def _landlock(libc, read_only: list[str], workdir: str) -> None:
+    """Restrict this process and its future children: read (and execute) only under ``read_only``,
+    read and write the existing files of ``workdir`` (no new files, links or directories anywhere,
+    so disk use stays at the given files × RLIMIT_FSIZE), no TCP, no signals or abstract sockets
+    outside the sandbox (the last two where the kernel's ABI has them)."""
+    abi = landlock_abi()
+    if abi < 1:
+        raise OSError("Landlock is not available in this kernel")
+    fs = _LL_FS_BY_ABI.get(abi, _LL_FS_BY_ABI[5])
+    attr = _LandlockRuleset(fs, _LL_NET_TCP if abi >= 4 else 0, _LL_SCOPES if abi >= 6 else 0)
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+    ruleset = int(libc.syscall(ctypes.c_long(444), ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)))
+    _call(0 if ruleset >= 0 else -1, "landlock_create_ruleset")
+    reading = _LL_EXECUTE | _LL_READ_FILE | _LL_READ_DIR
+    writing = _LL_READ_FILE | _LL_READ_DIR | _LL_WRITE_FILE | (_LL_TRUNCATE if abi >= 3 else 0)
+    rules = [(path, reading) for path in read_only]
+    rules += [(workdir, writing), ("/dev/null", _LL_READ_FILE | _LL_WRITE_FILE)]
+    rules += [(path, _LL_READ_FILE) for path in ("/dev/urandom", *_LIBRARY_FILES)]
+    for path, access in rules:
+        if not os.path.exists(path):
+            continue
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        rule = _LandlockPathBeneath(access if os.path.isdir(path) else access & ~_LL_READ_DIR, fd)
+        _call(int(libc.syscall(ctypes.c_long(445), ctypes.c_int(ruleset), ctypes.c_int(1), ctypes.byref(rule),
+                               ctypes.c_uint32(0))), f"landlock_add_rule {path}")
+        os.close(fd)
+    _call(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
+    _call(int(libc.syscall(ctypes.c_long(446), ctypes.c_int(ruleset), ctypes.c_uint32(0))), "landlock_restrict_self")
+    os.close(ruleset)
+
+
+_CLONE_THREAD = 0x00010000
+_DENIED_SYSCALLS = (
+    "socket", "socketpair", "fork", "vfork", "execve", "execveat", "tkill", "pidfd_open", "pidfd_send_signal",
+    "pidfd_getfd", "ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "kcmp", "unshare", "setns",
+    "mount", "umount2", "pivot_root", "chroot", "mount_setattr", "move_mount", "open_tree", "fsopen", "fsmount",
+    "fsconfig", "fspick", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
+    "io_uring_register", "keyctl", "add_key", "request_key", "init_module", "finit_module", "delete_module",
+    "kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "quotactl", "name_to_handle_at",
+    "open_by_handle_at")
+"""System calls the "rlimits" mode's seccomp filter refuses outright (EPERM); besides, ``clone``
+without CLONE_THREAD (a new process) is refused, ``clone3`` reports ENOSYS (glibc then uses
+``clone`` for threads), and ``kill``/``tgkill``/``rt_sigqueueinfo``/``rt_tgsigqueueinfo`` work only
+on the sandboxed process itself."""
+
+
+def seccomp_available() -> bool:
+    """Whether the seccomp binding (``pyseccomp``, over the system's libseccomp) loads here."""
+    try:
+        import pyseccomp
+
+        pyseccomp.SyscallFilter(defaction=pyseccomp.ALLOW)
+    except Exception:  # no binding, no libseccomp.so, not Linux: all mean "no seccomp"
+        return False
+    return True
+
+
+def _seccomp_filter():
+    """The "rlimits" mode's system-call filter (:data:`_DENIED_SYSCALLS`), built but not yet loaded
+    (building finds libseccomp, which needs a temporary file: before Landlock)."""
+    import errno
+
+    import pyseccomp as sc
+
+    me = os.getpid()
+    f = sc.SyscallFilter(defaction=sc.ALLOW)
+    for name in _DENIED_SYSCALLS:
+        try:
+            f.add_rule(sc.ERRNO(errno.EPERM), name)
+        except (ValueError, RuntimeError, OSError):
+            continue  # a system call this architecture does not have (e.g. fork on aarch64)
+    f.add_rule(sc.ERRNO(errno.EPERM), "clone", sc.Arg(0, sc.MASKED_EQ, _CLONE_THREAD, 0))
+    f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
+        f.add_rule(sc.ERRNO(errno.EPERM), name, sc.Arg(0, sc.NE, me))
+    return f
+
+
 def _bootstrap_rlimits(spec: dict) -> None:
     import runpy
 
+    workdir = os.getcwd()
     uid = os.getuid()
-    _set_limits(spec, spec["max_processes"] + (_user_tasks(uid) if uid else 0))
-    sys.addaudithook(_audit_guard(os.getcwd()))
+    nproc = spec["max_processes"] + (_user_tasks(uid) if uid else 0)
+    if spec["isolation"] == "rlimits":
+        try:
+            libc = _libc()
+            read_only, _ = _interpreter_layout(spec["python"])
+            syscalls = _seccomp_filter()
+            _landlock(libc, sorted(set(read_only.values())), workdir)
+            syscalls.load()
+        except BaseException as err:  # noqa: BLE001 - never run the code half-confined
+            os.write(2, f"sandbox setup failed in rlimits mode: {err!r}\n".encode())
+            os._exit(_SETUP_FAILED)
+    _set_limits(spec, nproc)
+    sys.addaudithook(_audit_guard(workdir))
     sys.argv = [spec["entry"]]
     runpy.run_path(spec["entry"], run_name="__main__")
 

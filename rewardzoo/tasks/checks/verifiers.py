@@ -10,6 +10,8 @@ On 003's eight candidates (gold "1/2") the first four reproduce 003's printed ta
     tagged       Fraction(text in <answer>…</answer>) == Fraction(gold)  a format check and a value check
     contains     gold is a substring of pred                         HACKABLE ON PURPOSE: listing every
                                                                      plausible answer passes (003)
+    every_number every number-looking token has gold's value         003's "try it yourself": catches a
+                                                                     list of distinct candidates
     math_verify  the math-verify package: LaTeX, \\boxed{}, symbolic and numeric equality
 
 Departures from the seed:
@@ -20,6 +22,16 @@ Departures from the seed:
      10**999999999 exactly and never return.  Numbers longer than Python's 4,300-digit int limit
      score 0 (Fraction refuses them).
   3. ``contains`` is 003's ``contains_gold`` under a shorter name.
+  4. A digit is the ASCII ``0``–``9`` only (our choice, the same in every rewardzoo parser): Python's
+     ``\\d`` and ``Fraction`` also read ``٤٢`` and ``４２`` as 42, but a verifier of model output should
+     not reward digits of a script the task never asked for.  ``last_number`` finds only ASCII
+     number tokens and ``tagged`` scores 0 on a tag holding any non-ASCII character.  ``math_verify``
+     follows math-verify's own parser (which reads only ASCII digits as numbers; tested).
+  5. Work is bounded on hostile lengths: ``last_number`` and ``tagged`` compare values only for
+     texts of at most :data:`MAX_NUMBER_CHARS` characters, and ``every_number`` scores 0 on a
+     ``pred`` longer than that.
+  6. ``every_number`` is ours: 003 asks the reader to write the verifier that catches "The options
+     are 1/2, 1/3 and 1/4." without breaking the ``<answer>`` row; this is our answer to it.
 
 ``math_verify`` uses math-verify's own time limits, which are SIGALRM-based and only work in the
 main thread; called from any other thread it runs in a helper process (started on first use, whose
@@ -47,14 +59,18 @@ from math_verify.errors import TimeoutException
 
 from rewardzoo.tasks.checks.formats import extract_answer
 
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:/\d+)?")  # 003's number-looking token
-_EXPONENT = re.compile(r"[eE]\s*([-+]?[\d_]+)\s*$")
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:/[0-9]+)?")  # 003's number-looking token, ASCII digits
+_EXPONENT = re.compile(r"[eE]\s*([-+]?[0-9_]+)\s*$")
+MAX_NUMBER_CHARS = 10_000
+"""Longest number text whose value is computed (longer ones are no number: bounded work)."""
 MATH_VERIFY_TIMEOUT_S = 2
 """math-verify's limit per parse and per comparison, in whole seconds (SIGALRM's resolution)."""
 
 
 def _value(text: str) -> Fraction | None:
-    """The exact rational value ``text`` spells (Fraction syntax), or None.  Never raises."""
+    """The exact rational value ``text`` spells (Fraction syntax, ASCII only), or None.  Never raises."""
+    if len(text) > MAX_NUMBER_CHARS or not text.isascii():
+        return None
     exponent = _EXPONENT.search(text)
     try:
         if exponent and abs(int(exponent.group(1).replace("_", ""))) > 1000:
@@ -99,6 +115,24 @@ def contains(pred: str, gold: str) -> float:
     """1.0 when ``gold`` appears anywhere in ``pred`` — the lazy verifier 003 warns about, kept for
     reward-hacking studies: "1/2 1/3 1/4" passes for gold "1/2"."""
     return float(gold in pred)
+
+
+def every_number(pred: str, gold: str) -> float:
+    """1.0 when ``pred`` holds at least one number-looking token and *every* one has the value of ``gold``.
+
+    A list of distinct candidates fails wherever the gold sits in it — the hack that ``contains``
+    rewards — while a lone answer in any spelling, tags or prose around it passes.  The price of
+    that strictness: any other number in the text (a worked step, a unit count) fails it too, so
+    apply it to the parsed final answer, not to a reasoning trace.
+
+    >>> every_number("The options are 1/2, 1/3 and 1/4.", "1/2"), every_number("<answer>2/4</answer>", "1/2")
+    (0.0, 1.0)
+    """
+    target = _value(gold)
+    if target is None or len(pred) > MAX_NUMBER_CHARS:
+        return 0.0
+    hits = _NUMBER.findall(pred)
+    return float(bool(hits) and all(_value(hit) == target for hit in hits))
 
 
 def math_verify(pred: str, gold: str) -> float:
@@ -196,11 +230,26 @@ def _serve_math_verify() -> None:
 
 _WORKER = _MathVerifyWorker()
 
+SEED_003_GOLD = "1/2"
+"""The gold answer of seed 003's worked example."""
+SEED_003_CANDIDATES = (
+    "1/2",
+    "The answer is 1/2.",
+    "0.5",
+    "<answer>1/2</answer>",
+    "2/4",
+    "1/2 (but I am not sure)",
+    "one half",
+    "1/2 1/2 1/2 1/2 1/2 1/2 1/2 1/2",
+)
+"""Seed 003's eight model outputs, in 003's order (``scripts/verifier_table.py`` and notebook 01 score them)."""
+
 VERIFIERS = {
     "exact": exact,
     "last_number": last_number,
     "tagged": tagged,
     "contains": contains,
+    "every_number": every_number,
     "math_verify": math_verify,
 }
 """Verifier names a config may use (``reward.rlvr.verifier``) → function."""

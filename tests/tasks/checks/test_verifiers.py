@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardzoo.tasks.checks.verifiers import VERIFIERS, contains, exact, last_number, math_verify, tagged
+from rewardzoo.tasks.checks.verifiers import (SEED_003_CANDIDATES, SEED_003_GOLD, VERIFIERS, contains, every_number,
+                                               exact, last_number, math_verify, tagged)
 
 GOLD = "1/2"
 # Seed 003's output, transcribed: model output → exact, last-number, tagged, contains.
@@ -35,9 +36,13 @@ def test_reproduces_the_seed_table_cell_by_cell(row):
     assert got == [float(w) for w in want]
 
 
+def test_library_candidates_are_the_seed_rows():
+    assert SEED_003_GOLD == GOLD and list(SEED_003_CANDIDATES) == [row[0] for row in SEED_TABLE]
+
+
 def test_verifiers_dict_is_the_config_lookup():
     assert VERIFIERS == {"exact": exact, "last_number": last_number, "tagged": tagged, "contains": contains,
-                         "math_verify": math_verify}
+                         "every_number": every_number, "math_verify": math_verify}
 
 
 def test_value_level_comparison():
@@ -57,6 +62,18 @@ def test_contains_is_gamed_by_listing_candidates():
     listing = "The options are 1/2, 1/3 and 1/4."
     assert contains(listing, GOLD) == 1.0
     assert last_number(listing, GOLD) == 0.0 and tagged(listing, GOLD) == 0.0 and exact(listing, GOLD) == 0.0
+
+
+def test_every_number_catches_the_options_row_wherever_the_gold_sits():
+    """003's "write the verifier that catches it, and check it does not break the <answer> row":
+    every number-looking token must have gold's value.  last_number is fooled once the gold is
+    listed last; every_number is not, and it passes every seed row whose numbers all equal 1/2."""
+    for listing in ("The options are 1/2, 1/3 and 1/4.", "The options are 1/4, 1/3 and 1/2.", "1/3 1/2"):
+        assert every_number(listing, GOLD) == 0.0 and contains(listing, GOLD) == 1.0
+    assert last_number("The options are 1/4, 1/3 and 1/2.", GOLD) == 1.0
+    assert [every_number(pred, GOLD) for pred in SEED_003_CANDIDATES] == [1, 1, 1, 1, 1, 1, 0, 1]
+    assert every_number("", GOLD) == 0.0 and every_number("1/2", "half") == 0.0  # no number / gold not a number
+    assert every_number("12 apples, so 1/2", GOLD) == 0.0  # the price: any other number fails too
 
 
 def test_absurd_numbers_score_zero_quickly():
@@ -81,7 +98,7 @@ def test_math_verify_works_outside_the_main_thread():
     assert results == {"good": 1.0, "bad": 0.0}
 
 
-@pytest.mark.parametrize("name", ["exact", "last_number", "tagged", "contains", "math_verify"])
+@pytest.mark.parametrize("name", ["exact", "last_number", "tagged", "contains", "every_number", "math_verify"])
 def test_hostile_inputs_never_raise(name):
     for pred in HOSTILE:
         for gold in (GOLD,) if name == "math_verify" else (GOLD, pred):  # math-verify: 2 s per time-out
@@ -91,7 +108,7 @@ def test_hostile_inputs_never_raise(name):
 @settings(max_examples=200, deadline=None)
 @given(st.text(), st.text())
 def test_cheap_verifiers_never_raise(pred, gold):
-    for name in ("exact", "last_number", "tagged", "contains"):
+    for name in ("exact", "last_number", "tagged", "contains", "every_number"):
         assert VERIFIERS[name](pred, gold) in (0.0, 1.0)
 
 
@@ -103,6 +120,7 @@ numbers = st.one_of(st.integers(-10**6, 10**6).map(str), st.fractions().map(str)
 def test_value_verifiers_never_raise_around_numbers(prefix, number, suffix):
     pred = f"{prefix}<answer>{number}</answer>{suffix}{number}"
     assert last_number(pred, number) in (0.0, 1.0) and tagged(pred, number) in (0.0, 1.0)
+    assert every_number(pred, number) in (0.0, 1.0)
 
 
 @settings(max_examples=40, deadline=None)

@@ -1,0 +1,314 @@
+"""``rewardzoo leaderboard``: every reward head-to-head on one core, with confidence intervals.
+
+    rewardzoo leaderboard --preset cpu --seeds 5 --out benchmarks/results/leaderboard
+    rewardzoo leaderboard --preset cpu --quick --out /tmp/lb        # 1 seed, short: the command's own test
+
+A preset is a literal list of :class:`Entry` rows (a task, a method label, a recipe and overrides).
+Every entry of a task shares the task's recipe settings — model, SFT warm start (per task and seed,
+trained once through the SFT cache), step budget — and differs only in the reward section, as the
+recipe twin tests enforce; ``SFT`` is the warm start itself (the RLVR recipe with ``steps=0``).
+
+Runs go through :func:`rewardzoo.sweep.run_sweep`: in parallel up to ``--jobs`` processes, one
+thread each, finished runs reused (a half-finished leaderboard resumes), one progress bar.  Then:
+
+- ``LEADERBOARD.md``: one table per task, every column mean ± 95% t-interval over seeds of the
+  run's final value (held-out metrics, hack rate, token entropy, wall-clock); the best method of
+  a column is **bold** only where its interval separates from the runner-up's; then one line per
+  claim of the seeds that the preset tests — reproduced / not reproduced / undecided (CI) — with
+  the numbers (:data:`CLAIMS`),
+- ``leaderboard.csv``: one row per run, every final metric and the hash of its resolved config,
+- ``curves_<task>.png``: each method's headline metric over steps, mean and 95% band over seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import math
+import shlex
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from rewardzoo.core.config import to_yaml
+from rewardzoo.eval import Estimate, bootstrap_ci, mean_ci
+from rewardzoo.sweep import RunResult, RunSpec, eval_rows, run_sweep
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One row of a task's table: ``method`` trained by ``recipe`` with ``overrides``."""
+
+    task: str
+    method: str
+    recipe: str
+    overrides: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Board:
+    """How a task's table reads: its columns (final-row keys) and which way each is better."""
+
+    title: str
+    headline: str
+    """The metric of the learning-curve plot."""
+    columns: tuple[tuple[str, str], ...]
+    """(metric key, direction): 'max', 'min' or '' (reported, no best marked)."""
+
+
+QUICK = ("steps=4", "sft.steps=20", "eval.n_examples=64", "eval.every=2", "reward.ral.warmup_steps=2")
+"""What ``--quick`` changes in every trained run (the SFT rows keep ``steps=0``)."""
+COMMON = (("policy/entropy", ""), ("time/wall_s", "min"))
+BOARDS = {
+    "multiplication": Board("3-digit × 1-digit multiplication, SFT data that drops carries", "eval/accuracy",
+                            (("eval/accuracy", "max"), ("eval/relative_error", "min"), *COMMON)),
+    "hackable_multiplication": Board("Hackable multiplication (the lazy `contains` proxy)", "eval/hack_rate",
+                                     (("eval/accuracy", "max"), ("eval/hack_rate", "min"), ("eval/proxy_pass", ""),
+                                      *COMMON)),
+}
+
+RLVR_MULT, RAL_MULT = "algorithms/rlvr_multiplication.yaml", "algorithms/ral_multiplication.yaml"
+RLVR_HACK = "algorithms/rlvr_hackable_multiplication.yaml"
+PRESETS: dict[str, list[Entry]] = {
+    "cpu": [
+        Entry("multiplication", "SFT", RLVR_MULT, ("steps=0",)),
+        Entry("multiplication", "RLVR", RLVR_MULT),
+        Entry("multiplication", "RAL", RAL_MULT),
+        Entry("multiplication", "RAL frozen judge", RAL_MULT, ("reward.ral.frozen=true",)),
+        Entry("hackable_multiplication", "SFT", RLVR_HACK, ("steps=0",)),
+        Entry("hackable_multiplication", "RLVR (proxy)", RLVR_HACK),
+    ],
+}
+
+
+# ---------------------------------------------------------------------------------------------- runs
+def specs(entries: list[Entry], seeds: list[int], out: Path, quick: bool) -> list[RunSpec]:
+    """One run per entry and seed under ``out/runs/<task>/<method>/seed<s>``."""
+    result = []
+    for e in entries:
+        quick_overrides = () if not quick else QUICK[1:] if "steps=0" in e.overrides else QUICK
+        for s in seeds:
+            slug = e.method.lower().replace(" ", "_").replace("(", "").replace(")", "")
+            result.append(RunSpec(f"{e.task}/{e.method}/seed{s}", e.recipe, out / "runs" / e.task / slug / f"seed{s}",
+                                  (f"seed={s}", *e.overrides, *quick_overrides)))
+    return result
+
+
+def final(result: RunResult) -> dict[str, float]:
+    """The run's final values: the last value of every logged key, plus its wall time."""
+    values: dict[str, float] = {}
+    for row in result.rows:
+        values.update({k: v for k, v in row.items() if v is not None})
+    values["time/wall_s"] = result.wall_s
+    return values
+
+
+def config_hash(spec: RunSpec) -> str:
+    """A short hash of the run's resolved configuration (seed and run directory excluded)."""
+    cfg = spec.config()
+    cfg.run_dir, cfg.seed = "", 0
+    return hashlib.sha256(to_yaml(cfg).encode()).hexdigest()[:12]
+
+
+# ------------------------------------------------------------------------------------------ tables
+@dataclass
+class Table:
+    """Per method: per column, the final values over seeds."""
+
+    board: Board
+    methods: list[str] = field(default_factory=list)
+    values: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+
+    def estimate(self, method: str, column: str) -> Estimate:
+        """Mean and 95% t-interval over seeds (NaN when the column is absent for the method)."""
+        return mean_ci(self.values[method].get(column, []))
+
+    def best(self, column: str, direction: str) -> str | None:
+        """The best method of a column, only when its interval separates from the runner-up's."""
+        if not direction:
+            return None
+        ranked = [m for m in self.methods if math.isfinite(self.estimate(m, column).mean)]
+        ranked.sort(key=lambda m: self.estimate(m, column).mean, reverse=direction == "max")
+        if len(ranked) < 2:
+            return None
+        first, second = self.estimate(ranked[0], column), self.estimate(ranked[1], column)
+        return ranked[0] if first.separates(second) else None
+
+
+def tables(entries: list[Entry], results: dict[str, RunResult], seeds: list[int]) -> dict[str, Table]:
+    """The tables of every task, from the finished runs."""
+    out: dict[str, Table] = {}
+    for e in entries:
+        table = out.setdefault(e.task, Table(BOARDS[e.task]))
+        table.methods.append(e.method)
+        runs = [final(results[f"{e.task}/{e.method}/seed{s}"]) for s in seeds]
+        table.values[e.method] = {col: [r[col] for r in runs if col in r] for col, _ in table.board.columns}
+    return out
+
+
+def _cell(est: Estimate, column: str) -> str:
+    if column.startswith("time/"):
+        return est.format(digits=0)
+    points = column.endswith(("accuracy", "hack_rate", "proxy_pass", "win_rate"))
+    return est.format(scale=100, digits=1) if points else est.format(digits=3)
+
+
+def markdown(task: str, table: Table, seeds: int) -> list[str]:
+    """One task's table as Markdown lines."""
+    cols = table.board.columns
+    lines = [f"## {table.board.title} (`{task}`)", "",
+             "| method | " + " | ".join(f"`{c}`{' ↑' if d == 'max' else ' ↓' if d == 'min' else ''}" for c, d in cols) + " |",
+             "| --- |" + " ---: |" * len(cols)]
+    best = {c: table.best(c, d) for c, d in cols}
+    for m in table.methods:
+        cells = []
+        for c, _ in cols:
+            text = _cell(table.estimate(m, c), c)
+            cells.append(f"**{text}**" if best[c] == m else text)
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    lines += ["", f"Mean ± half-width of the 95% t-interval over {seeds} seed(s); accuracy-like columns in points. "
+              "Bold: best, and its interval does not overlap the runner-up's.", ""]
+    return lines
+
+
+# ------------------------------------------------------------------------------------------ claims
+Claim = Callable[[dict[str, Table], dict[str, RunResult], list[int]], "tuple[str, str, str] | None"]
+
+
+def _verdict(estimate: Estimate, threshold: float, above: bool = True) -> str:
+    if not (math.isfinite(estimate.low) and math.isfinite(estimate.high)):
+        return "undecided (CI)"
+    if (estimate.low >= threshold) if above else (estimate.high <= threshold):
+        return "reproduced"
+    if (estimate.high < threshold) if above else (estimate.low > threshold):
+        return "not reproduced"
+    return "undecided (CI)"
+
+
+def _rows(results: dict[str, RunResult], name: str, key: str, seeds: list[int], which: str) -> np.ndarray:
+    """[S, E] per-example held-out rows of a method at its first or last evaluation."""
+    tables_ = []
+    for s in seeds:
+        rows = eval_rows(results[f"{name}/seed{s}"].spec.run_dir)
+        tables_.append(rows[min(rows) if which == "first" else max(rows)][key])
+    return np.array(tables_, dtype=float)
+
+
+def ral_approaches_rlvr(tabs, results, seeds):
+    """002: RAL's gain over the warm start approaches RLVR's (target: at least half)."""
+    if "multiplication" not in tabs or not {"RLVR", "RAL"} <= set(tabs["multiplication"].methods):
+        return None
+    start = _rows(results, "multiplication/RLVR", "correct", seeds, "first")  # the shared warm start
+    rlvr = _rows(results, "multiplication/RLVR", "correct", seeds, "last")
+    ral = _rows(results, "multiplication/RAL", "correct", seeds, "last")
+    ratio = bootstrap_ci(lambda s, a, b: (b.mean() - s.mean()) / (a.mean() - s.mean()) if a.mean() > s.mean() else math.nan,
+                         start, rlvr, ral)
+    numbers = (f"RAL/RLVR gain ratio {ratio.format(digits=2)} (paired bootstrap over {len(seeds)} seeds × "
+               f"{start.shape[1]} held-out examples); gains RLVR {100 * (rlvr.mean() - start.mean()):+.1f}, "
+               f"RAL {100 * (ral.mean() - start.mean()):+.1f} points")
+    return "RAL reaches at least half of RLVR's held-out gain (002: about parity)", _verdict(ratio, 0.5), numbers
+
+
+def frozen_judge_is_exploited(tabs, results, seeds):
+    """002 §4.2: a judge frozen after warm-up is exploited — the policy gains less than with a co-trained one."""
+    t = tabs.get("multiplication")
+    if t is None or not {"RAL", "RAL frozen judge"} <= set(t.methods):
+        return None
+    diff = bootstrap_ci(lambda a, b: a.mean() - b.mean(), _rows(results, "multiplication/RAL", "correct", seeds, "last"),
+                        _rows(results, "multiplication/RAL frozen judge", "correct", seeds, "last"))
+    return ("a co-trained judge beats a frozen one (002 §4.2)", _verdict(diff, 0.0),
+            f"held-out accuracy co-trained − frozen: {diff.format(scale=100, sign=True)} points")
+
+
+CLAIMS: list[Claim] = [ral_approaches_rlvr, frozen_judge_is_exploited]
+
+
+# ------------------------------------------------------------------------------------------- output
+def write_csv(path: Path, entries: list[Entry], results: dict[str, RunResult], seeds: list[int]) -> None:
+    """One row per run: task, method, seed, config hash, every final metric."""
+    rows = []
+    for e in entries:
+        for s in seeds:
+            r = results[f"{e.task}/{e.method}/seed{s}"]
+            rows.append({"task": e.task, "method": e.method, "seed": s, "config_hash": config_hash(r.spec), **final(r)})
+    keys = ["task", "method", "seed", "config_hash"] + sorted({k for r in rows for k in r} - {"task", "method", "seed", "config_hash"})
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=keys)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def plot_curves(path: Path, task: str, table: Table, entries: list[Entry], results: dict[str, RunResult], seeds: list[int]) -> None:
+    """The headline metric of every method of a task over steps, mean and 95% band over seeds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    key = table.board.headline
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for i, e in enumerate(x for x in entries if x.task == task and "steps=0" not in x.overrides):
+        curves = [{r["step"]: r[key] for r in results[f"{task}/{e.method}/seed{s}"].rows if r.get(key) is not None}
+                  for s in seeds]
+        steps = sorted(set.intersection(*(set(c) for c in curves)))
+        est = [mean_ci([c[t] for c in curves]) for t in steps]
+        ax.plot(steps, [v.mean for v in est], color=f"C{i}", label=e.method)
+        if len(seeds) > 1:
+            ax.fill_between(steps, [v.low for v in est], [v.high for v in est], color=f"C{i}", alpha=0.2)
+    ax.set_xlabel("RL step")
+    ax.set_ylabel(key)
+    ax.set_title(table.board.title, fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def leaderboard(preset: str, seeds: list[int], out: Path, jobs: int = 2, quick: bool = False, command: str = "",
+                progress: bool = True) -> Path:
+    """Run (or resume) a preset and write LEADERBOARD.md, leaderboard.csv and the curves; returns the .md path."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown leaderboard preset {preset!r}; choose one of {', '.join(PRESETS)}")
+    entries = PRESETS[preset]
+    results = run_sweep(specs(entries, seeds, out, quick), jobs=jobs, progress=progress, desc=f"leaderboard {preset}")
+    tabs = tables(entries, results, seeds)
+    lines = [f"`{command}`" if command else "", "", f"# rewardzoo leaderboard — preset `{preset}`{' (quick)' if quick else ''}", ""]
+    for task, table in tabs.items():
+        lines += markdown(task, table, len(seeds))
+        plot_curves(out / f"curves_{task}.png", task, table, entries, results, seeds)
+        lines += [f"![{task}](curves_{task}.png)", ""]
+    lines += ["## The seeds' claims", "", "| claim | verdict | numbers |", "| --- | --- | --- |"]
+    for claim in CLAIMS:
+        found = claim(tabs, results, seeds)
+        if found is not None:
+            lines.append("| " + " | ".join(found) + " |")
+    walls = [r.wall_s for r in results.values()]
+    lines += ["", f"{len(results)} runs; summed run wall time {sum(walls) / 60:.1f} min."]
+    write_csv(out / "leaderboard.csv", entries, results, seeds)
+    path = out / "LEADERBOARD.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``rewardzoo leaderboard`` (also reachable as ``python -m rewardzoo.leaderboard``)."""
+    parser = argparse.ArgumentParser(prog="rewardzoo leaderboard", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--preset", default="cpu", choices=list(PRESETS))
+    parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (--quick: 1)")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/leaderboard"))
+    parser.add_argument("--jobs", type=int, default=2, help="runs in parallel, one thread each (default: 2 cores)")
+    parser.add_argument("--quick", action="store_true", help="1 seed and a few steps per run: checks the command itself")
+    args = parser.parse_args(argv)
+    command = "rewardzoo leaderboard " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    seeds = [0] if args.quick else list(range(args.seeds))
+    path = leaderboard(args.preset, seeds, args.out, args.jobs, args.quick, command)
+    print(path.read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

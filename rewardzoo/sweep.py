@@ -1,0 +1,130 @@
+"""Run many recipes, each in its own process, in parallel up to the cores, reusing finished runs.
+
+The benchmarks (``benchmarks/power.py``, ``benchmarks/ral_vs_rlvr.py``) and ``rewardzoo
+leaderboard`` are sweeps: a list of :class:`RunSpec` (a recipe, overrides and a run directory).
+:func:`run_sweep`
+
+1. trains every distinct SFT warm start first, one process each (runs of one task and seed share
+   their warm start through the SFT cache, so no two processes ever train the same one),
+2. then runs every spec whose run directory does not hold a finished run, as
+   ``python -m rewardzoo.cli train RECIPE key=value ... run_dir=DIR`` with one intra-op thread
+   (``OMP_NUM_THREADS=1``: ``jobs`` processes share the cores without oversubscription),
+3. marks a finished run with ``run_dir/sweep_done.json`` (its wall time and command) only after the
+   process exits 0, so a killed sweep resumes by re-running the unfinished specs from scratch.
+
+One progress bar covers the whole sweep; each process writes its output to ``run_dir/train.log``.
+A run that fails stops nothing else; :func:`run_sweep` raises at the end, naming the failed runs
+and their logs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from rewardzoo.core.logger import read_metrics
+from rewardzoo.core.sft import sft_cache_dir
+from rewardzoo.zoo import TrainConfig, build_task, load_config
+
+DONE = "sweep_done.json"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a sweep: ``rewardzoo train recipe *overrides run_dir=run_dir``."""
+
+    name: str
+    """A unique label, e.g. ``multiplication/rlvr/seed0``."""
+    recipe: str
+    """Path of the YAML recipe."""
+    run_dir: Path
+    """Where the run writes (and where a finished run is found again)."""
+    overrides: tuple[str, ...] = field(default_factory=tuple)
+    """``key=value`` overrides on top of the recipe (``run_dir`` is added by the sweep)."""
+
+    def command(self, verb: str = "train") -> list[str]:
+        """The process the sweep starts for this spec (an unfinished run starts over: ``overwrite=true``)."""
+        fresh = ["overwrite=true"] if verb == "train" else []
+        return [sys.executable, "-m", "rewardzoo.cli", verb, self.recipe, *self.overrides, f"run_dir={self.run_dir}",
+                *fresh, "logging.progress=false"]
+
+    def config(self) -> TrainConfig:
+        """The resolved configuration of the run (validated: a bad spec fails before any work)."""
+        return load_config(self.recipe, [*self.overrides, f"run_dir={self.run_dir}"])
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished run: its directory, wall time and metrics rows."""
+
+    spec: RunSpec
+    wall_s: float
+    rows: list[dict]
+
+
+def is_finished(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a run the sweep completed (marked by ``sweep_done.json``)."""
+    return (Path(run_dir) / DONE).is_file()
+
+
+def _run(cmd: list[str], log: Path) -> tuple[int, float]:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    start = time.perf_counter()
+    with open(log, "w") as out:
+        code = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env).returncode
+    return code, time.perf_counter() - start
+
+
+def run_sweep(specs: list[RunSpec], jobs: int = 2, progress: bool = True, desc: str = "sweep") -> dict[str, RunResult]:
+    """Run every unfinished spec (SFT warm starts first), ``jobs`` processes at a time; return every
+    spec's result by name.  Raises RuntimeError naming the runs that failed."""
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"sweep spec names must be unique; repeated: {sorted({n for n in names if names.count(n) > 1})}")
+    configs = {s.name: s.config() for s in specs}  # every spec validated before any work
+    todo = [s for s in specs if not is_finished(s.run_dir)]
+    warm: dict[Path, RunSpec] = {}
+    for s in todo:
+        cfg = configs[s.name]
+        if cfg.sft.enabled and not cfg.init_from:
+            path = sft_cache_dir(cfg, build_task(cfg.task))
+            if not (path / "sft_done.json").exists():
+                warm.setdefault(path, s)
+    failed: list[str] = []
+    with tqdm(total=len(warm) + len(todo), desc=desc, disable=not progress, dynamic_ncols=True) as bar:
+        bar.update(0)
+
+        def launch(items, verb):
+            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                futures = {pool.submit(_run, spec.command(verb), log): (spec, log) for spec, log in items}
+                for future in as_completed(futures):
+                    spec, log = futures[future]
+                    code, wall = future.result()
+                    if code != 0:
+                        failed.append(f"{spec.name} ({verb}, exit {code}, log {log})")
+                    elif verb == "train":
+                        (spec.run_dir / DONE).write_text(json.dumps({"wall_s": wall, "command": spec.command()}))
+                    bar.update(1)
+                    bar.set_postfix_str(spec.name, refresh=False)
+
+        launch([(s, s.run_dir.parent / f"{s.run_dir.name}.sft.log") for s in warm.values()], "sft")
+        if not failed:
+            launch([(s, s.run_dir / "train.log") for s in todo], "train")
+    if failed:
+        raise RuntimeError("these runs failed: " + "; ".join(failed))
+    return {s.name: RunResult(s, json.loads((s.run_dir / DONE).read_text())["wall_s"],
+                              read_metrics(s.run_dir / "metrics.jsonl")) for s in specs}
+
+
+def eval_rows(run_dir: Path) -> dict[int, dict[str, list[float]]]:
+    """Per-example held-out rows of a run, by evaluation step (from ``eval_rows.jsonl``)."""
+    return {r["step"]: r["rows"] for r in read_metrics(Path(run_dir) / "eval_rows.jsonl")}

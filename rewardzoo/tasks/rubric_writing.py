@@ -1,0 +1,167 @@
+"""Rubric writing (SPEC §3, a CPU toy for RcRL, seed 004): short open-ended sentences judged by
+thirteen programmatic criteria.
+
+A prompt names required words and a length window in words, e.g. ``cat red 4-7:``; a completion
+is one short sentence, e.g. ``The red cat sleeps.``.  There is no single right answer: a
+completion's held-out **oracle quality** is the mean of the thirteen checks of
+:mod:`rewardzoo.tasks.checks.writing` (required words, length window, no repeats, English words,
+capital start, period end, single sentence, required order, article start, has a verb,
+adjective–noun, noun end, lower-case rest), applied without any bias.  The **oracle judge**
+prefers the completion of higher quality (ties count half); it is held out — no reward ever
+calls it — and evaluation compares a trained policy's greedy completions against the base
+model's on the same held-out prompts with it (:func:`rewardzoo.eval.preferences`, win rate and
+Bradley–Terry Elo in ``benchmarks/rcrl.py``).
+
+Demonstrations (for the SFT warm start, our own generator) are deliberately mediocre sentences of a
+small grammar (noun phrase, usually a verb, prepositional phrases) of at least a length drawn from
+one word below the window to one below its top; each required word is used with probability ¾ in a
+slot of its part of speech, and capitals, endings, repeated words and non-lexicon ("non-English")
+tokens are random, so the base model meets each criterion only part of the time and can stumble on the behaviours a
+biased judge lets pass (004 App. A.4: repetition, non-English tokens, length).
+
+Row metrics (``eval/<name>`` on the held-out split, ``train/<name>`` on training batches):
+``correct`` (all thirteen met), ``quality``, ``oracle_<criterion>`` for each criterion,
+``words``, ``over_length`` (more words than the window allows), ``repetition`` (share of words
+repeating an earlier one, :func:`rewardzoo.eval.ngram_repetition` with n = 1 for these short
+texts) and ``non_english_rate`` (share of tokens outside the lexicon).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from rewardzoo.core.config import check_section
+from rewardzoo.core.types import Example
+from rewardzoo.eval import ngram_repetition, non_english_rate
+from rewardzoo.tasks.base import Task
+from rewardzoo.tasks.checks.writing import CHECKS, CONTENT_WORDS, ENGLISH, LEXICON, tokens
+
+_POS = {pos: [w for w, p in LEXICON.items() if p == pos] for pos in ("noun", "verb", "adjective")}
+_ARTICLES = [w for w, p in LEXICON.items() if p == "article"]
+_PREPOSITIONS = ["in", "on", "with", "by", "near"]
+
+
+@dataclass
+class RubricWritingConfig:
+    """Settings of the rubric-writing task (all defaults are our own)."""
+
+    RANGES: ClassVar[dict[str, str]] = {"n_train": "[1, inf)", "n_eval": "[1, inf)", "n_required": "[1, 4]",
+                                        "min_words": "[1, inf)", "window": "[0, inf)", "data_seed": "[0, inf)"}
+
+    n_train: int = 2000
+    """Training prompts."""
+    n_eval: int = 128
+    """Held-out prompts (disjoint from the training prompts)."""
+    n_required: int = 2
+    """Required words per prompt (distinct content words of the lexicon)."""
+    min_words: list[int] = field(default_factory=lambda: [3, 4, 5])
+    """Lower bounds of the length window, one drawn per prompt."""
+    window: int = 3
+    """The window is [min_words, min_words + window] words."""
+    data_seed: int = 0
+    """Seed of the prompt and demonstration generator."""
+
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
+        if not self.min_words:
+            raise ValueError("min_words must list at least one lower end of the length window, e.g. [3, 4, 5]")
+
+
+def quality(text: str, meta: dict) -> float:
+    """The oracle's quality of a completion: the mean of the thirteen unbiased checks, in [0, 1]."""
+    return sum(check(text, meta) for check in CHECKS.values()) / len(CHECKS)
+
+
+def _noun_phrase(rng: random.Random) -> list[str]:
+    """[article] [adjective] noun."""
+    article = [rng.choice(_ARTICLES)] if rng.random() < 0.7 else []
+    adjective = [rng.choice(_POS["adjective"])] if rng.random() < 0.5 else []
+    return article + adjective + [rng.choice(_POS["noun"])]
+
+
+def _demonstration(words: list[str], lo: int, hi: int, rng: random.Random) -> str:
+    """A mediocre sentence for the prompt: a noun phrase, usually a verb, then prepositional phrases until it
+    has at least a length drawn from [lo − 1, hi − 1] words; each required word (kept with probability ¾) takes
+    a slot of its part of speech; then random repeats, non-lexicon tokens, capitals and endings."""
+    target = rng.randint(max(1, lo - 1), hi - 1)
+    body = _noun_phrase(rng) + ([rng.choice(_POS["verb"])] if rng.random() < 0.8 else [])
+    while len(body) < target:
+        body += [rng.choice(_PREPOSITIONS)] + _noun_phrase(rng)
+    for w in (w for w in words if rng.random() < 0.75):
+        slots = [i for i, t in enumerate(body) if LEXICON.get(t) == LEXICON[w] and t not in words]
+        if slots:
+            body[rng.choice(slots)] = w
+        else:
+            nouns = [i for i, t in enumerate(body) if LEXICON.get(t) == "noun"]
+            body.insert(rng.choice(nouns) if LEXICON[w] == "adjective" else len(body), w)
+    if rng.random() < 0.15:
+        i = rng.randrange(len(body))
+        body.insert(i, body[i])
+    if rng.random() < 0.1:
+        gibberish = "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(3, 6)))
+        body.insert(rng.randrange(len(body) + 1), gibberish)
+    if rng.random() < 0.5:
+        body[0] = body[0].capitalize()
+    if len(body) > 1 and rng.random() < 0.1:
+        i = rng.randrange(1, len(body))
+        body[i] = body[i].capitalize()
+    if len(body) > 2 and rng.random() < 0.1:
+        i = rng.randrange(1, len(body) - 1)
+        body[i] += "."
+    return " ".join(body) + rng.choices([".", "", "!"], weights=[6, 3, 1])[0]
+
+
+class RubricWriting(Task):
+    """``w1 w2 lo-hi:`` → one short sentence, scored by the oracle's quality."""
+
+    name = "rubric_writing"
+    demonstrations_verify = False  # mediocre on purpose: the SFT warm start stands in for a base model
+
+    def __init__(self, cfg: RubricWritingConfig | None = None):
+        self.cfg = cfg = cfg or RubricWritingConfig()
+        check_section(cfg, "task.rubric_writing")
+        rng = random.Random(cfg.data_seed)
+        seen: set[tuple] = set()
+        examples: list[Example] = []
+        wanted = cfg.n_train + cfg.n_eval
+        space = len(CONTENT_WORDS) ** cfg.n_required * len(cfg.min_words)
+        if wanted > space // 2:
+            raise ValueError(f"rubric_writing has about {space} distinct prompts; ask for fewer than {space // 2} "
+                             f"(n_train + n_eval = {wanted})")
+        while len(examples) < wanted:
+            words = rng.sample(CONTENT_WORDS, cfg.n_required)
+            lo = rng.choice(cfg.min_words)
+            key = (tuple(words), lo)
+            if key in seen:
+                continue
+            seen.add(key)
+            hi = lo + cfg.window
+            meta = {"words": words, "min_words": lo, "max_words": hi}
+            demo = _demonstration(words, lo, hi, rng)
+            examples.append(Example(prompt=f"{' '.join(words)} {lo}-{hi}:", reference=demo, demonstration=demo, meta=meta))
+        super().__init__(train=examples[cfg.n_eval :], eval=examples[: cfg.n_eval])
+
+    def parse(self, completion: str) -> str | None:
+        """The completion itself, stripped; None when empty."""
+        return completion.strip() or None
+
+    def verify(self, answer: str | None, reference: str, meta: dict) -> float:
+        """The oracle's quality of the completion (0 when empty)."""
+        return 0.0 if answer is None else quality(answer, meta)
+
+    def row_metrics(self, answers: list[str | None], references: list[str], metas: list[dict]) -> dict[str, list[float]]:
+        """``correct`` (all thirteen met), ``quality``, ``oracle_<criterion>``, ``words``, ``over_length``,
+        ``repetition`` and ``non_english_rate`` of every row (an empty completion scores 0 everywhere)."""
+        texts = [a or "" for a in answers]
+        rows = {"quality": [quality(t, m) for t, m in zip(texts, metas)]}
+        rows["correct"] = [float(q >= 1.0) for q in rows["quality"]]
+        for name, check in CHECKS.items():
+            rows[f"oracle_{name}"] = [check(t, m) for t, m in zip(texts, metas)]
+        toks = [[w.lower() for w in tokens(t)] for t in texts]
+        rows["words"] = [float(len(t)) for t in toks]
+        rows["over_length"] = [float(len(t) > m["max_words"]) for t, m in zip(toks, metas)]
+        rows["repetition"] = [ngram_repetition(t, n=1) for t in toks]
+        rows["non_english_rate"] = [non_english_rate(t, ENGLISH) for t in toks]
+        return rows

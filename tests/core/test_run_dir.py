@@ -1,0 +1,197 @@
+"""A run never destroys or mixes its data (issue 12, items 1, 2, 3, 4, 9): the run directory is
+claimed before any work, resume refuses a different experiment, pruning touches only the run's own
+checkpoints, the listing never shows a half-deleted checkpoint, a diverged step or warm start is
+never saved.
+
+Most tests start from a copy of one finished 2-step run (``finished``: step_1 and step_2)."""
+
+import dataclasses
+import json
+import shutil
+import warnings
+
+import pytest
+import torch
+
+from rewardzoo import recipes
+from rewardzoo.core import checkpoint
+from rewardzoo.core.checkpoint import check_run_dir, checkpoint_state, checkpoints, remove_tree
+from rewardzoo.core.config import ConfigError, resolved_run_dir as resolved
+from rewardzoo.core.models import load_policy
+from rewardzoo.core.sft import sft_cache_dir, warm_start
+from rewardzoo.core.trainer import NonFiniteError, Trainer, make_accelerator
+from rewardzoo.rewards.rlvr import RLVR
+from rewardzoo.zoo import build_task, load_config
+from tests.conftest import FAST
+
+QUICK = ["eval.n_examples=4", "checkpoint_every=1"]
+
+
+def make_trainer(cfg):
+    task = build_task(cfg.task)
+    return Trainer(cfg, task=task, reward=RLVR.from_task(task))
+
+
+def steps_on_disk(run_dir):
+    return [p.name for p in checkpoints(run_dir)]
+
+
+def snapshot(run_dir):
+    """Every file of the run's checkpoints → its bytes."""
+    root = run_dir / "checkpoints"
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    """A finished 2-step run (checkpoints step_1 and step_2)."""
+    run_dir = tmp_path_factory.mktemp("finished") / "run"
+    cfg = load_config("algorithms/rlvr_multiplication.yaml", [*FAST, *QUICK, "steps=2", f"run_dir={run_dir}"])
+    make_trainer(cfg).train()
+    return run_dir
+
+
+@pytest.fixture
+def run(finished_run, fast_config, tmp_path):
+    """``run(*overrides)`` → a config on a private copy of the finished run."""
+    shutil.copytree(finished_run, tmp_path / "run")
+    (tmp_path / "run" / "config.yaml").write_text((finished_run / "config.yaml").read_text().replace(
+        str(finished_run), str(tmp_path / "run")))
+    return lambda *overrides: fast_config(*QUICK, *overrides)
+
+
+def test_a_fresh_run_refuses_a_directory_holding_a_run_and_overwrite_deletes_it(run):
+    """Item 1: a fresh 1-step run into the directory of a finished 2-step run used to prune by step
+    number and delete every checkpoint it wrote.  Now it is refused before any work (naming the three
+    choices) and the old run is untouched; overwrite=true deletes it and starts again."""
+    fresh = make_trainer(run("steps=1"))
+    before = snapshot(fresh.run_dir)
+    with pytest.raises(ConfigError, match="holds a run.*resume=true.*run_dir=<a new directory>.*overwrite=true"):
+        fresh.train()
+    assert snapshot(fresh.run_dir) == before and fresh.step == 0
+    old_id = checkpoint_state(checkpoints(fresh.run_dir)[0])["run_id"]
+    make_trainer(run("steps=1", "overwrite=true")).train()
+    assert steps_on_disk(fresh.run_dir) == ["step_000001"]
+    assert checkpoint_state(checkpoints(fresh.run_dir)[0])["run_id"] != old_id
+    assert [json.loads(line)["step"] for line in (fresh.run_dir / "metrics.jsonl").read_text().splitlines()] == [0, 1]
+
+
+def test_pruning_deletes_only_the_runs_own_checkpoints(run):
+    """Item 1: checkpoints another run left (here step_11 and step_12 with a foreign run id) survive,
+    and this run keeps its own newest keep_checkpoints=2."""
+    trainer = make_trainer(run("steps=4", "resume=true"))
+    trainer._maybe_resume()
+    root = trainer.run_dir / "checkpoints"
+    for step in (11, 12):
+        shutil.copytree(root / "step_000001", root / f"step_{step:06d}")
+        state = checkpoint_state(root / f"step_{step:06d}")
+        foreign = {**state, "step": step, "run_id": "other"}
+        (root / f"step_{step:06d}" / "trainer_state.json").write_text(json.dumps(foreign))
+    for step in (3, 4):
+        trainer.step = step
+        trainer.save()
+    assert steps_on_disk(trainer.run_dir) == ["step_000003", "step_000004", "step_000011", "step_000012"]
+    assert [p.name for p in checkpoints(trainer.run_dir, trainer.run_id)] == ["step_000003", "step_000004"]
+
+
+def test_resume_refuses_a_different_experiment_and_applies_what_may_change(run):
+    """Item 2: a changed grpo.lr or task.name is refused whole, naming each key, before any work; a
+    longer run with other logging is applied and said."""
+    for overrides, key in ((["grpo.lr=3e-4"], "grpo.lr: 0.001 → 0.0003"), (["task.name=countdown"], "task.name"),
+                           (["grpo.batch_size=64", "seed=1"], "grpo.batch_size: 32 → 64; seed: 0 → 1")):
+        with pytest.raises(ConfigError, match=f"differ from .*config.yaml.*{key}.*init_from=<checkpoint>/policy"):
+            check_run_dir(run("steps=4", "resume=true", *overrides))
+    with pytest.warns(UserWarning, match=r"applied: logging.every: 1 → 2; sft.cache_dir: .*; steps: 2 → 4$"):
+        check_run_dir(run("steps=4", "resume=true", "logging.every=2"))
+
+
+def test_recipes_check_the_run_directory_before_the_warm_start(run, tmp_path):
+    """Items 1-2: `rewardzoo train` refuses before SFT runs (no warm start is trained or cached)."""
+    for overrides in (["resume=true", "grpo.lr=3e-4"], []):
+        with pytest.raises(ConfigError, match="grpo.lr" if overrides else "already holds a run"):
+            recipes.train(run("steps=3", "sft.enabled=true", "sft.steps=2", *overrides))
+    assert not (tmp_path / "sft").exists()
+
+
+def test_the_listing_never_shows_a_half_deleted_checkpoint(run, monkeypatch):
+    """Item 9: a kill mid-delete used to leave trainer_state.json without policy/, listed as complete.
+    Such a directory is not listed now, and deleting renames first, so an interrupted delete leaves
+    no step_ directory at all."""
+    run_dir = resolved(run())
+    root = run_dir / "checkpoints"
+    shutil.rmtree(root / "step_000001" / "policy")  # what a kill inside rmtree leaves
+    assert steps_on_disk(run_dir) == ["step_000002"]
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt  # the delete is interrupted after the rename
+
+    monkeypatch.setattr(checkpoint.shutil, "rmtree", killed)
+    with pytest.raises(KeyboardInterrupt):
+        remove_tree(root / "step_000002")
+    assert steps_on_disk(run_dir) == [] and not (root / "step_000002").exists()
+    monkeypatch.undo()
+    remove_tree(root / "step_000001")  # also sweeps the trash the interrupted delete left
+    assert list(root.iterdir()) == []
+
+
+def test_parameters_that_become_non_finite_stop_the_run_before_a_checkpoint(fast_config):
+    """Item 3: a finite gradient times an absurd learning rate and weight decay (both finite, so the
+    config check accepts them) makes every weight infinite; the step stops, naming it, and nothing is saved."""
+    trainer = make_trainer(fast_config(*QUICK, "steps=1", "grpo.lr=1e20", "grpo.weight_decay=1e20"))
+    with pytest.raises(NonFiniteError, match=r"parameters became non-finite in the optimizer step of step 0"):
+        trainer.train()
+    assert checkpoints(trainer.run_dir) == []
+
+
+def test_a_diverged_step_keeps_the_previous_checkpoint(run):
+    """Item 3: when the update of step 2 poisons a weight, the run stops there and step_2 stays the
+    latest checkpoint, loadable and finite."""
+    trainer = make_trainer(run("steps=3", "resume=true"))
+    victim = trainer.policy.model.layers[0].mlp.up_proj.weight
+    trainer.optimizer.optimizer.register_step_post_hook(lambda *args: victim.data.view(-1)[0].fill_(float("nan")))
+    with pytest.raises(NonFiniteError, match=r"step 2 \(\['model.layers.0.mlp.up_proj.weight'\]\)"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the applied change of steps
+            trainer.train()
+    assert steps_on_disk(trainer.run_dir) == ["step_000001", "step_000002"]
+    resumed = make_trainer(dataclasses.replace(trainer.cfg, resume=True))
+    resumed._maybe_resume()
+    assert resumed.step == 2 and all(torch.isfinite(p).all() for p in resumed.policy.parameters())
+
+
+def test_a_lora_warm_start_loads_offline_and_a_failed_one_is_never_cached(fast_config):
+    """Item 4: with LoRA the warm start used to be an adapter-only directory that RL could not load
+    without the hub.  Now it holds merged full weights, RL builds from it offline (its base weights
+    are the warm start), and a diverged warm start raises and leaves nothing in the cache."""
+    sft = ["sft.enabled=true", "sft.steps=2", "sft.batch_size=8"]
+    cfg = fast_config(*sft, "model.lora.enabled=true", "model.lora.r=4")
+    task = build_task(cfg.task)
+    out = warm_start(cfg, task, make_accelerator())
+    assert (out / "model.safetensors").exists() and not (out / "adapter_config.json").exists()
+    with_lora, _ = load_policy(cfg.model, out)  # fresh adapters (B = 0) on top of the warm start
+    plain, _ = load_policy(fast_config().model, out)
+    merged = dict(with_lora.merge_and_unload().named_parameters())
+    assert all(torch.equal(merged[name], weight) for name, weight in plain.named_parameters())
+    bad = fast_config(*sft, "sft.lr=1e20", "sft.weight_decay=1e20")
+    with pytest.raises(NonFiniteError, match="warm start diverged.*nothing was cached"):
+        warm_start(bad, task, make_accelerator())
+    cache = sft_cache_dir(bad, task)
+    assert not cache.exists() and not list(cache.parent.glob(f".tmp-{cache.name}-*"))
+
+
+def test_resume_and_overwrite_together_are_refused(fast_config):
+    with pytest.raises(ConfigError, match="resume=true and overwrite=true contradict"):
+        fast_config("resume=true", "overwrite=true")
+
+
+def test_resume_of_a_legacy_checkpoint_without_run_id_still_works(run):
+    """Checkpoints written before the manifest (trainer_state.json = {"step": N}) stay loadable, and
+    are not pruned (no run owns them)."""
+    cfg = run("steps=3", "resume=true")
+    for step in (1, 2):
+        state = resolved(cfg) / "checkpoints" / f"step_00000{step}" / "trainer_state.json"
+        state.write_text(json.dumps({"step": step}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        make_trainer(cfg).train()
+    assert steps_on_disk(resolved(cfg)) == ["step_000001", "step_000002", "step_000003"]
