@@ -7,6 +7,9 @@ The recorded runs live in ``tests/golden/`` (the resolved ``config.yaml`` each r
 eval.every=2 grpo.batch_size=64 grpo.micro_batch_size=32 grpo.kl_estimator=k3`` (and
 ``reward.ral.warmup_steps=3``), ``OMP_NUM_THREADS=1``.  The KL estimator is pinned to plain k3,
 the default of that commit, so the comparison covers the KL path too.  Timings are not compared.
+The recording sampled with transformers' ``torch.multinomial``; the default sampler is now the
+inverse-CDF one (same distribution, different draws), so the golden configs pin
+``sampling.sampler: multinomial``.
 
 Every value must be identical, except the token-summed policy statistics (loss, entropy, KL,
 ratio, clip fractions): those are now summed in float64 where the recording rounded the sum to

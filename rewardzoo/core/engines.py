@@ -5,6 +5,16 @@
 device; it is the default.  An engine that reports the log-probs it sampled with fills
 ``Generation.sampling_logprobs`` and the trainer applies truncated importance sampling.
 
+Sampling (``sampling.sampler``).  transformers draws each token with ``torch.multinomial``, which
+on CPU draws one exponential variate per vocabulary entry: at a 151,936-entry vocabulary it was
+most of the generation time (benchmarks/grpo_vs_trl.py, docs/performance.md).  The default
+sampler, :class:`InverseCDFSampler`, is a logits processor run with greedy decoding: it applies
+transformers' own temperature, top-k and top-p warpers, draws the token by inverse CDF
+(:func:`inverse_cdf_sample`, one uniform per row) and leaves only that token finite, so the greedy
+step picks it.  The uniforms come from torch's global generator, which the trainer seeds before
+every chunk of prompts, so runs stay reproducible and resumable.  The draws follow the same
+distribution as ``multinomial`` (tested), not the same token sequence.
+
 :class:`VLLMEngine` (``sampling.engine=vllm``, the ``vllm`` extra in its own environment) runs a
 vLLM engine in this process beside the trainer: its own copy of the weights, pushed in place after
 every policy step (only the LoRA adapters when the policy is a peft model), and the post-temperature
@@ -17,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import os
 import shutil
 import tempfile
@@ -27,9 +38,14 @@ from pathlib import Path
 from typing import ClassVar, Protocol
 
 import torch
+from transformers import (LogitsProcessor, LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper,
+                          TopPLogitsWarper)
 
 from rewardzoo.core.models import ModelConfig, causal_lm, is_peft
 from rewardzoo.core.types import Generation
+
+SAMPLERS = ("inverse_cdf", "multinomial")
+CDF_BLOCK = 1024  # vocabulary entries per block of the two-level inverse CDF
 
 CPU_KV_CACHE_BYTES = 1 << 30  # the KV cache of a CPU vLLM engine when sampling.vllm.kv_cache_memory_bytes is 0
 
@@ -79,6 +95,13 @@ class SamplingConfig:
     """Longest completion, in tokens (also the L of the dr_grpo loss normaliser)."""
     batch_size: int = 0
     """Rows per generate call of the hf engine (0 = all rows of a call at once; vLLM schedules its own)."""
+    sampler: str = "inverse_cdf"
+    """How a token is drawn from the temperature/top-k/top-p-processed distribution: 'inverse_cdf' (ours: one
+    uniform per row against the cumulative sum, with greedy decoding; much faster at large vocabularies) or
+    'multinomial' (transformers' own sampling).  Same distribution, different draws.  'inverse_cdf' applies only
+    these three warpers; other sampling settings of a hub model's generation_config (min_p, typical_p, epsilon or
+    eta cutoffs) are applied by 'multinomial' only."""
+
     engine: str = "hf"
     """Generation engine: 'hf' (transformers generate on the policy itself) or 'vllm' (a colocated vLLM engine
     with weight sync and truncated importance sampling; needs the vllm extra, see docs/engines.md)."""
@@ -86,7 +109,10 @@ class SamplingConfig:
     """Settings of the vllm engine."""
 
     def validate(self) -> None:
-        """Raise ValueError, saying what to change, on an unknown engine or a vLLM that does not import."""
+        """Raise ValueError, saying what to change, on an unknown engine or sampler, or a vLLM that does not
+        import (the numeric ranges are checked from RANGES)."""
+        if self.sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}; got {self.sampler!r}")
         if self.engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {self.engine!r}")
         if self.engine == "vllm":
@@ -129,6 +155,55 @@ def completion_mask(completion_ids: torch.Tensor, eos_ids: list[int]) -> tuple[t
     return torch.arange(T, device=completion_ids.device).unsqueeze(0) <= first.unsqueeze(1), ~ended  # [N, T], [N]
 
 
+def inverse_cdf_sample(scores: torch.Tensor, block: int = CDF_BLOCK) -> torch.Tensor:  # [B, V] -> [B] int64
+    """One token per row drawn from softmax(scores) by inverse CDF, with one uniform per row.
+
+        w_v  = exp(s_v − max s)                                  unnormalised probabilities (−inf → 0)
+        M_j  = Σ_{v in block j} w_v,   C_j = Σ_{i ≤ j} M_i       block masses; their running sum in float64
+        u    = (1 − U) · C_last ∈ (0, C_last],  U ~ Uniform[0, 1) from torch's global generator
+        j    = first block with C_j ≥ u;   r = (u − C_{j−1}) / (C_j − C_{j−1}) ∈ (0, 1]
+        k    = first entry of block j with c_k ≥ r · c_last,   c = running sum of the block's w (float64)
+
+    so P(v) = (M_j / C_last) · (w_v / M_j) = w_v / Σ w, and an entry of weight 0 is never drawn
+    (the first index whose running sum reaches a positive level has positive weight).  The running
+    sum over blocks is float64 because a float32 running sum over a 152k vocabulary rounds every
+    share to float32's spacing at the running total (~6e-8): a token of probability 1e-11 would be
+    drawn with probability ~1e-8 (total variation ~1e-3); the block sums themselves are float32.
+    """
+    B, V = scores.shape
+    block = min(block, V)
+    w = (scores - scores.amax(-1, keepdim=True)).exp_()  # [B, V]
+    full = V // block * block
+    masses = torch.cat([w.unfold(1, block, block).sum(-1), w[:, full:].sum(-1, keepdim=True)], 1).double()  # [B, nb]
+    C = masses.cumsum(-1)  # [B, nb]
+    u = (1 - torch.rand(B, 1, dtype=torch.float64, device=scores.device)) * C[:, -1:]  # [B, 1]
+    j = torch.searchsorted(C, u)  # [B, 1]
+    prev = torch.where(j > 0, C.gather(1, (j - 1).clamp(min=0)), 0.0)  # [B, 1] C_{j−1}
+    r = ((u - prev) / (C.gather(1, j) - prev)).clamp(max=1.0)  # [B, 1]
+    cols = j * block + torch.arange(block, device=scores.device)  # [B, block]
+    c = w.gather(1, cols.clamp(max=V - 1)).masked_fill(cols >= V, 0.0).double().cumsum(-1)  # [B, block]
+    return (j * block + torch.searchsorted(c, r * c[:, -1:])).squeeze(1)  # [B]
+
+
+class InverseCDFSampler(LogitsProcessor):
+    """Draws the next token by :func:`inverse_cdf_sample` after transformers' temperature, top-k and
+    top-p warpers (in the order transformers' own sampling applies them), and returns scores that
+    are 0 at the drawn token and −inf elsewhere: run with greedy decoding, the greedy step emits
+    the draw.  Put it last among the processors (transformers appends custom ones after its own,
+    e.g. after ``min_new_tokens``)."""
+
+    def __init__(self, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0):
+        warpers = [TemperatureLogitsWarper(temperature)] if temperature != 1.0 else []
+        warpers += [TopKLogitsWarper(top_k)] if top_k else []
+        warpers += [TopPLogitsWarper(top_p)] if top_p < 1.0 else []
+        self.warpers = LogitsProcessorList(warpers)
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:  # [B, S], [B, V] -> [B, V]
+        """The drawn token's one-hot in log space."""
+        token = inverse_cdf_sample(self.warpers(input_ids, scores))  # [B]
+        return torch.full_like(scores, -math.inf).scatter_(1, token.unsqueeze(1), 0.0)  # [B, V]
+
+
 class HFEngine:
     """transformers ``generate``: works with any causal LM, peft-wrapped or not, on any device."""
 
@@ -137,22 +212,34 @@ class HFEngine:
         self.tokenizer = tokenizer
         self.sampling = sampling
         self.eos_ids = eos_token_ids(model, tokenizer)
+        s = sampling
+        if s.sampler == "multinomial":
+            self.sample_kwargs = dict(do_sample=True, temperature=s.temperature, top_p=s.top_p, top_k=s.top_k)
+        else:
+            sampler = InverseCDFSampler(s.temperature, s.top_k, s.top_p)
+            self.sample_kwargs = dict(do_sample=False, logits_processor=LogitsProcessorList([sampler]))
 
     @torch.no_grad()
     def generate(self, prompts: list[str], n: int = 1, greedy: bool = False) -> Generation:
-        """``n`` completions per prompt (sampled, or greedy for evaluation)."""
-        rows = [p for p in prompts for _ in range(n)]
+        """``n`` completions per prompt (sampled, or greedy for evaluation); each prompt is tokenised once."""
+        enc = self.tokenizer(prompts, return_tensors="pt", padding=True)
+        ids = enc["input_ids"].repeat_interleave(n, 0)  # [N, P]
+        mask = enc["attention_mask"].repeat_interleave(n, 0)  # [N, P]
+        prompt_ids = [row[m.bool()].tolist() for row, m in zip(enc["input_ids"], enc["attention_mask"])]
+        rows = [p for p in prompt_ids for _ in range(n)]
         step = self.sampling.batch_size or len(rows)
-        parts = [self._generate_rows(rows[s : s + step], greedy) for s in range(0, len(rows), step)]
+        parts = [self._generate_rows(ids[s : s + step], mask[s : s + step], rows[s : s + step], greedy)
+                 for s in range(0, len(rows), step)]
         return Generation.concat(parts, self.tokenizer.pad_token_id)
 
-    def _generate_rows(self, rows: list[str], greedy: bool) -> Generation:
-        enc = self.tokenizer(rows, return_tensors="pt", padding=True)
+    def _generate_rows(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, prompt_ids: list[list[int]],
+                       greedy: bool) -> Generation:
+        P = input_ids.shape[1]
+        keep = int(attention_mask.sum(1).max())  # left padding beyond this batch's longest prompt is dropped
         device = next(self.model.parameters()).device
-        input_ids = enc["input_ids"].to(device)  # [B, P]
-        attention_mask = enc["attention_mask"].to(device)  # [B, P]
+        input_ids = input_ids[:, P - keep :].to(device)  # [B, P]
+        attention_mask = attention_mask[:, P - keep :].to(device)  # [B, P]
         s = self.sampling
-        kwargs = dict(do_sample=False) if greedy else dict(do_sample=True, temperature=s.temperature, top_p=s.top_p, top_k=s.top_k)
         was_training = self.model.training
         self.model.eval()
         out = self.model.generate(
@@ -161,14 +248,14 @@ class HFEngine:
             max_new_tokens=s.max_new_tokens,
             eos_token_id=self.eos_ids,
             pad_token_id=self.tokenizer.pad_token_id,
-            **kwargs,
+            **(dict(do_sample=False) if greedy else self.sample_kwargs),
         )  # [B, P + T]
         self.model.train(was_training)
         comp = out[:, input_ids.shape[1] :].cpu()  # [B, T]
         mask, truncated = completion_mask(comp, self.eos_ids)  # [B, T], [B]
         comp = comp.masked_fill(~mask, self.tokenizer.pad_token_id)  # [B, T]
         return Generation(
-            prompt_ids=[ids[m.bool()].tolist() for ids, m in zip(enc["input_ids"], enc["attention_mask"])],
+            prompt_ids=prompt_ids,
             completion_ids=comp,
             completion_mask=mask,
             texts=self.tokenizer.batch_decode(comp, skip_special_tokens=True),

@@ -13,8 +13,12 @@ optional bias ``b [V]``) and sampled tokens ``y [K]``:
     ∂log p_k / ∂z_k = onehot(y_k) − p_k
     ∂H_k / ∂z_k     = −p_k ⊙ (log p_k + H_k)
 
-so the largest temporary is one chunk's ``[chunk, V]`` fp32 logits, whatever K is.  Everything is
-accumulated in fp32 and gradients are cast back to the input dtypes.  :func:`naive_token_logprobs`
+so the temporaries are one chunk's ``[chunk, V]`` fp32 logits and at most one more ``[chunk, V]``
+buffer, whatever K is: the forward pass exponentiates each chunk once (m = max z, e = exp(z − m),
+s = Σ e: logsumexp = m + log s, the same operations as ``torch.logsumexp``, and Σ softmax·z =
+Σ e·z / s), and the backward pass needs the second buffer only when the entropy has a gradient
+(training uses the entropy as a statistic only, so there the logits' buffer becomes p in place).
+Everything is accumulated in fp32 and gradients are cast back to the input dtypes.  :func:`naive_token_logprobs`
 is the reference it is tested (and benchmarked) against.
 """
 
@@ -27,12 +31,16 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-DEFAULT_CHUNK_ELEMENTS = 2**25  # 32M fp32 logits = 128 MiB per chunk
+# fp32 logits per chunk: 128 MiB on accelerators (large matmuls); 32 MiB on CPU, where the chunk's
+# buffers add to the process's resident memory and smaller chunks were not slower (docs/performance.md).
+CHUNK_ELEMENTS = {"cpu": 2**23}
+DEFAULT_CHUNK_ELEMENTS = 2**25
 
 
-def default_chunk_size(vocab_size: int) -> int:
-    """Positions per chunk so that one chunk's fp32 logits stay near 128 MiB."""
-    return max(16, DEFAULT_CHUNK_ELEMENTS // max(vocab_size, 1))
+def default_chunk_size(vocab_size: int, device: torch.device | str = "cpu") -> int:
+    """Positions per chunk so that one chunk's fp32 logits stay near 32 MiB on CPU, 128 MiB elsewhere."""
+    elements = CHUNK_ELEMENTS.get(torch.device(device).type, DEFAULT_CHUNK_ELEMENTS)
+    return max(16, elements // max(vocab_size, 1))
 
 
 def _acc_dtype(t: torch.Tensor) -> torch.dtype:
@@ -59,11 +67,13 @@ class FusedTokenLogProbs(torch.autograd.Function):
         lse = hidden.new_empty(K, dtype=acc)  # [K]
         for s in range(0, K, chunk_size):
             z = _chunk_logits(hidden[s : s + chunk_size], weight, bias)  # [c, V]
-            lse_c = torch.logsumexp(z, dim=-1)  # [c]
-            p = torch.softmax(z, dim=-1)  # [c, V]
+            m = z.amax(-1, keepdim=True)  # [c, 1]
+            e = (z - m).exp_()  # [c, V] the one exponential pass
+            total = e.sum(-1)  # [c]
+            lse_c = total.log() + m.squeeze(1)  # [c] what torch.logsumexp computes, op for op
             lse[s : s + chunk_size] = lse_c
             logp[s : s + chunk_size] = z.gather(1, targets[s : s + chunk_size, None]).squeeze(1) - lse_c
-            entropy[s : s + chunk_size] = lse_c - torch.einsum("cv,cv->c", p, z)
+            entropy[s : s + chunk_size] = lse_c - torch.einsum("cv,cv->c", e, z) / total  # Σ softmax·z = Σ e·z / Σ e
         ctx.save_for_backward(hidden, weight, bias, targets, lse, entropy)
         ctx.chunk_size = chunk_size
         ctx.set_materialize_grads(False)
@@ -85,16 +95,16 @@ class FusedTokenLogProbs(torch.autograd.Function):
             sl = slice(s, s + ctx.chunk_size)
             h = hidden[sl].to(acc)  # [c, H]
             z = _chunk_logits(h, weight, bias)  # [c, V]
-            z.sub_(lse[sl].unsqueeze(1))  # [c, V] log p (in place: two [c, V] buffers in all)
-            p = torch.exp(z)  # [c, V]
+            z.sub_(lse[sl].unsqueeze(1))  # [c, V] log p (in place)
             g_logp = grad_logp[sl].to(acc).unsqueeze(1) if grad_logp is not None else None  # [c, 1]
-            if grad_entropy is not None:
+            if grad_entropy is None:  # only the log-probs were used (training): one [c, V] buffer
+                dz = z.exp_().mul_(g_logp).neg_()  # [c, V] −p g_logp
+            else:  # two [c, V] buffers
+                p = torch.exp(z)  # [c, V]
                 coef = z.add_(entropy[sl].unsqueeze(1)).mul_(grad_entropy[sl].to(acc).unsqueeze(1))  # [c, V] g_H (log p + H)
                 if g_logp is not None:
                     coef.add_(g_logp)
-            else:
-                coef = g_logp.expand_as(p)  # [c, V]
-            dz = p.mul_(coef).neg_()  # [c, V] −p (g_logp + g_H (log p + H))
+                dz = p.mul_(coef).neg_()  # [c, V] −p (g_logp + g_H (log p + H))
             if g_logp is not None:
                 dz.scatter_add_(1, targets[sl, None], g_logp)  # + g_logp at the sampled token
             if want_h:
@@ -122,7 +132,7 @@ def fused_token_logprobs(
     """Sampled-token log-probs and next-token entropies of K positions, chunked (fp32 results,
     fp64 for fp64 inputs).  K = 0 is allowed (a micro-batch whose every token is masked): the
     outputs are empty but stay in the graph, so the backward pass still runs."""
-    chunk = chunk_size or default_chunk_size(weight.shape[0])
+    chunk = chunk_size or default_chunk_size(weight.shape[0], weight.device)
     return FusedTokenLogProbs.apply(hidden, weight, bias, targets, chunk)
 
 

@@ -117,9 +117,18 @@ def check_model_source(name: str, key: str) -> None:
                          f"save_pretrained, a hub id such as 'Qwen/Qwen3-0.6B', or 'tiny'")
 
 
-def char_tokenizer() -> PreTrainedTokenizerFast:
-    """A character-level tokenizer over printable ASCII and newline (unknown characters → <unk>)."""
-    vocab = {tok: i for i, tok in enumerate(CHAR_SPECIAL_TOKENS + CHAR_ALPHABET)}
+def char_tokenizer(vocab_size: int = 0) -> PreTrainedTokenizerFast:
+    """A character-level tokenizer over printable ASCII and newline (unknown characters → <unk>).
+
+    ``vocab_size`` > 0 pads the vocabulary with filler tokens ``<|fill_i|>`` (never produced by
+    encoding, decoded as their own text) up to that size: a model with a real LLM's vocabulary
+    (e.g. 151,936) on the same text, for benchmarks of the output layer and of sampling.
+    """
+    chars = CHAR_SPECIAL_TOKENS + CHAR_ALPHABET
+    if 0 < vocab_size < len(chars):
+        raise ValueError(f"vocab_size must be 0 or at least {len(chars)} (the characters); got {vocab_size}")
+    fill = tuple(f"<|fill_{i}|>" for i in range(max(vocab_size - len(chars), 0)))
+    vocab = {tok: i for i, tok in enumerate(chars + fill)}
     backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
     backend.decoder = decoders.Fuse()

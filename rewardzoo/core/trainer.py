@@ -1,4 +1,4 @@
-"""The GRPO loop, shared by every reward.  One step reads top to bottom:
+"""The GRPO loop, shared by every reward.  One step (:meth:`Trainer.train_step`) reads top to bottom:
 
     rollouts, gen = self.rollout(step)                         # engine.generate → Rollouts (text)
     out           = self.score(rollouts)                       # reward.score (checked finite)
@@ -46,6 +46,9 @@ from rewardzoo.core.types import (Example, Generation, NonFiniteError, PolicyEva
 from rewardzoo.eval import batch_analysis
 
 
+FUSED_ADAMW_DEVICES = ("cpu", "cuda")  # where torch's fused AdamW kernel runs (TRL's default optimiser too)
+
+
 class MicroBatch(NamedTuple):
     """Rows of one forward/backward: their indices in the process's rows, the packed tokens and,
     when the engine reported them, the sampling log-probs ([n, T] or None)."""
@@ -91,7 +94,9 @@ class Trainer:
         self.engine = make_engine(self.policy, self.tokenizer, cfg.sampling)
         self.ref = ReferencePolicy(self.policy) if g.beta > 0 else None
         params = [p for _, p in trainable_parameters(self.policy)]
-        optimizer = torch.optim.AdamW(params, lr=g.lr, betas=tuple(g.adam_betas), weight_decay=g.weight_decay)
+        fused = all(p.device.type in FUSED_ADAMW_DEVICES for p in params)  # one kernel: no [V, H] temporaries
+        optimizer = torch.optim.AdamW(params, lr=g.lr, betas=tuple(g.adam_betas), weight_decay=g.weight_decay,
+                                      fused=fused)
         total = cfg.steps * g.num_iterations
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_multiplier(
             s, warmup_steps=g.warmup_steps, total_steps=total, schedule=g.lr_schedule))
@@ -121,17 +126,7 @@ class Trainer:
                    desc=cfg.recipe.name, dynamic_ncols=True)
         while self.step < cfg.steps:
             t0 = time.perf_counter()
-            rollouts, gen = self.rollout(self.step)
-            t1 = time.perf_counter()
-            out = self.score(rollouts)
-            learned = self.reward.update(rollouts, out)
-            t2 = time.perf_counter()
-            adv = compute_advantages(out.rewards, rollouts.group_ids, cfg.grpo.advantage)
-            stats = self.policy_step(gen, self._local(adv))
-            t3 = time.perf_counter()
-            self.step += 1
-            metrics = {**self._reward_metrics(rollouts, out), **self.analysis(rollouts, out), **learned, **stats,
-                       "time/generate_s": t1 - t0, "time/reward_s": t2 - t1, "time/policy_s": t3 - t2}
+            metrics = self.train_step()
             if (cfg.eval.every and self.step % cfg.eval.every == 0) or self.step == cfg.steps:
                 metrics.update(self.evaluate())
             metrics["time/step_s"] = time.perf_counter() - t0
@@ -146,6 +141,22 @@ class Trainer:
         if self.logger is not None:
             self.logger.close()
         return last
+
+    def train_step(self) -> dict[str, float]:
+        """One RL step — rollout → score → update → advantages → policy step — and its metrics row
+        (evaluation, logging and checkpoints are :meth:`train`'s)."""
+        t0 = time.perf_counter()
+        rollouts, gen = self.rollout(self.step)
+        t1 = time.perf_counter()
+        out = self.score(rollouts)
+        learned = self.reward.update(rollouts, out)
+        t2 = time.perf_counter()
+        adv = compute_advantages(out.rewards, rollouts.group_ids, self.cfg.grpo.advantage)
+        stats = self.policy_step(gen, self._local(adv))
+        t3 = time.perf_counter()
+        self.step += 1
+        return {**self._reward_metrics(rollouts, out), **self.analysis(rollouts, out), **learned, **stats,
+                "time/generate_s": t1 - t0, "time/reward_s": t2 - t1, "time/policy_s": t3 - t2}
 
     # ------------------------------------------------------------------ the verbs
     def prompts_for(self, step: int) -> list[Example]:
@@ -253,17 +264,21 @@ class Trainer:
             packed = pack_rows(gen.prompt_ids, gen.completion_ids, mask, rows, pad).to(self.acc.device)
             samp = None if gen.sampling_logprobs is None else gen.sampling_logprobs[rows, : packed.mask.shape[1]]  # [n, T]
             batches.append(MicroBatch(rows, packed, samp))
-        norm = LossNormalizer(num_sequences=g.batch_size, num_tokens=int(self._global_sum(mask.sum().float())),
+        tokens = int(self._global_sums(mask.sum().reshape(1).double())[0])
+        norm = LossNormalizer(num_sequences=g.batch_size, num_tokens=tokens,
                               max_completion_length=self.cfg.sampling.max_new_tokens)
         return batches, norm
 
     def accumulate_loss(self, batches: list[MicroBatch], adv: torch.Tensor, norm: LossNormalizer,
                         old: list[torch.Tensor] | None, ref: list[torch.Tensor] | None, iteration: int) -> dict[str, torch.Tensor]:
         """Forward and backward every micro-batch into one accumulated gradient of the step loss
-        (DDP syncs on the last); returns the summed, detached loss statistics."""
+        (DDP syncs on the last); returns the summed, detached loss statistics, which stay on the
+        device.  The losses are checked for finiteness once, after the last backward (one host sync
+        per step); a non-finite one stops the step before the optimiser with the gradients cleared."""
         g = self.cfg.grpo
         scale = self.acc.num_processes  # DDP averages gradients; each process holds a share of the global loss
         sums: dict[str, torch.Tensor] = {}
+        losses = []
         self.optimizer.zero_grad(set_to_none=True)
         for j, (rows, batch, samp) in enumerate(batches):
             last = j == len(batches) - 1
@@ -276,19 +291,23 @@ class Trainer:
                     loss_type=g.loss_type, eps_low=g.epsilon_low, eps_high=g.epsilon_high,
                     beta=g.beta, ref_logp=None if ref is None else ref[j], kl_estimator=g.kl_estimator, is_weights=is_w,
                 )
-                if not torch.isfinite(loss):
-                    self.optimizer.zero_grad(set_to_none=True)
-                    raise NonFiniteError(f"policy loss is {loss.item()} at step {self.step}, iteration {iteration}, "
-                                         f"micro-batch {j} (check the advantages and log-probs); no update was made")
                 self.acc.backward(loss * scale)
+            losses.append(loss.detach())
             stats["loss_sum"] = loss.detach() * scale
             stats["entropy_sum"] = (entropy.detach() * batch.mask).sum()
             for k, v in stats.items():
                 sums[k] = sums.get(k, 0.0) + v.double()
+        finite = torch.isfinite(torch.stack(losses))  # [micro-batches]
+        if not finite.all():
+            j = int((~finite).nonzero()[0])
+            self.optimizer.zero_grad(set_to_none=True)
+            raise NonFiniteError(f"policy loss is {losses[j].item()} at step {self.step}, iteration {iteration}, "
+                                 f"micro-batch {j} (check the advantages and log-probs); no update was made")
         return sums
 
     def optimizer_step(self) -> float:
-        """Clip, check and apply the accumulated gradient; returns its norm before clipping.
+        """Clip, check and apply the accumulated gradient, then free it (no gradient memory is held
+        through the next generation); returns its norm before clipping.
 
         A non-finite norm stops the step, naming the parameters whose gradients are not finite,
         with the parameters untouched (the norm is checked before clipping, which would smear NaN
@@ -299,7 +318,8 @@ class Trainer:
         params = [p for _, p in named]
         grads = [p.grad for p in params if p.grad is not None]
         total = torch.nn.utils.get_total_norm(grads) if grads else torch.zeros(())  # []
-        if not torch.isfinite(total):
+        norm = float(total)  # the step's one host sync here
+        if not math.isfinite(norm):
             bad = [n for n, p in named if p.grad is not None and not torch.isfinite(p.grad).all()]
             self.optimizer.zero_grad(set_to_none=True)
             raise NonFiniteError(f"non-finite gradient at step {self.step} in {bad[:5]}; "
@@ -313,13 +333,19 @@ class Trainer:
                                  f"stopped before writing a checkpoint, so the previous one is the latest (lower "
                                  f"grpo.lr or grpo.weight_decay)")
         self.scheduler.step()
-        return float(total)
+        self.optimizer.zero_grad(set_to_none=True)
+        return norm
 
     def policy_metrics(self, sums: dict[str, torch.Tensor], grad_norm: float, gen: Generation,
                        norm: LossNormalizer) -> dict[str, float]:
         """The ``policy/*`` log keys from the first iteration's summed statistics (one reduction
-        across processes, one host sync per key)."""
-        summed = {k: self._global_sum(v) for k, v in sorted(sums.items())}
+        across processes and one host sync for all of them)."""
+        keys = sorted(sums)
+        device = sums[keys[0]].device
+        counts = [gen.completion_mask.sum(), gen.truncated.sum()]
+        values = self._global_sums(torch.stack([sums[k] for k in keys] + [c.to(device).double() for c in counts]))
+        summed = dict(zip(keys, values))
+        completion_tokens, truncated = values[len(keys):]
         tokens = max(norm.num_tokens, 1)
         n = self.cfg.grpo.batch_size
         out = {
@@ -330,8 +356,8 @@ class Trainer:
             "policy/ratio_mean": summed["ratio_sum"] / tokens,
             "policy/grad_norm": grad_norm,
             "policy/lr": self.scheduler.get_last_lr()[0],
-            "policy/completion_length": self._global_sum(gen.completion_mask.sum().float()) / n,
-            "policy/truncated_frac": self._global_sum(gen.truncated.float().sum()) / n,
+            "policy/completion_length": completion_tokens / n,
+            "policy/truncated_frac": truncated / n,
         }
         if self.cfg.grpo.mask_truncated_completions:
             out["policy/masked_truncated_frac"] = out["policy/truncated_frac"]
@@ -429,10 +455,11 @@ class Trainer:
         n = self.local_prompts * self.group_size
         return rows_global[self.acc.process_index * n : (self.acc.process_index + 1) * n]
 
-    def _global_sum(self, value: torch.Tensor) -> float:
+    def _global_sums(self, values: torch.Tensor) -> list[float]:
+        """[k] values summed over processes, as floats (one reduction, one host sync)."""
         if self.acc.num_processes == 1:
-            return float(value)
-        return float(self.acc.reduce(value.to(self.acc.device).reshape(1), reduction="sum"))
+            return values.tolist()
+        return self.acc.reduce(values.to(self.acc.device), reduction="sum").tolist()
 
     def analysis(self, rollouts: Rollouts, out: RewardOutput) -> dict[str, float]:
         """``train/…`` and ``analysis/corr/…`` diagnostics from the task's exact checker, computed

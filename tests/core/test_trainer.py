@@ -216,6 +216,22 @@ def test_prompt_order_is_one_permutation_per_epoch(fast_config):
     assert [e.prompt for e in trainer.prompts_for(n // per)] != epoch[:per]
 
 
+def test_non_finite_loss_stops_before_the_optimizer_and_names_the_micro_batch(fast_config):
+    """A NaN advantage in the second micro-batch's rows gives a NaN loss there: the step stops
+    with an error naming micro-batch 1, the gradients are cleared and no parameter moved (the
+    losses are checked once per step, after the last backward)."""
+    trainer = make_trainer(fast_config("steps=0", "grpo.micro_batch_size=16", "grpo.sort_by_length=false"))
+    torch.manual_seed(0)
+    _, gen = trainer.rollout(0)
+    adv = torch.randn(32)
+    adv[20] = float("nan")
+    before = params(trainer)
+    with pytest.raises(NonFiniteError, match=r"policy loss is nan at step 0, iteration 0, micro-batch 1 "):
+        trainer.policy_step(gen, adv)
+    assert all(p.grad is None for p in trainer.policy.parameters())
+    assert all(torch.equal(before[n], p) for n, p in trainer.policy.named_parameters())
+
+
 def test_resume_continues_exactly_with_a_learned_varl_reward(fast_config, tmp_path):
     """A real VARL on refdist after a short warm start: 4 steps straight == 2 steps, then resume=true for
     the last 2 — bitwise-equal policy, discriminator (weights and AdamW moments), FIFO and reservoir

@@ -1,0 +1,346 @@
+"""rewardzoo's GRPO ``Trainer`` against TRL's ``GRPOTrainer``: step time per phase and peak memory.
+
+    python benchmarks/grpo_vs_trl.py --out benchmarks/results/grpo_vs_trl.txt     # S1 and S2, 2 + 5 steps
+
+Both sides train the same saved model (rewardzoo's tiny Qwen3 factory model, float32) from the
+same 8 prompts of the multiplication task, 8 completions each (64 rows, one micro-batch, one
+optimiser step per generation), with the same plain TRL-style reward function (the share of
+digits in a completion, given to TRL as is and to rewardzoo through ``FunctionReward``), loss
+``grpo`` (per-sequence token mean), group-normalised advantages, ε = 0.2, β = 0 (no reference
+model), temperature 1, no top-p/top-k, AdamW (0.9, 0.99) with torch's fused kernel (TRL's default
+optimiser), lr 1e-6 constant, gradient clipping at 1, float32, no gradient checkpointing,
+transformers ``generate`` on both sides (no vLLM), and no logging, evaluation or checkpoints inside
+the timed steps.
+
+Settings:
+
+    S1  the tiny model as the CPU presets use it (vocabulary 100), 8 new tokens at most
+    S2  the same model with a vocabulary of 151,936 (Qwen's; the character tokenizer padded with
+        filler tokens), 64 new tokens forced (``min_new_tokens`` = 64 on both sides, i.e. EOS is
+        suppressed by transformers' own logits processor)
+
+Method.  Each side runs in its own process (so its peak resident set size, ``ru_maxrss``, is
+that side's alone); the parent alternates them A B A B: it tells one side to run one step, waits
+for its timings, then the other, so the two never share the CPU and drift of the machine load
+hits both alike.  ``--warmup`` steps are run and dropped, then ``--steps`` steps are timed; the
+table gives medians (and the step time's mean ± 95% CI over the timed steps).  Phases are timed
+from outside without changing what either side computes: *generate* is the wall time inside the
+model's ``generate``, *forward* the policy forwards outside generation (rewardzoo's
+``PolicyLogProbs``, TRL's model calls in the loss), *backward* the ``accelerator.backward`` calls,
+*optimizer* ``optimizer.step``; *other* is the rest of the step (tokenising, decoding, rewards,
+advantages, packing, gradient clipping, metrics).  TRL's step is timed from its ``on_step_begin``
+to its ``on_step_end`` callback (its logging runs after that, untimed).  Every setting ends with
+the line ``rewardzoo/trl: speed X, peak memory Y``: X = rewardzoo steps/s ÷ TRL steps/s (median
+step times), Y = rewardzoo peak RSS ÷ TRL peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SETTINGS = {  # name: (vocabulary size, max new tokens, forced length)
+    "S1": (0, 8, False),
+    "S2": (151_936, 64, True),
+}
+PHASES = ("generate", "forward", "backward", "optimizer")
+PROMPTS, GROUP = 8, 8
+MARK = "@@grpo_vs_trl "  # prefix of the protocol lines a child writes to stdout
+
+
+def digit_share(prompts, completions, **kwargs) -> list[float]:
+    """A dense reward in TRL's calling convention: the share of digits in each completion."""
+    return [sum(c.isdigit() for c in text) / max(len(text), 1) for text in completions]
+
+
+# ---------------------------------------------------------------------------------------------- timing
+class PhaseClock:
+    """Wall time per phase, accumulated over one step; ``wrap`` times a callable, ``hook`` a module's
+    forward calls (skipped while ``generate`` runs, whose decode steps call the same module)."""
+
+    def __init__(self):
+        self.totals = dict.fromkeys(PHASES, 0.0)
+        self.in_generate = False
+        self._start = 0.0
+
+    def reset(self) -> None:
+        """Start a new step."""
+        self.totals = dict.fromkeys(PHASES, 0.0)
+
+    def wrap(self, phase: str, fn):
+        """``fn`` with its wall time added to ``phase``."""
+
+        def timed(*args, **kwargs):
+            t0 = time.perf_counter()
+            if phase == "generate":
+                self.in_generate = True
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.in_generate = False if phase == "generate" else self.in_generate
+                self.totals[phase] += time.perf_counter() - t0
+
+        return timed
+
+    def hook(self, module) -> None:
+        """Time ``module``'s forward calls made outside generation as the forward phase."""
+
+        def before(*_):
+            if not self.in_generate:
+                self._start = time.perf_counter()
+
+        def after(*_):
+            if not self.in_generate:
+                self.totals["forward"] += time.perf_counter() - self._start
+
+        module.register_forward_pre_hook(before)
+        module.register_forward_hook(after)
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident set size (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def send(record: dict) -> None:
+    """One protocol line to the parent."""
+    print(MARK + json.dumps(record), flush=True)
+
+
+def wait_for_go() -> bool:
+    """Block until the parent says ``go`` (True) or ``stop`` (False)."""
+    return sys.stdin.readline().strip() == "go"
+
+
+# ---------------------------------------------------------------------------------------------- the two sides
+def make_model_dir(setting: str, root: Path) -> Path:
+    """Save the setting's model and tokenizer once; both sides load this directory."""
+    from rewardzoo.core.models import TinyModelConfig, char_tokenizer, tiny_causal_lm
+
+    vocab, max_new, forced = SETTINGS[setting]
+    tokenizer = char_tokenizer(vocab)
+    model = tiny_causal_lm(TinyModelConfig(), len(tokenizer), seed=0)
+    if forced:
+        model.generation_config.min_new_tokens = max_new
+    path = root / setting
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def prompts() -> list:
+    """The 8 prompts both sides train on (every step uses all of them)."""
+    from rewardzoo.zoo import build_task, load_config
+
+    cfg = load_config("algorithms/rlvr_multiplication.yaml", [])
+    return build_task(cfg.task).train[:PROMPTS]
+
+
+def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int) -> None:
+    """rewardzoo's Trainer, one ``train_step`` per ``go``."""
+    from rewardzoo.core.trainer import Trainer
+    from rewardzoo.rewards.functions import FunctionReward
+    from rewardzoo.zoo import build_task, load_config
+
+    _, max_new, _ = SETTINGS[setting]
+    cfg = load_config("algorithms/rlvr_multiplication.yaml", [
+        f"run_dir={run_dir}", "sft.enabled=false", "logging.progress=false", "logging.tensorboard=false",
+        f"grpo.batch_size={PROMPTS * GROUP}", f"grpo.group_size={GROUP}", f"grpo.micro_batch_size={PROMPTS * GROUP}",
+        "grpo.loss_type=grpo", "grpo.advantage=grpo", "grpo.beta=0", "grpo.lr=1e-6", "grpo.warmup_steps=0",
+        "grpo.max_grad_norm=1.0", "grpo.adam_betas=[0.9,0.99]", "grpo.weight_decay=0",
+        "sampling.temperature=1.0", "sampling.top_p=1.0", "sampling.top_k=0", f"sampling.max_new_tokens={max_new}",
+    ])
+    examples = prompts()
+    trainer = Trainer(cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share), init_dir=model_dir,
+                      prompts=examples)
+    clock = PhaseClock()
+    trainer.policy.generate = clock.wrap("generate", trainer.policy.generate)
+    clock.hook(trainer.module)
+    trainer.acc.backward = clock.wrap("backward", trainer.acc.backward)
+    trainer.optimizer.step = clock.wrap("optimizer", trainer.optimizer.step)
+    send({"ready": True, "rss": peak_rss_bytes()})
+    for _ in range(total_steps):
+        if not wait_for_go():
+            break
+        clock.reset()
+        t0 = time.perf_counter()
+        metrics = trainer.train_step()
+        step = time.perf_counter() - t0
+        send({"step": step, **clock.totals, "completion_length": metrics["policy/completion_length"]})
+    send({"peak_rss": peak_rss_bytes()})
+
+
+def run_trl(setting: str, model_dir: Path, run_dir: Path, total_steps: int) -> None:
+    """TRL's GRPOTrainer; a callback blocks between steps until the parent says ``go``."""
+    import torch
+    import trl
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+
+    _, max_new, forced = SETTINGS[setting]
+    clock = PhaseClock()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer.padding_side = "left"
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="sdpa")
+    args = trl.GRPOConfig(
+        output_dir=str(run_dir), max_steps=total_steps, seed=0, use_cpu=True, bf16=False, fp16=False,
+        per_device_train_batch_size=PROMPTS * GROUP, gradient_accumulation_steps=1, num_generations=GROUP,
+        steps_per_generation=1, num_iterations=1, max_completion_length=max_new,
+        temperature=1.0, top_p=1.0, top_k=0, generation_kwargs={"min_new_tokens": max_new} if forced else None,
+        loss_type="grpo", scale_rewards="group", beta=0.0, epsilon=0.2,
+        learning_rate=1e-6, lr_scheduler_type="constant", warmup_steps=0, optim="adamw_torch_fused",
+        adam_beta1=0.9, adam_beta2=0.99, weight_decay=0.0, max_grad_norm=1.0,
+        activation_checkpointing=False, use_vllm=False, cast_lm_head_to_fp32=False,
+        report_to="none", logging_strategy="no", save_strategy="no", eval_strategy="no",
+        log_completions=False, disable_tqdm=True, dataloader_num_workers=0,
+    )
+    dataset = Dataset.from_dict({"prompt": [e.prompt for e in prompts()]})
+    trainer = trl.GRPOTrainer(model=model, reward_funcs=[digit_share], args=args, train_dataset=dataset,
+                              processing_class=tokenizer)
+
+    class Lockstep(TrainerCallback):
+        """Times each step from on_step_begin to on_step_end and waits for the parent between steps."""
+
+        def __init__(self):
+            self.t0 = 0.0
+            self.lengths = []
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            trainer.optimizer.step = clock.wrap("optimizer", trainer.optimizer.step)
+            send({"ready": True, "rss": peak_rss_bytes()})
+            control.should_training_stop = not wait_for_go()
+
+        def on_step_begin(self, args, state, control, **kwargs):
+            clock.reset()
+            self.t0 = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            step = time.perf_counter() - self.t0
+            length = trainer._metrics["train"]["completions/mean_length"][-1]
+            send({"step": step, **clock.totals, "completion_length": length})
+            if state.global_step < total_steps and not wait_for_go():
+                control.should_training_stop = True
+
+    trainer.model.generate = clock.wrap("generate", trainer.model.generate)
+    clock.hook(trainer.model)
+    trainer.accelerator.backward = clock.wrap("backward", trainer.accelerator.backward)
+    trainer.add_callback(Lockstep())
+    trainer.train()
+    send({"peak_rss": peak_rss_bytes()})
+
+
+# ---------------------------------------------------------------------------------------------- the parent
+class Side:
+    """A child process running one side, driven one step at a time."""
+
+    def __init__(self, name: str, setting: str, model_dir: Path, run_dir: Path, total_steps: int):
+        self.name = name
+        cmd = [sys.executable, __file__, "--child", name, "--setting", setting, "--model-dir", str(model_dir),
+               "--run-dir", str(run_dir), "--total-steps", str(total_steps)]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     cwd=Path(__file__).resolve().parents[1])
+        self.ready = self.read()
+
+    def read(self) -> dict:
+        """The child's next protocol line (other output is ignored)."""
+        for line in self.proc.stdout:
+            if line.startswith(MARK):
+                return json.loads(line[len(MARK):])
+        raise RuntimeError(f"the {self.name} process ended early (exit {self.proc.wait()}); see its output above")
+
+    def step(self) -> dict:
+        """Run one step in the child and return its timings."""
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+        return self.read()
+
+    def finish(self) -> int:
+        """Let the child end and return its peak RSS in bytes."""
+        peak = self.read()["peak_rss"]
+        self.proc.stdin.close()
+        if self.proc.wait() != 0:
+            raise RuntimeError(f"the {self.name} process failed with exit {self.proc.returncode}")
+        return peak
+
+
+def compare(setting: str, warmup: int, steps: int, root: Path) -> list[str]:
+    """Alternate the two sides on one setting; the report lines."""
+    from rewardzoo.eval import mean_ci
+
+    model_dir = make_model_dir(setting, root)
+    total = warmup + steps
+    sides = [Side(name, setting, model_dir, root / f"{setting}-{name}", total) for name in ("rewardzoo", "trl")]
+    rows = {s.name: [] for s in sides}
+    for _ in range(total):
+        for side in sides:
+            rows[side.name].append(side.step())
+    peaks = {s.name: s.finish() for s in sides}
+    vocab, max_new, forced = SETTINGS[setting]
+    lines = [f"## {setting}: vocabulary {vocab or 100:,}, {PROMPTS} prompts x {GROUP}, "
+             f"{max_new} new tokens{' forced' if forced else ' at most'}; {warmup} warm-up + {steps} timed steps each",
+             "",
+             "| side | step s (median) | step s (mean ± 95% CI) | " + " | ".join(f"{p} s" for p in PHASES)
+             + " | other s | completion tokens | peak RSS GiB |",
+             "|---|---|---|" + "---|" * (len(PHASES) + 3)]
+    medians = {}
+    for name, timed in ((n, r[warmup:]) for n, r in rows.items()):
+        med = {k: statistics.median(r[k] for r in timed) for k in ("step", *PHASES, "completion_length")}
+        other = statistics.median(r["step"] - sum(r[p] for p in PHASES) for r in timed)
+        medians[name] = med
+        lines.append(f"| {name} | {med['step']:.3f} | {mean_ci([r['step'] for r in timed]).format(digits=3)} | "
+                     + " | ".join(f"{med[p]:.3f}" for p in PHASES)
+                     + f" | {other:.3f} | {med['completion_length']:.1f} | {peaks[name] / 2**30:.3f} |")
+    if forced and any(m["completion_length"] != max_new for m in medians.values()):
+        raise RuntimeError(f"{setting} must force {max_new} tokens on both sides; got {medians}")
+    speed = medians["trl"]["step"] / medians["rewardzoo"]["step"]
+    memory = peaks["rewardzoo"] / peaks["trl"]
+    lines += ["", f"rewardzoo/trl: speed {speed:.2f}, peak memory {memory:.3f}", ""]
+    return lines
+
+
+def main() -> int:
+    """Run the chosen settings and print (and optionally write) the report."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
+    parser.add_argument("--warmup", type=int, default=2, help="untimed steps per side")
+    parser.add_argument("--steps", type=int, default=5, help="timed steps per side")
+    parser.add_argument("--out", help="also write the report to this file")
+    parser.add_argument("--child", choices=["rewardzoo", "trl"], help=argparse.SUPPRESS)
+    parser.add_argument("--setting", help=argparse.SUPPRESS)
+    parser.add_argument("--model-dir", help=argparse.SUPPRESS)
+    parser.add_argument("--run-dir", help=argparse.SUPPRESS)
+    parser.add_argument("--total-steps", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        run = run_rewardzoo if args.child == "rewardzoo" else run_trl
+        run(args.setting, Path(args.model_dir), Path(args.run_dir), args.total_steps)
+        return 0
+    import torch
+    import transformers
+    import trl
+
+    lines = [f"# command: python benchmarks/grpo_vs_trl.py {' '.join(sys.argv[1:])}".rstrip(),
+             f"# machine: {platform.machine()} {platform.processor() or ''} torch {torch.__version__} "
+             f"transformers {transformers.__version__} trl {trl.__version__}, "
+             f"{torch.get_num_threads()} intra-op thread(s) per process", ""]
+    print("\n".join(lines), flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for setting in args.settings:
+            report = compare(setting, args.warmup, args.steps, Path(tmp))
+            print("\n".join(report), flush=True)
+            lines += report
+    if args.out:
+        Path(args.out).write_text("\n".join(lines).rstrip() + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""The performance scripts run end to end at tiny sizes on the CPU and write what they promise."""
+
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks"
+
+
+def run_script(name: str, *args: str, monkeypatch) -> None:
+    """Run benchmarks/<name> as __main__ in this process with the given arguments; it must exit 0."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(sys, "argv", [name, *args])
+    monkeypatch.syspath_prepend(str(BENCH))
+    with pytest.raises(SystemExit) as stop:
+        runpy.run_path(str(BENCH / name), run_name="__main__")
+    assert stop.value.code == 0
+
+
+def test_gpu_throughput_tiny_on_cpu(tmp_path, monkeypatch):
+    """The throughput/MFU script's Python parts (a policy step and a full train_step through the
+    Trainer) at tiny sizes: both tables are written, MFU is n/a without a known peak."""
+    out = tmp_path / "throughput.txt"
+    run_script("gpu_throughput.py", "--device", "cpu", "--tiny", "--steps", "1", "--out", str(out), monkeypatch=monkeypatch)
+    text = out.read_text()
+    assert text.startswith("# command: python benchmarks/gpu_throughput.py --device cpu --tiny")
+    assert "## policy step: 16 rows x (8 prompt + 8 completion) tokens" in text and "| n/a |" in text
+    assert "## full train_step: 2 prompts x 8, 4 new tokens forced (HFEngine, sampler inverse_cdf)" in text
+
+
+def test_logprob_memory_compares_paths_in_bf16(capsys, monkeypatch):
+    """bf16 inputs: the fused path agrees with the naive one within the bf16 tolerance."""
+    run_script("logprob_memory.py", "--device", "cpu", "--tokens", "48", "--hidden", "16", "--vocab", "300",
+               "--dtype", "bfloat16", monkeypatch=monkeypatch)
+    out = capsys.readouterr().out
+    assert "bfloat16" in out and "max relative difference fused vs naive" in out and "peak memory ratio" in out
+
+
+@pytest.mark.slow
+def test_gpu_check_smoke_runs_every_check_on_cpu(tmp_path):
+    """The whole shell script with GPU_CHECK_SMOKE=1: every check is recorded ok, each output file
+    starts with its command, and the environment (versions, nvidia-smi or its absence) is written."""
+    env = {**os.environ, "GPU_CHECK_SMOKE": "1", "PYTHON": sys.executable}
+    proc = subprocess.run(["bash", str(BENCH / "gpu_check.sh"), str(tmp_path)], env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    summary = (tmp_path / "summary.txt").read_text().splitlines()
+    assert [line.split(":")[1].strip() for line in summary[:-1]] == ["ok"] * 4, summary
+    assert "torch" in (tmp_path / "env.txt").read_text()
+    for name in ("logprob_h16_t64_float32", "logprob_h32_t64_bfloat16", "logprob_h32_t256_float32", "throughput"):
+        assert (tmp_path / f"{name}.txt").read_text().startswith("# command: ")
+
+
+@pytest.mark.slow
+def test_grpo_vs_trl_one_step_each(tmp_path):
+    """One untimed and one timed S1 step on each side (a real TRL GRPOTrainer in its own process):
+    the report has both rows and ends with the ratio line."""
+    out = tmp_path / "grpo_vs_trl.txt"
+    proc = subprocess.run([sys.executable, str(BENCH / "grpo_vs_trl.py"), "--settings", "S1", "--warmup", "1",
+                           "--steps", "1", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = out.read_text().splitlines()
+    assert lines[0] == "# command: python benchmarks/grpo_vs_trl.py --settings S1 --warmup 1 --steps 1 --out " + str(out)
+    assert any(line.startswith("| rewardzoo |") for line in lines) and any(line.startswith("| trl |") for line in lines)
+    assert lines[-1].startswith("rewardzoo/trl: speed ")
