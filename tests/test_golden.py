@@ -11,10 +11,13 @@ The recording sampled with transformers' ``torch.multinomial``; the default samp
 inverse-CDF one (same distribution, different draws), so the golden configs pin
 ``sampling.sampler: multinomial``.
 
-Every value must be identical, except the token-summed policy statistics (loss, entropy, KL,
-ratio, clip fractions): those are now summed in float64 where the recording rounded the sum to
-float32, so they agree to float32 precision (relative 1e-6).  Gradient norms, rewards and
-held-out metrics — which would move with any change of the parameters — are compared exactly.
+Every value must be identical except the policy's continuous statistics.  Two deliberate numeric
+changes since the recording move them by rounding alone: the token-summed statistics (loss,
+entropy, KL, ratio, clip fractions) are summed in float64 where the recording rounded the sum to
+float32, and the optimiser is torch's fused AdamW with a one-exponential fused forward
+(docs/performance.md), whose float32 rounding differs from the loop AdamW's.  Those keys and the
+gradient norm must agree to relative 1e-4 (observed ≤ 2e-5, and ≤ 2e-6 for the gradient norm);
+rewards, judge metrics and held-out metrics — which a wrong update would move — are compared exactly.
 """
 
 import math
@@ -28,7 +31,8 @@ from rewardzoo.recipes import make_trainer
 from rewardzoo.zoo import load_config
 
 GOLDEN = Path(__file__).parent / "golden"
-FLOAT32_SUMS = {f"policy/{k}" for k in ("loss", "entropy", "kl", "ratio_mean", "clip_low_frac", "clip_high_frac")}
+ROUNDING = {f"policy/{k}" for k in (
+    "loss", "entropy", "kl", "ratio_mean", "clip_low_frac", "clip_high_frac", "grad_norm")}
 
 
 @pytest.fixture
@@ -50,7 +54,7 @@ def test_metrics_identical_to_the_recording(recipe, tmp_path, one_thread):
         keys = {k for k in w if not k.startswith("time/")}
         assert keys <= set(g), f"step {w['step']}: keys missing now: {sorted(keys - set(g))}"
         for key in sorted(keys):
-            if key in FLOAT32_SUMS:
-                assert math.isclose(g[key], w[key], rel_tol=1e-6, abs_tol=1e-12), f"step {w['step']} {key}: {g[key]} vs {w[key]}"
+            if key in ROUNDING:
+                assert math.isclose(g[key], w[key], rel_tol=1e-4, abs_tol=1e-12), f"step {w['step']} {key}: {g[key]} vs {w[key]}"
             else:
                 assert g[key] == w[key], f"step {w['step']} {key}: now {g[key]}, recorded {w[key]}"
