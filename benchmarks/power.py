@@ -18,7 +18,9 @@ and writes ``OUT/power.md``, ``OUT/power.csv`` and ``OUT/power.png`` (learning c
 
     python benchmarks/power.py --presets multiplication countdown --seeds 0 1 2 3 4 --out benchmarks/results/power
 
-Run directories go under ``--runs`` (default ``runs/power``), results under ``--out``.
+Run directories go under ``--runs`` (default ``runs/power``), results under ``--out``.  The run layout
+is the leaderboard's, so ``--runs runs/leaderboard`` reuses the leaderboard's RLVR runs (same recipe, same
+seeds, no extra overrides) instead of training them again.
 """
 
 from __future__ import annotations
@@ -49,10 +51,17 @@ PRESETS = {
 TARGET_RATIO, TARGET_EVAL, TARGET_RUN_S = 5.0, 1000, 300.0
 
 
+RUN_SLUG = {"hackable_multiplication": "rlvr_proxy"}
+"""The run directory name of a preset's RLVR runs: the leaderboard's (``rewardzoo.leaderboard.slug``), so
+that ``--runs`` pointed at a leaderboard's run directories reuses its RLVR runs."""
+
+
 def specs(preset: str, seeds: list[int], out: Path, extra: list[str]) -> list[RunSpec]:
-    """One RLVR run per seed of the preset."""
+    """One RLVR run per seed of the preset, under ``out/<preset>/<rlvr slug>/seed<s>`` (the leaderboard's layout)."""
     recipe = PRESETS[preset][0]
-    return [RunSpec(f"{preset}/seed{s}", recipe, out / preset / f"seed{s}", (f"seed={s}", *extra)) for s in seeds]
+    slug = RUN_SLUG.get(preset, "rlvr")
+    return [RunSpec(f"{preset}/seed{s}", recipe, out / preset / slug / f"seed{s}", (f"seed={s}", *extra))
+            for s in seeds]
 
 
 def analyse(preset: str, results) -> dict:

@@ -64,36 +64,68 @@ QUICK = ("steps=4", "sft.steps=20", "eval.n_examples=64", "eval.every=2", "rewar
 """What ``--quick`` changes in every trained run (the SFT rows keep ``steps=0``)."""
 COMMON = (("policy/entropy", ""), ("time/wall_s", "min"))
 BOARDS = {
-    "multiplication": Board("3-digit × 1-digit multiplication, SFT data that drops carries", "eval/accuracy",
-                            (("eval/accuracy", "max"), ("eval/relative_error", "min"), *COMMON)),
-    "hackable_multiplication": Board("Hackable multiplication (the lazy `contains` proxy)", "eval/hack_rate",
+    "multiplication": Board("3-digit × 1-digit multiplication with a scratchpad, held-out avg@2 at T = 2",
+                            "eval/accuracy", (("eval/accuracy", "max"), ("eval/relative_error", "min"), *COMMON)),
+    "hackable_multiplication": Board("Hackable multiplication (RL rewards the lazy `contains` proxy)", "eval/hack_rate",
                                      (("eval/accuracy", "max"), ("eval/hack_rate", "min"), ("eval/proxy_pass", ""),
                                       *COMMON)),
+    "refdist": Board("Reference distribution (exact divergences of the policy's answer distribution to p_ref)",
+                     "eval/js", (("eval/js", "min"), ("eval/kl_ref_pi", "min"), ("eval/kl_pi_ref", "min"),
+                                 ("eval/top_answer_share", ""), ("eval/answer_entropy", ""), ("eval/outside_mass", "min"),
+                                 *COMMON)),
+    "rubric_writing": Board("Rubric writing (biased rule judge in training; unbiased oracle held out)", "eval/quality",
+                            (("eval/quality", "max"), ("eval/repetition", "min"), ("eval/over_length", "min"),
+                             ("eval/words", ""), *COMMON)),
 }
 
-RLVR_MULT, RAL_MULT = "algorithms/rlvr_multiplication.yaml", "algorithms/ral_multiplication.yaml"
-RLVR_HACK = "algorithms/rlvr_hackable_multiplication.yaml"
+def recipe(name: str) -> str:
+    """The path of a shipped recipe."""
+    return f"algorithms/{name}.yaml"
+
+
+G_NAMES = ("D", "neg_log_one_minus_D", "log_D", "logit")
 PRESETS: dict[str, list[Entry]] = {
     "cpu": [
-        Entry("multiplication", "SFT", RLVR_MULT, ("steps=0",)),
-        Entry("multiplication", "RLVR", RLVR_MULT),
-        Entry("multiplication", "RAL", RAL_MULT),
-        Entry("multiplication", "RAL frozen judge", RAL_MULT, ("reward.ral.frozen=true",)),
-        Entry("hackable_multiplication", "SFT", RLVR_HACK, ("steps=0",)),
-        Entry("hackable_multiplication", "RLVR (proxy)", RLVR_HACK),
+        Entry("multiplication", "SFT", recipe("rlvr_multiplication"), ("steps=0",)),
+        Entry("multiplication", "RLVR", recipe("rlvr_multiplication")),
+        Entry("multiplication", "RAL", recipe("ral_multiplication")),
+        Entry("multiplication", "RAL frozen judge", recipe("ral_multiplication"), ("reward.ral.frozen=true",)),
+        Entry("multiplication", "VARL", recipe("varl_multiplication")),
+        Entry("multiplication", "VARL additive", recipe("varl_multiplication"), ("reward.varl.combine=add",)),
+        Entry("hackable_multiplication", "SFT", recipe("rlvr_hackable_multiplication"), ("steps=0",)),
+        Entry("hackable_multiplication", "RLVR (proxy)", recipe("rlvr_hackable_multiplication")),
+        Entry("hackable_multiplication", "VARL (proxy gate)", recipe("varl_hackable_multiplication")),
+        Entry("hackable_multiplication", "VARL additive (proxy)", recipe("varl_hackable_multiplication"),
+              ("reward.varl.combine=add",)),
+        Entry("refdist", "SFT", recipe("rlvr_refdist"), ("steps=0",)),
+        Entry("refdist", "RLVR", recipe("rlvr_refdist")),
+        *(Entry("refdist", f"RAL g={g}", recipe("ral_refdist"), (f"reward.ral.g={g}",)) for g in G_NAMES),
+        Entry("refdist", "RAL g=D frozen judge", recipe("ral_refdist"), ("reward.ral.frozen=true",)),
+        Entry("refdist", "VARL", recipe("varl_refdist")),
+        Entry("rubric_writing", "SFT", recipe("rcrl_rubric_writing"), ("steps=0",)),
+        Entry("rubric_writing", "RcRL", recipe("rcrl_rubric_writing")),
+        Entry("rubric_writing", "Absolute RcRL", recipe("absolute_rcrl_rubric_writing")),
+        Entry("rubric_writing", "Absolute RaR", recipe("rar_rubric_writing")),
+        Entry("rubric_writing", "Pairwise RaR", recipe("pairwise_rar_rubric_writing")),
+        Entry("rubric_writing", "Dropout Absolute RaR", recipe("dropout_absolute_rar_rubric_writing")),
     ],
 }
 
 
 # ---------------------------------------------------------------------------------------------- runs
-def specs(entries: list[Entry], seeds: list[int], out: Path, quick: bool) -> list[RunSpec]:
-    """One run per entry and seed under ``out/runs/<task>/<method>/seed<s>``."""
+def slug(method: str) -> str:
+    """A method label as a directory name: ``RAL g=D frozen judge`` → ``ral_g_d_frozen_judge``."""
+    return "".join(c if c.isalnum() else "_" for c in method.lower().replace("(", "").replace(")", "")).strip("_")
+
+
+def specs(entries: list[Entry], seeds: list[int], runs: Path, quick: bool) -> list[RunSpec]:
+    """One run per entry and seed under ``runs/<task>/<slug(method)>/seed<s>``, seed by seed (a
+    stopped sweep leaves whole boards for its first seeds)."""
     result = []
-    for e in entries:
-        quick_overrides = () if not quick else QUICK[1:] if "steps=0" in e.overrides else QUICK
-        for s in seeds:
-            slug = e.method.lower().replace(" ", "_").replace("(", "").replace(")", "")
-            result.append(RunSpec(f"{e.task}/{e.method}/seed{s}", e.recipe, out / "runs" / e.task / slug / f"seed{s}",
+    for s in seeds:
+        for e in entries:
+            quick_overrides = () if not quick else QUICK[1:] if "steps=0" in e.overrides else QUICK
+            result.append(RunSpec(f"{e.task}/{e.method}/seed{s}", e.recipe, runs / e.task / slug(e.method) / f"seed{s}",
                                   (f"seed={s}", *e.overrides, *quick_overrides)))
     return result
 
@@ -224,7 +256,87 @@ def frozen_judge_is_exploited(tabs, results, seeds):
             f"held-out accuracy co-trained − frozen: {diff.format(scale=100, sign=True)} points")
 
 
-CLAIMS: list[Claim] = [ral_approaches_rlvr, frozen_judge_is_exploited]
+def varl_resists_the_proxy(tabs, results, seeds):
+    """VARL (SPEC §4.3): gating a discriminator of reference answers by the lazy verifier hacks less than
+    RLVR on that verifier alone."""
+    t = tabs.get("hackable_multiplication")
+    if t is None or not {"RLVR (proxy)", "VARL (proxy gate)"} <= set(t.methods):
+        return None
+    name = "hackable_multiplication/{}"
+    diff = bootstrap_ci(lambda a, b: a.mean() - b.mean(),
+                        _rows(results, name.format("RLVR (proxy)"), "hack_rate", seeds, "last"),
+                        _rows(results, name.format("VARL (proxy gate)"), "hack_rate", seeds, "last"))
+    return ("VARL hacks the lazy verifier less than RLVR on it (VARL's reward-hacking claim)", _verdict(diff, 0.0),
+            f"held-out hack rate RLVR − VARL: {diff.format(scale=100, sign=True)} points")
+
+
+DIVERGENCE_OF = {"D": "eval/kl_ref_mix", "neg_log_one_minus_D": "eval/js", "log_D": "eval/kl_mix_ref",
+                 "logit": "eval/kl_pi_ref"}
+"""The divergence each g's frozen-D* policy gradient descends (rewards/transforms.py), as its eval key."""
+
+
+def _start_end(result: RunResult, key: str) -> tuple[float, float]:
+    values = [r[key] for r in result.rows if r.get(key) is not None]
+    return values[0], values[-1]
+
+
+def each_g_descends_its_divergence(tabs, results, seeds):
+    """SPEC §4.4: RAL with transform g and a co-trained judge lowers the divergence g's gradient descends."""
+    t = tabs.get("refdist")
+    if t is None:
+        return None
+    parts, verdicts = [], []
+    for g, key in DIVERGENCE_OF.items():
+        if f"RAL g={g}" not in t.methods:
+            continue
+        change = mean_ci([b - a for a, b in (_start_end(results[f"refdist/RAL g={g}/seed{s}"], key) for s in seeds)])
+        verdicts.append(_verdict(change, 0.0, above=False))
+        parts.append(f"g={g}: {key.removeprefix('eval/')} {change.format(digits=3, sign=True)}")
+    if not parts:
+        return None
+    verdict = verdicts[0] if len(set(verdicts)) == 1 else "mixed: " + ", ".join(verdicts)
+    return ("each g-transform descends its own divergence (change over the run, t-interval over seeds)", verdict,
+            "; ".join(parts))
+
+
+def frozen_judge_collapses(tabs, results, seeds):
+    """002 §4.2 on refdist: a frozen judge drives the policy onto fewer answers than a co-trained one."""
+    t = tabs.get("refdist")
+    if t is None or not {"RAL g=D", "RAL g=D frozen judge"} <= set(t.methods):
+        return None
+    key = "eval/top_answer_share"
+    diff = mean_ci([final(results[f"refdist/RAL g=D frozen judge/seed{s}"])[key]
+                    - final(results[f"refdist/RAL g=D/seed{s}"])[key] for s in seeds])
+    return ("a frozen judge collapses the answer distribution (002 §4.2)", _verdict(diff, 0.0),
+            f"top-answer share frozen − co-trained: {diff.format(digits=3, sign=True)} (t-interval over seeds)")
+
+
+def rcrl_beats_rar(tabs, results, seeds):
+    """004 Table 3: RcRL's outputs win against Absolute RaR's under the held-out judge (the oracle)."""
+    t = tabs.get("rubric_writing")
+    if t is None or not {"RcRL", "Absolute RaR"} <= set(t.methods):
+        return None
+    a = _rows(results, "rubric_writing/RcRL", "quality", seeds, "last")
+    b = _rows(results, "rubric_writing/Absolute RaR", "quality", seeds, "last")
+    win = bootstrap_ci(lambda x, y: float(np.mean(0.5 * (np.sign(x - y) + 1.0))), a, b)
+    return ("RcRL beats Absolute RaR (004 Table 3)", _verdict(win, 0.5),
+            f"held-out oracle win rate of RcRL over Absolute RaR, prompt by prompt: {win.format(scale=100)}% "
+            f"(paired bootstrap over {len(seeds)} seeds × {a.shape[1]} prompts; 50% = parity)")
+
+
+def rcrl_keeps_entropy(tabs, results, seeds):
+    """004 §5.3: RcRL keeps more token entropy than Absolute RaR."""
+    t = tabs.get("rubric_writing")
+    if t is None or not {"RcRL", "Absolute RaR"} <= set(t.methods):
+        return None
+    diff = mean_ci([final(results[f"rubric_writing/RcRL/seed{s}"])["policy/entropy"]
+                    - final(results[f"rubric_writing/Absolute RaR/seed{s}"])["policy/entropy"] for s in seeds])
+    return ("RcRL keeps more entropy than Absolute RaR (004 §5.3)", _verdict(diff, 0.0),
+            f"final token entropy RcRL − Absolute RaR: {diff.format(digits=3, sign=True)} nats (t-interval over seeds)")
+
+
+CLAIMS: list[Claim] = [ral_approaches_rlvr, frozen_judge_is_exploited, varl_resists_the_proxy,
+                       each_g_descends_its_divergence, frozen_judge_collapses, rcrl_beats_rar, rcrl_keeps_entropy]
 
 
 # ------------------------------------------------------------------------------------------- output
@@ -269,12 +381,19 @@ def plot_curves(path: Path, task: str, table: Table, entries: list[Entry], resul
 
 
 def leaderboard(preset: str, seeds: list[int], out: Path, jobs: int = 2, quick: bool = False, command: str = "",
-                progress: bool = True) -> Path:
-    """Run (or resume) a preset and write LEADERBOARD.md, leaderboard.csv and the curves; returns the .md path."""
+                progress: bool = True, runs: Path | None = None, tasks: list[str] | None = None) -> Path:
+    """Run (or resume) a preset and write LEADERBOARD.md, leaderboard.csv and the curves into ``out``;
+    the run directories go under ``runs`` (default ``out/runs``); ``tasks`` keeps only those tasks'
+    entries.  Returns the .md path."""
     if preset not in PRESETS:
         raise ValueError(f"unknown leaderboard preset {preset!r}; choose one of {', '.join(PRESETS)}")
-    entries = PRESETS[preset]
-    results = run_sweep(specs(entries, seeds, out, quick), jobs=jobs, progress=progress, desc=f"leaderboard {preset}")
+    entries = [e for e in PRESETS[preset] if tasks is None or e.task in tasks]
+    if not entries:
+        raise ValueError(f"no entry of preset {preset!r} is on tasks {tasks}; its tasks: "
+                         f"{', '.join(dict.fromkeys(e.task for e in PRESETS[preset]))}")
+    out.mkdir(parents=True, exist_ok=True)
+    results = run_sweep(specs(entries, seeds, runs or out / "runs", quick), jobs=jobs, progress=progress,
+                        desc=f"leaderboard {preset}")
     tabs = tables(entries, results, seeds)
     lines = [f"`{command}`" if command else "", "", f"# rewardzoo leaderboard — preset `{preset}`{' (quick)' if quick else ''}", ""]
     for task, table in tabs.items():
@@ -299,13 +418,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rewardzoo leaderboard", description=__doc__.split("\n\n")[0])
     parser.add_argument("--preset", default="cpu", choices=list(PRESETS))
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (--quick: 1)")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/leaderboard"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/leaderboard"),
+                        help="where LEADERBOARD.md, leaderboard.csv and the curves go")
+    parser.add_argument("--runs", type=Path, default=Path("runs/leaderboard"),
+                        help="where the run directories go (finished runs there are reused)")
+    parser.add_argument("--tasks", nargs="+", help="only these tasks' entries (default: all of the preset)")
     parser.add_argument("--jobs", type=int, default=2, help="runs in parallel, one thread each (default: 2 cores)")
     parser.add_argument("--quick", action="store_true", help="1 seed and a few steps per run: checks the command itself")
     args = parser.parse_args(argv)
     command = "rewardzoo leaderboard " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     seeds = [0] if args.quick else list(range(args.seeds))
-    path = leaderboard(args.preset, seeds, args.out, args.jobs, args.quick, command)
+    path = leaderboard(args.preset, seeds, args.out, args.jobs, args.quick, command, runs=args.runs, tasks=args.tasks)
     print(path.read_text())
     return 0
 
