@@ -16,6 +16,23 @@ from rewardzoo.core.sft import warm_start
 from rewardzoo.core.trainer import Trainer, make_accelerator
 from rewardzoo.zoo import RewardContext, TrainConfig, build_reward, build_task, check_with_task, load_config
 
+ALGORITHMS = Path(__file__).resolve().parents[1] / "algorithms"
+"""The shipped recipes: ``algorithms/`` of the source checkout this package runs from (not package data)."""
+
+
+def shipped_recipe(name: str) -> Path:
+    """The absolute path of the shipped recipe ``algorithms/<name>.yaml``, whatever the working directory
+    (e.g. a notebook's kernel in a temporary directory); FileNotFoundError naming the shipped ones otherwise.
+
+    >>> shipped_recipe("rlvr_multiplication").name
+    'rlvr_multiplication.yaml'
+    """
+    path = ALGORITHMS / f"{name}.yaml"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in ALGORITHMS.glob("*.yaml"))) or "none: run from a source checkout"
+        raise FileNotFoundError(f"no shipped recipe {name!r} in {ALGORITHMS}; shipped recipes: {known}")
+    return path
+
 
 def make_trainer(cfg: TrainConfig) -> Trainer:
     """A ready :class:`Trainer` for ``cfg``: task (checked against the config), warm start (cached),

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from rewardzoo.recipes import shipped_recipe
 from rewardzoo.zoo import load_config
 
 ALGORITHMS = Path(__file__).resolve().parents[1] / "algorithms"
@@ -20,6 +21,13 @@ def test_recipe_loads_and_is_documented(path):
     assert cfg.recipe.name == path.stem
     assert cfg.recipe.paper and cfg.recipe.not_reproduced, "a recipe says what it follows and what it changes"
     assert f"`{path.name}`" in (ALGORITHMS / "README.md").read_text()
+
+
+def test_shipped_recipe_finds_every_recipe_from_any_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert [shipped_recipe(p.stem) for p in RECIPES] == RECIPES
+    with pytest.raises(FileNotFoundError, match="rlvr_multiplication"):
+        shipped_recipe("rlvr_multiplicaton")
 
 
 def test_rlvr_and_ral_recipes_differ_only_in_reward_and_recipe_block():
