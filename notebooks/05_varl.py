@@ -90,8 +90,10 @@ for i, c in enumerate(completions):
 # list of integers: it has no features, so no D, and r = 0.  The three passing rows get r = D: the
 # honest `56`, and the two lists the strict check rejects (`strict` = 0) but `contains` passes.  Right
 # now D cannot tell them apart; training is what will make D(list) small.  The additive ablation
-# (`combine=add`, last column) pays failing answers λ·D > 0, so a confident wrong answer that looks
-# like a demonstration can outscore nothing at all — the multiplicative gate cannot.
+# (`combine=add`, last column, λ = 1) is different in kind: a passing list still collects the full
+# verifier point and D can only take away up to λ of the bonus on top of it, and failing answers
+# are paid λ·D for looking like demonstrations.  Under the gate, a list whose D falls to 0 is worth
+# what a wrong answer is worth: nothing.
 #
 # The gate relies on two properties of g: **positive affinity** (g ≥ 0, or a passing row could score
 # below a failing row's 0) and **boundedness**.  Of the four transforms of notebook 3 only g = D has
