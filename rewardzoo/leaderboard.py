@@ -60,8 +60,10 @@ class Board:
     """(metric key, direction): 'max', 'min' or '' (reported, no best marked)."""
 
 
-QUICK = ("steps=4", "sft.steps=20", "eval.n_examples=64", "eval.every=2", "reward.ral.warmup_steps=2")
-"""What ``--quick`` changes in every trained run (the SFT rows keep ``steps=0``)."""
+QUICK = ("steps=4", "sft.steps=20", "eval.n_examples=64", "eval.every=2", "reward.ral.warmup_steps=2",
+         "reward.varl.warmup_steps=2")
+"""What ``--quick`` changes in every trained run (the SFT rows keep ``steps=0``; refdist keeps its 16
+held-out prompts, fewer than 64)."""
 COMMON = (("policy/entropy", ""), ("time/wall_s", "min"))
 BOARDS = {
     "multiplication": Board("3-digit × 1-digit multiplication with a scratchpad, held-out avg@2 at T = 2",
@@ -111,6 +113,16 @@ PRESETS: dict[str, list[Entry]] = {
     ],
 }
 
+GPU = ("model.name=Qwen/Qwen3-0.6B", "model.dtype=bfloat16", "model.lora.enabled=true", "model.lora.r=32",
+       "model.lora.alpha=64", "sampling.engine=vllm", "sampling.vllm.gpu_memory_utilization=0.3",
+       "sampling.max_new_tokens=64", "grpo.lr=1e-5", "grpo.micro_batch_size=64", "sft.lr=1e-4", "sft.steps=300",
+       "steps=300", "eval.every=50", "reward.ral.judge.lr=1e-5", "reward.varl.discriminator.lr=1e-5")
+"""What the ``gpu`` preset changes in every CPU entry: Qwen3-0.6B from the hub in bfloat16 with LoRA r 32, the
+vLLM engine, 300 SFT and 300 RL steps, learning rates for a pretrained model (our choices; not run here)."""
+PRESETS["gpu"] = [Entry(e.task, e.method, e.recipe, (*e.overrides, *(o for o in GPU if "steps=0" not in e.overrides
+                                                                 or not o.startswith("steps="))))
+                  for e in PRESETS["cpu"] if e.task in ("multiplication", "hackable_multiplication")]
+
 
 # ---------------------------------------------------------------------------------------------- runs
 def slug(method: str) -> str:
@@ -125,6 +137,8 @@ def specs(entries: list[Entry], seeds: list[int], runs: Path, quick: bool) -> li
     for s in seeds:
         for e in entries:
             quick_overrides = () if not quick else QUICK[1:] if "steps=0" in e.overrides else QUICK
+            if e.task == "refdist":
+                quick_overrides = tuple(o for o in quick_overrides if not o.startswith("eval.n_examples="))
             result.append(RunSpec(f"{e.task}/{e.method}/seed{s}", e.recipe, runs / e.task / slug(e.method) / f"seed{s}",
                                   (f"seed={s}", *e.overrides, *quick_overrides)))
     return result

@@ -2,13 +2,17 @@
 board, and — in the slow tier — the ``--quick`` CPU preset end to end."""
 
 import csv
+import dataclasses
 import json
 
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 from rewardzoo import leaderboard as lb
 from rewardzoo.core.logger import read_metrics
-from rewardzoo.sweep import DONE
+from rewardzoo.sweep import DONE, RunResult, RunSpec
 
 
 @pytest.fixture
@@ -16,9 +20,9 @@ def tiny_preset(monkeypatch, fast_overrides):
     """A three-method preset of two-step runs on tiny models (SFT off, 16 held-out prompts)."""
     TINY = (*fast_overrides, "eval.every=1", "steps=2", "checkpoint_every=0")
     entries = [
-        lb.Entry("multiplication", "SFT", lb.RLVR_MULT, (*TINY, "steps=0")),
-        lb.Entry("multiplication", "RLVR", lb.RLVR_MULT, TINY),
-        lb.Entry("multiplication", "RAL", lb.RAL_MULT, (*TINY, "reward.ral.warmup_steps=1",
+        lb.Entry("multiplication", "SFT", lb.recipe("rlvr_multiplication"), (*TINY, "steps=0")),
+        lb.Entry("multiplication", "RLVR", lb.recipe("rlvr_multiplication"), TINY),
+        lb.Entry("multiplication", "RAL", lb.recipe("ral_multiplication"), (*TINY, "reward.ral.warmup_steps=1",
                                                          "reward.ral.judge.init_from=", *_tiny_judge())),
     ]
     monkeypatch.setitem(lb.PRESETS, "tiny", entries)
@@ -83,3 +87,54 @@ def test_quick_cpu_preset_runs_end_to_end(tmp_path):
     for run in tmp_path.glob("runs/*/*/seed0"):
         assert json.loads((run / "sweep_done.json").read_text())["wall_s"] > 0
         assert read_metrics(run / "metrics.jsonl")
+
+
+def test_every_preset_entry_is_a_valid_configuration():
+    """Every run of the cpu and gpu presets resolves to a checked config (the gpu one with the hf engine
+    here, where vLLM is not installed; its model name is a hub id, never fetched by the check)."""
+    for preset in ("cpu", "gpu"):
+        for spec in lb.specs(lb.PRESETS[preset], [0], Path("runs"), quick=preset == "cpu"):
+            spec = dataclasses.replace(spec, overrides=tuple(o.replace("engine=vllm", "engine=hf") for o in spec.overrides))
+            cfg = spec.config()
+            assert cfg.seed == 0 and (cfg.steps == 0) == ("steps=0" in spec.overrides), spec.name
+    gpu = lb.PRESETS["gpu"]
+    assert {e.task for e in gpu} == {"multiplication", "hackable_multiplication"}
+    assert all("model.lora.enabled=true" in e.overrides for e in gpu)
+
+
+def _synthetic(tmp_path, name: str, rows: dict[int, dict], metrics: list[dict]) -> RunResult:
+    """A finished run on disk with the given per-example eval rows and metric rows (no training)."""
+    run_dir = tmp_path / name.replace("/", "_").replace(" ", "_")
+    run_dir.mkdir(parents=True)
+    (run_dir / "eval_rows.jsonl").write_text("".join(json.dumps({"step": s, "rows": r}) + "\n" for s, r in rows.items()))
+    return RunResult(RunSpec(name, lb.recipe("rlvr_multiplication"), run_dir), 1.0, metrics)
+
+
+@pytest.mark.parametrize("varl_better", [True, False])
+def test_claims_read_the_right_runs_and_say_which_way(tmp_path, varl_better):
+    """Synthetic runs with known answers: VARL hacks less (or more) than RLVR; every g lowers (or raises) its
+    divergence; RcRL's prompts beat (or lose to) Absolute RaR's; the verdicts follow."""
+    rng = np.random.default_rng(0)
+    seeds, results = [0, 1, 2], {}
+    low, high = (0.1, 0.6) if varl_better else (0.6, 0.1)
+    for s in seeds:
+        for method, rate in (("RLVR (proxy)", high), ("VARL (proxy gate)", low)):
+            hack = (rng.random(200) < rate).astype(float).tolist()
+            key = f"hackable_multiplication/{method}/seed{s}"
+            results[key] = _synthetic(tmp_path, key, {0: {"hack_rate": hack}, 40: {"hack_rate": hack}}, [])
+        for g, div in lb.DIVERGENCE_OF.items():
+            end = 0.05 + 0.01 * s if varl_better else 0.5 + 0.01 * s
+            key = f"refdist/RAL g={g}/seed{s}"
+            results[key] = _synthetic(tmp_path, key, {}, [{"step": 0, div: 0.3}, {"step": 100, div: end}])
+        for method, q in (("RcRL", 0.8 if varl_better else 0.2), ("Absolute RaR", 0.5)):
+            key = f"rubric_writing/{method}/seed{s}"
+            quality = (q + 0.05 * rng.standard_normal(96)).tolist()
+            results[key] = _synthetic(tmp_path, key, {65: {"quality": quality}}, [{"step": 65, "policy/entropy": 1.0}])
+    tabs = {task: lb.Table(lb.BOARDS[task], methods) for task, methods in (
+        ("hackable_multiplication", ["RLVR (proxy)", "VARL (proxy gate)"]),
+        ("refdist", [f"RAL g={g}" for g in lb.DIVERGENCE_OF]), ("rubric_writing", ["RcRL", "Absolute RaR"]))}
+    want = "reproduced" if varl_better else "not reproduced"
+    for claim in (lb.varl_resists_the_proxy, lb.each_g_descends_its_divergence, lb.rcrl_beats_rar):
+        text, verdict, numbers = claim(tabs, results, seeds)
+        assert verdict == want, (claim.__name__, numbers)
+    assert lb.ral_approaches_rlvr(tabs, results, seeds) is None  # no multiplication table: no line
