@@ -2,6 +2,7 @@
 
     python benchmarks/rcrl.py                       # 3 seeds, the five recipes, one budget
     python benchmarks/rcrl.py --seeds 0 --steps 20  # a quick look
+    python benchmarks/rcrl.py --runs runs/leaderboard   # the leaderboard's rubric_writing runs, reused
     python benchmarks/rcrl.py --name rcrl_unbiased --variants RcRL "Absolute RaR" \
         --set reward.rcrl.judge.rule.length_bias=0 reward.rcrl.judge.rule.repetition_blind=false \
               reward.rcrl.judge.rule.non_english_blind=false          # a control: the same judge without its biases
@@ -41,6 +42,7 @@ from omegaconf import OmegaConf
 
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.eval import Estimate, bootstrap_ci, elo, entropy_ratio, mean_ci, preferences
+from rewardzoo.leaderboard import slug
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
@@ -72,9 +74,10 @@ def finished(run_dir: Path) -> bool:
         return False
 
 
-def run(label: str, seed: int, out: Path, extra: list[str]) -> Path:
-    """One training run (reused when finished); returns its directory."""
-    run_dir = out / f"{VARIANTS[label]}-seed{seed}"
+def run(label: str, seed: int, out: Path, extra: list[str], runs: Path | None = None) -> Path:
+    """One training run (reused when finished); returns its directory.  With ``runs`` (a leaderboard's run
+    directory) the run is the leaderboard's ``runs/rubric_writing/<slug>/seed<s>``, reused when finished."""
+    run_dir = runs / "rubric_writing" / slug(label) / f"seed{seed}" if runs else out / f"{VARIANTS[label]}-seed{seed}"
     if not finished(run_dir):
         rewardzoo("train", f"algorithms/{VARIANTS[label]}.yaml", f"seed={seed}", f"run_dir={run_dir}",
                   f"sft.cache_dir={out / 'sft-cache'}", "logging.progress=false", "logging.tensorboard=false",
@@ -121,11 +124,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", default="rcrl", help="stem of the results files")
     parser.add_argument("--out", default="/tmp/rewardzoo-rcrl")
     parser.add_argument("--results", default=str(RESULTS), help="where the table, CSV and plot go")
+    parser.add_argument("--runs", type=Path, help="a leaderboard's run directory (rewardzoo leaderboard --runs): "
+                                                  "its rubric_writing runs are reused (no --set / --steps then)")
     args = parser.parse_args(argv)
+    if args.runs and (args.set or args.steps):
+        parser.error("--runs reads the leaderboard's runs as they are; drop --set / --steps, or drop --runs")
     tag = "-".join(s.rpartition(".")[2] for s in args.set) or "recipe"
     out = Path(args.out) / (tag if len(tag) <= 80 else hashlib.sha256(tag.encode()).hexdigest()[:16])
     extra = ([f"steps={args.steps}"] if args.steps else []) + args.set
-    runs = {(v, s): summarise(run(v, s, out, extra)) for s in args.seeds for v in args.variants}
+    runs = {(v, s): summarise(run(v, s, out, extra, args.runs)) for s in args.seeds for v in args.variants}
     labels, seeds = args.variants, args.seeds
 
     def table(label: str, key: str, where: str = "final") -> np.ndarray:  # [S, E]

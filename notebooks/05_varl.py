@@ -243,8 +243,10 @@ print(f"VARL discriminator: disc/accuracy at the first RL step {[round(d[0]['dis
 #   reference — no discriminator can separate those, only the odd-looking passing answers.
 # - **What this is not.** Three seeds, 30 steps, 61 training prompts, 20 held-out products: the
 #   greedy `eval/hack_rate` moves in steps of 1/20, and a t-interval over three seeds is wide.  The
-#   study with the full recipes (3-digit × 1-digit, 40 steps) is `python benchmarks/varl.py hacking`,
-#   which writes `benchmarks/results/varl_hacking.md`.
+#   study with the full recipes (3-digit × 1-digit, 40 steps, 1,000 held-out products) is the
+#   hackable-multiplication table of the leaderboard (`rewardzoo leaderboard`,
+#   `benchmarks/results/leaderboard/LEADERBOARD.md`); `python benchmarks/varl.py hacking` runs it with
+#   RLVR on dr_grpo advantages too.
 
 # %%
 print(f"wall time of this notebook: {time.perf_counter() - notebook_start:.1f} s")

@@ -226,11 +226,13 @@ Claim = Callable[[dict[str, Table], dict[str, RunResult], list[int]], "tuple[str
 
 
 def _verdict(estimate: Estimate, threshold: float, above: bool = True) -> str:
+    """'reproduced' when the interval lies strictly beyond ``threshold`` in the claimed direction, 'not
+    reproduced' when it lies at or on the other side of it, else 'undecided (CI)' (a tie is no win)."""
     if not (math.isfinite(estimate.low) and math.isfinite(estimate.high)):
         return "undecided (CI)"
-    if (estimate.low >= threshold) if above else (estimate.high <= threshold):
+    if (estimate.low > threshold) if above else (estimate.high < threshold):
         return "reproduced"
-    if (estimate.high < threshold) if above else (estimate.low > threshold):
+    if (estimate.high <= threshold) if above else (estimate.low >= threshold):
         return "not reproduced"
     return "undecided (CI)"
 

@@ -4,6 +4,7 @@ board, and — in the slow tier — the ``--quick`` CPU preset end to end."""
 import csv
 import dataclasses
 import json
+import math
 
 from pathlib import Path
 
@@ -68,6 +69,17 @@ def test_best_is_marked_only_where_the_interval_separates():
     close = lb.Table(board, ["A", "B"], {"A": {"eval/accuracy": [0.6, 0.9, 0.3]}, "B": {"eval/accuracy": [0.5, 0.8, 0.2]}})
     assert close.best("eval/accuracy", "max") is None
     assert table.best("eval/accuracy", "") is None
+
+
+def test_a_claim_is_reproduced_only_strictly_beyond_its_threshold():
+    """Both methods at 0% (an interval of 0 ± 0) is no win for either; an interval across the threshold is undecided."""
+    from rewardzoo.eval import Estimate
+
+    assert lb._verdict(Estimate(0.0, 0.0, 0.0, 3, 0.95), 0.0) == "not reproduced"
+    assert lb._verdict(Estimate(0.02, 0.01, 0.03, 3, 0.95), 0.0) == "reproduced"
+    assert lb._verdict(Estimate(0.0, -0.01, 0.01, 3, 0.95), 0.0) == "undecided (CI)"
+    assert lb._verdict(Estimate(-0.02, -0.03, -0.01, 3, 0.95), 0.0, above=False) == "reproduced"
+    assert lb._verdict(Estimate(0.5, -math.inf, math.inf, 1, 0.95), 0.0) == "undecided (CI)"
 
 
 def test_unknown_preset_is_a_clear_error(tmp_path):
