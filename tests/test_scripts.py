@@ -42,7 +42,7 @@ def test_power_script_sweeps_seeds_reuses_finished_runs_and_writes_the_table(tmp
     assert text.startswith("`python benchmarks/power.py --presets multiplication --seeds 0 1")
     assert "| multiplication | `eval/accuracy` | 2 | 16 |" in text and "| no |" in text  # 16 held-out < 1,000
     assert (tmp_path / "power.png").stat().st_size > 1000
-    logs = {p: p.stat().st_mtime for p in tmp_path.glob("multiplication/seed*/train.log")}
+    logs = {p: p.stat().st_mtime for p in tmp_path.glob("multiplication/rlvr/seed*/train.log")}
     assert len(logs) == 2
     assert script["main"](args) == 0
     assert {p: p.stat().st_mtime for p in logs} == logs  # nothing was re-run

@@ -482,16 +482,16 @@ def _build_root(libc, new: str, spec: dict, workdir: str) -> None:
     handles = {target: os.open(source, os.O_PATH) for target, source in binds.items()}
     singles = {path: os.open(path, os.O_PATH) for path in _LIBRARY_FILES + _DEVICES if os.path.exists(path)}
     _mount(libc, "tmpfs", new, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755,size=1m,nr_inodes=4096")
+    tmpfs = f"mode=1777,size={spec['max_file_mb']}m,nr_inodes=4096"
+    for point in ("/tmp", "/dev/shm"):  # before the binds: an interpreter under /tmp (a venv there) stays visible
+        os.makedirs(new + point, exist_ok=True)
+        _mount(libc, "tmpfs", new + point, "tmpfs", _MS_NOSUID | _MS_NODEV, tmpfs)
     for target, fd in handles.items():
         os.makedirs(new + target, exist_ok=True)
         _mount(libc, f"/proc/self/fd/{fd}", new + target, None, _MS_BIND | _MS_REC)
     for path, target in links.items():
         os.makedirs(os.path.dirname(new + path), exist_ok=True)
         os.symlink(target, new + path)
-    tmpfs = f"mode=1777,size={spec['max_file_mb']}m,nr_inodes=4096"
-    for point in ("/tmp", "/dev/shm"):
-        os.makedirs(new + point, exist_ok=True)
-        _mount(libc, "tmpfs", new + point, "tmpfs", _MS_NOSUID | _MS_NODEV, tmpfs)
     for path, fd in singles.items():
         os.makedirs(os.path.dirname(new + path), exist_ok=True)
         open(new + path, "w").close()
@@ -507,8 +507,10 @@ def _build_root(libc, new: str, spec: dict, workdir: str) -> None:
     except OSError:
         pass  # a masked /proc cannot be remounted in a user namespace: the sandbox has none (root mode needs none)
     writable = tuple(new + p for p in ("/tmp", "/dev", "/proc", workdir))
+    interpreter = tuple(new + t for t in binds)  # read-only even where they sit under a writable /tmp
     for point in _mount_points():
-        if point.startswith(new + "/") and not point.startswith(writable):
+        inside_interpreter = point in interpreter or point.startswith(tuple(t + "/" for t in interpreter))
+        if point.startswith(new + "/") and (inside_interpreter or not point.startswith(writable)):
             _mount(libc, None, point, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _locked_flags(point))
     _mount(libc, None, new, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _locked_flags(new))
 

@@ -138,6 +138,21 @@ def test_writes_outside_the_working_directory_do_not_reach_the_host(mode, tmp_pa
             t.unlink(missing_ok=True)
 
 
+def test_the_interpreter_it_shows_is_read_only(mode):
+    """The sandbox's Python and its standard library (bound in from the host, also where the virtual
+    environment lives under /tmp, whose tmpfs is mounted before the binds) cannot be written."""
+    token = secrets.token_hex(6)
+    targets = [Path(sys.prefix) / f"escape-{token}", Path(os.__file__).parent / f"escape-{token}"]
+    code = "".join(f"try:\n    open({str(t)!r}, 'w').write('x')\n    print('wrote')\nexcept OSError as e:\n    print(e)\n"
+                   for t in targets)
+    try:
+        r = run(code, isolation=mode)
+        assert "wrote" not in r.stdout and [t for t in targets if t.exists()] == [], r.stdout
+    finally:
+        for t in targets:
+            t.unlink(missing_ok=True)
+
+
 def test_huge_output_is_capped_without_deadlock(mode):
     code = "import sys\nfor _ in range(20):\n    sys.stdout.write('x' * 2**20)\n    sys.stderr.write('y' * 2**20)\nprint('end')"
     r = run(code, max_output_bytes=1000, isolation=mode)
