@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml scripts/install_torch.sh
 
 install: $(STAMP)
 
-demo: install  ## SFT warm start + 200 RLVR steps on 2-digit x 1-digit multiplication (under 2 min on 2 CPU cores)
+demo: install  ## SFT warm start (800 steps) + 40 RLVR steps on 3-digit x 1-digit multiplication, held-out accuracy before and after
 	$(ENV_DIR)/bin/rewardzoo train algorithms/rlvr_multiplication.yaml
 
 test: install  ## the default suite (fast tiers; slow learning runs excluded)
