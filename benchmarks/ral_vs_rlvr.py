@@ -125,7 +125,7 @@ def main() -> int:
     command = shlex.join(["python", "benchmarks/ral_vs_rlvr.py", *sys.argv[1:]])
     last = max(max(r["curve"]) for r in results)
     lines = [f"<!-- command: {command.strip()} -->", "",
-             f"Held-out greedy accuracy (%) on 2-digit × 1-digit multiplication, mean ± std over seeds "
+             f"Held-out accuracy (%) on the multiplication recipes' task, mean ± std over seeds "
              f"{', '.join(map(str, args.seeds))}; step 0 is the SFT warm start.", "",
              "| method | step 0 (SFT) | step 100 | final (step %d) | gain over SFT | mean of steps 100–%d − SFT |" % (last, last),
              "|---|---|---|---|---|---|"]

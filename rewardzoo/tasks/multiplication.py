@@ -6,7 +6,8 @@ whole completion (``answer_format="plain"``, the tiny-tokenizer CPU presets) or 
 relative error |pred − gold| / |gold| clipped to 1 (malformed answers count as error 1).
 
 Deviations from the paper: the paper samples four-digit pairs for billion-parameter models; the CPU
-preset uses 2-digit × 1-digit so that a 0.8M-parameter model learns in minutes.  Train and eval
+presets use 3-digit × 1-digit with a scratchpad (8,100 pairs, 1,000 held out) so that a
+0.8M-parameter model learns in minutes.  Train and eval
 pairs are disjoint.
 
 What a digit is (our choice, the same in every rewardzoo parser and verifier): the ASCII ``0``–``9``
