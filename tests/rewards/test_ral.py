@@ -14,7 +14,7 @@ from rewardzoo.zoo import load_config
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.models import TinyModelConfig
 from rewardzoo.core.trainer import Trainer
-from rewardzoo.core.types import Rollouts
+from tests.rewards.judged import batch, drive
 from rewardzoo.judges.classifier import JudgeConfig
 from rewardzoo.recipes import make_trainer
 from rewardzoo.rewards.ral import RAL, RALConfig
@@ -29,15 +29,6 @@ TINY_KEYS = ["hidden_size=32", "num_layers=1", "num_heads=2", "num_kv_heads=1", 
 def ral(seed: int = 0, **kw) -> RAL:
     """A RAL with a tiny judge; ``kw`` overrides RALConfig fields."""
     return RAL(RALConfig(judge=JudgeConfig(tiny=TINY, lr=1e-2), **kw), seed=seed)
-
-
-def batch(step: int = 0, answers=None) -> Rollouts:
-    """Two prompts × three rows; answers default to a mix of right, wrong and malformed."""
-    prompts = ["12*3="] * 3 + ["21*4="] * 3
-    answers = answers or ["36", "35", None, "84", None, "48"]
-    return Rollouts(prompts=prompts, completions=[a or "x" for a in answers], answers=answers,
-                    references=["36"] * 3 + ["84"] * 3, group_ids=torch.tensor([0, 0, 0, 1, 1, 1]) + 2 * step,
-                    meta=[{}] * 6, step=step)
 
 
 def params(module: torch.nn.Module) -> list[torch.Tensor]:
@@ -190,23 +181,15 @@ def test_judge_learns_references_from_generated_answers():
 
 
 # ---------------------------------------------------------------------- state
-def _drive(reward: RAL, steps: range) -> list[dict]:
-    out = []
-    for step in steps:
-        b = batch(step, answers=[str(step + i) if i % 3 else None for i in range(6)])
-        out.append(reward.update(b, reward.score(b)))
-    return out
-
-
 def test_state_dict_round_trip_continues_exactly():
     kw = dict(warmup_steps=2, polyak=True, polyak_tau=0.3, replay_fraction=0.4, replay_capacity=6,
               replay_eviction="reservoir", gate_threshold=0.5, max_skip_streak=1)
     a = ral(seed=0, **kw)
-    _drive(a, range(4))
+    drive(a, range(4))
     b = ral(seed=1, **kw)
     b.load_state_dict(a.state_dict())
     assert a.updates == b.updates and a.gate.state_dict() == b.gate.state_dict()
-    stats_a, stats_b = _drive(a, range(4, 8)), _drive(b, range(4, 8))
+    stats_a, stats_b = drive(a, range(4, 8)), drive(b, range(4, 8))
     assert stats_a == stats_b
     assert same(params(a.judge.model), params(b.judge.model))
     assert same(params(a.reward_judge.model), params(b.reward_judge.model))

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from rewardzoo.core.config import ConfigError, as_dict
 from rewardzoo.core.models import TinyModelConfig
 from rewardzoo.core.types import Rollouts
+from tests.rewards.judged import batch, drive
 from rewardzoo.judges.classifier import JudgeConfig, SequenceJudge
 from rewardzoo.rewards import varl as varl_module
 from rewardzoo.rewards.transforms import G_TRANSFORMS
@@ -38,15 +39,6 @@ def varl(seed: int = 0, verifier=None, demonstrations=None, **kw) -> VARL:
     if demonstrations is not None:
         reward.demonstrations = demonstrations
     return reward
-
-
-def batch(step: int = 0, answers=None) -> Rollouts:
-    """Two prompts × three rows; answers default to right, wrong, malformed / right, malformed, wrong."""
-    prompts = ["12*3="] * 3 + ["21*4="] * 3
-    answers = answers or ["36", "35", None, "84", None, "48"]
-    return Rollouts(prompts=prompts, completions=[a or "x" for a in answers], answers=answers,
-                    references=["36"] * 3 + ["84"] * 3, group_ids=torch.tensor([0, 0, 0, 1, 1, 1]) + 2 * step,
-                    meta=[{}] * 6, step=step)
 
 
 def exact(answer, reference, meta) -> float:
@@ -242,23 +234,15 @@ def test_the_discriminator_sees_the_verifier_only_through_which_rows_become_nega
 
 
 # ---------------------------------------------------------------------- state and config
-def _drive(reward: VARL, steps: range) -> list[dict]:
-    out = []
-    for step in steps:
-        b = batch(step, answers=[str(step + i) if i % 3 else None for i in range(6)])
-        out.append(reward.update(b, reward.score(b)))
-    return out
-
-
 def test_state_dict_round_trip_continues_exactly():
     kw = dict(fifo_capacity=3, reservoir_capacity=5, negatives=4, features="completion",
               verifier=lambda a, r, m: float(a is not None),
               demonstrations={"12*3=": ["36", "6*3+6*30=36", "=36"], "21*4=": ["84", "4+80=84"]})
     a = varl(seed=0, **kw)
-    _drive(a, range(5))
+    drive(a, range(5))
     b = varl(seed=1, **kw)
     b.load_state_dict(a.state_dict())
-    assert _drive(a, range(5, 9)) == _drive(b, range(5, 9))
+    assert drive(a, range(5, 9)) == drive(b, range(5, 9))
     assert same(params(a.discriminator.model), params(b.discriminator.model))
     assert a.fifo.items == b.fifo.items and a.reservoir.items == b.reservoir.items and a.updates == b.updates == 9
 
