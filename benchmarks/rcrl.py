@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
-import json
 import os
 import shlex
 import subprocess
@@ -43,6 +42,7 @@ from omegaconf import OmegaConf
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.eval import Estimate, bootstrap_ci, elo, entropy_ratio, mean_ci, preferences
 from rewardzoo.leaderboard import slug
+from rewardzoo.sweep import eval_rows as sweep_eval_rows
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
@@ -86,9 +86,8 @@ def run(label: str, seed: int, out: Path, extra: list[str], runs: Path | None = 
 
 
 def eval_rows(run_dir: Path) -> dict[int, dict[str, np.ndarray]]:
-    """{step: {row metric: [E]}} of a run's held-out evaluations."""
-    with open(run_dir / "eval_rows.jsonl") as f:
-        return {row["step"]: {k: np.asarray(v) for k, v in row["rows"].items()} for row in map(json.loads, f)}
+    """{step: {row metric: [E]}} of a run's held-out evaluations, as arrays."""
+    return {step: {k: np.asarray(v) for k, v in rows.items()} for step, rows in sweep_eval_rows(run_dir).items()}
 
 
 def summarise(run_dir: Path) -> dict:

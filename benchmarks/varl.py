@@ -35,12 +35,14 @@ from pathlib import Path
 import numpy as np
 
 from rewardzoo.eval import Estimate, bootstrap_ci, mean_ci
+from rewardzoo.leaderboard import DIVERGENCE_OF
 from rewardzoo.sweep import RunSpec, eval_rows, run_sweep
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 
-CLAIMED = {"D": ("kl_ref_mix", "KL(p ‖ m)"), "neg_log_one_minus_D": ("js", "2·JS(p, π)"),
-           "log_D": ("kl_mix_ref", "2·KL(m ‖ p)"), "logit": ("kl_pi_ref", "KL(π ‖ p)")}
+LABELS = {"D": "KL(p ‖ m)", "neg_log_one_minus_D": "2·JS(p, π)", "log_D": "2·KL(m ‖ p)", "logit": "KL(π ‖ p)"}
+CLAIMED = {g: (DIVERGENCE_OF[g].removeprefix("eval/"), label) for g, label in LABELS.items()}
+"""g → (the refdist metric of the divergence its gradient descends, as the leaderboard reads it; its label)."""
 STUDIES = {
     "refdist": {
         **{f"RAL g={g}": ("ral_refdist", [f"reward.ral.g={g}"]) for g in CLAIMED},
