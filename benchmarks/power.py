@@ -1,25 +1,27 @@
 """Statistical power of the CPU presets: can a preset tell two rewards apart?
 
-For each preset (an RLVR recipe and its headline held-out metric) this trains the recipe over
-several seeds (or reuses finished runs in --out) and prints, from the runs' own files:
+For each preset (a task's reference method — RLVR where the task has a verifier — and its headline
+held-out metric) this trains the recipe over several seeds (or reuses finished runs in --runs) and
+prints, from the runs' own files:
 
 - the warm start's held-out metric (mean and 95% t-interval over seeds),
-- RLVR's gain over its own warm start: mean ± std over seeds, the t-interval, and a paired
+- the method's gain over its warm start (signed: positive = better): mean ± std over seeds, the t-interval, and a paired
   two-level bootstrap interval over seeds × held-out examples (rewardzoo.eval.bootstrap_ci),
 - the standard error of the held-out metric from its own sampling (sd over examples / √E),
 - the smallest difference between two methods that 3 and 5 seeds detect with a paired t-test
   (α = 0.05, power 0.8), taking the per-seed difference's sd as √2 × the gain's sd over seeds
-  (two methods as variable as RLVR, independent given the seed — an assumption, stated),
+  (two methods as variable as this one, independent given the seed — an assumption, stated),
 - whether the preset meets the target: gain ≥ 5 × its sd over seeds, held-out set ≥ 1,000, one run
   ≤ 300 s (the SFT warm start, cached, excluded; the sweep trains it first),
 
 and writes ``OUT/power.md``, ``OUT/power.csv`` and ``OUT/power.png`` (learning curves, mean and
 95% band over seeds).  The first line of power.md is the command that wrote it.
 
-    python benchmarks/power.py --presets multiplication countdown --seeds 0 1 2 3 4 --out benchmarks/results/power
+    python benchmarks/power.py --presets multiplication refdist rubric_writing hackable_multiplication \
+        --seeds 0 1 2 3 4 --runs runs/leaderboard --out benchmarks/results/power
 
 Run directories go under ``--runs`` (default ``runs/power``), results under ``--out``.  The run layout
-is the leaderboard's, so ``--runs runs/leaderboard`` reuses the leaderboard's RLVR runs (same recipe, same
+is the leaderboard's, so ``--runs runs/leaderboard`` reuses the leaderboard's runs (same recipe, same
 seeds, no extra overrides) instead of training them again.
 """
 
@@ -30,6 +32,7 @@ import csv
 import math
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -41,99 +44,166 @@ import numpy as np  # noqa: E402
 from rewardzoo.eval import bootstrap_ci, detectable_difference, mean_ci  # noqa: E402
 from rewardzoo.sweep import RunSpec, eval_rows, run_sweep  # noqa: E402
 
-# preset: (RLVR recipe, headline eval metric, its per-example row key, what a gain means)
+@dataclass(frozen=True)
+class Preset:
+    """A task's preset and the effect its power is judged by: ``method`` (trained by ``recipe`` with
+    ``overrides``) moving the held-out ``metric`` from the warm start in direction ``better``."""
+
+    recipe: str
+    metric: str
+    row_key: str | None
+    """Per-example key in ``eval_rows.jsonl`` (None: the metric is exact, no held-out sampling)."""
+    meaning: str
+    method: str = "RLVR"
+    slug: str = "rlvr"
+    """The run directory name: the leaderboard's (``rewardzoo.leaderboard.slug`` of its method label), so
+    that ``--runs`` pointed at a leaderboard's run directories reuses its runs."""
+    overrides: tuple[str, ...] = ()
+    better: int = +1
+    """+1 when a larger metric is better (accuracy), -1 when smaller is (a divergence)."""
+
+
 PRESETS = {
-    "multiplication": ("algorithms/rlvr_multiplication.yaml", "eval/accuracy", "correct", "held-out exact accuracy"),
-    "countdown": ("algorithms/rlvr_countdown.yaml", "eval/accuracy", "correct", "held-out exact accuracy"),
-    "hackable_multiplication": ("algorithms/rlvr_hackable_multiplication.yaml", "eval/hack_rate", "hack_rate",
-                                "held-out hack rate (proxy passes the strict check fails)"),
+    "multiplication": Preset("algorithms/rlvr_multiplication.yaml", "eval/accuracy", "correct", "held-out exact accuracy"),
+    "countdown": Preset("algorithms/rlvr_countdown.yaml", "eval/accuracy", "correct", "held-out exact accuracy"),
+    "hackable_multiplication": Preset("algorithms/rlvr_hackable_multiplication.yaml", "eval/hack_rate", "hack_rate",
+                                      "held-out hack rate (proxy passes the strict check fails)", "RLVR (proxy)",
+                                      "rlvr_proxy"),
+    "refdist": Preset("algorithms/ral_refdist.yaml", "eval/js", None,
+                      "exact JS divergence of the policy's answer distribution to p_ref (lower is better)", "RAL g=D",
+                      "ral_g_d", ("reward.ral.g=D",), better=-1),
+    "rubric_writing": Preset("algorithms/rcrl_rubric_writing.yaml", "eval/quality", "quality",
+                             "held-out oracle quality of the written sentence", "RcRL", "rcrl"),
 }
+"""The task's reference effect: RLVR's gain where the task has a verifier; on refdist (no verifier to
+gain on: RLVR leaves the distribution where SFT put it) the paper's RAL, g = D; on rubric writing RcRL."""
 TARGET_RATIO, TARGET_EVAL, TARGET_RUN_S = 5.0, 1000, 300.0
 
 
-RUN_SLUG = {"hackable_multiplication": "rlvr_proxy"}
-"""The run directory name of a preset's RLVR runs: the leaderboard's (``rewardzoo.leaderboard.slug``), so
-that ``--runs`` pointed at a leaderboard's run directories reuses its RLVR runs."""
-
-
 def specs(preset: str, seeds: list[int], out: Path, extra: list[str]) -> list[RunSpec]:
-    """One RLVR run per seed of the preset, under ``out/<preset>/<rlvr slug>/seed<s>`` (the leaderboard's layout)."""
-    recipe = PRESETS[preset][0]
-    slug = RUN_SLUG.get(preset, "rlvr")
-    return [RunSpec(f"{preset}/seed{s}", recipe, out / preset / slug / f"seed{s}", (f"seed={s}", *extra))
+    """One run of the preset's method per seed, under ``out/<preset>/<slug>/seed<s>`` (the leaderboard's layout)."""
+    p = PRESETS[preset]
+    return [RunSpec(f"{preset}/seed{s}", p.recipe, out / preset / p.slug / f"seed{s}", (f"seed={s}", *p.overrides, *extra))
             for s in seeds]
 
 
 def analyse(preset: str, results) -> dict:
     """The power summary of one preset from its finished runs."""
-    _, metric, row_key, _ = PRESETS[preset]
-    starts, ends, tables_start, tables_end, walls, curves = [], [], [], [], [], []
+    p = PRESETS[preset]
+    metric, row_key = p.metric, p.row_key
+    starts, ends, tables_start, tables_end, walls, curves, n_eval = [], [], [], [], [], [], 0
     for result in results:
-        rows = eval_rows(result.spec.run_dir)
-        first, last = min(rows), max(rows)
-        tables_start.append(rows[first][row_key])
-        tables_end.append(rows[last][row_key])
-        starts.append(float(np.mean(rows[first][row_key])))
-        ends.append(float(np.mean(rows[last][row_key])))
+        curve = {r["step"]: r[metric] for r in result.rows if r.get(metric) is not None}
+        if row_key is None:  # an exact metric: the logged value is the whole measurement
+            starts.append(curve[min(curve)])
+            ends.append(curve[max(curve)])
+            n_eval = len(next(iter(eval_rows(result.spec.run_dir).values()), {}).get("correct", []))  # prompts
+        else:
+            rows = eval_rows(result.spec.run_dir)
+            first, last = min(rows), max(rows)
+            tables_start.append(rows[first][row_key])
+            tables_end.append(rows[last][row_key])
+            starts.append(float(np.mean(rows[first][row_key])))
+            ends.append(float(np.mean(rows[last][row_key])))
         walls.append(result.wall_s)
-        curves.append({r["step"]: r[metric] for r in result.rows if metric in r})
-    gains = np.array(ends) - np.array(starts)  # [S]
-    a, b = np.array(tables_start), np.array(tables_end)  # [S, E] each
-    n_eval = a.shape[1]
+        curves.append(curve)
+    gains = p.better * (np.array(ends) - np.array(starts))  # [S], positive = improvement
     gain_sd = float(gains.std(ddof=1)) if len(gains) > 1 else math.nan
-    se_metric = float(np.mean([np.std(t, ddof=1) / math.sqrt(len(t)) for t in tables_end]))
+    if row_key is None:
+        boot, se_metric = None, 0.0
+    else:
+        a, b = np.array(tables_start), np.array(tables_end)  # [S, E] each
+        n_eval = a.shape[1]
+        boot = bootstrap_ci(lambda x, y: float(p.better * (y.mean() - x.mean())), a, b)
+        se_metric = float(np.mean([np.std(t, ddof=1) / math.sqrt(len(t)) for t in tables_end]))
     return {
-        "preset": preset, "metric": metric, "seeds": len(gains), "n_eval": n_eval,
-        "warm_start": mean_ci(starts), "final": mean_ci(ends), "gain": mean_ci(gains), "gain_sd": gain_sd,
-        "gain_boot": bootstrap_ci(lambda x, y: float(y.mean() - x.mean()), a, b),
-        "se_metric": se_metric, "ratio": float(gains.mean() / gain_sd) if gain_sd > 0 else math.inf,
+        "preset": preset, "method": p.method, "metric": metric, "exact": row_key is None, "seeds": len(gains),
+        "n_eval": n_eval, "warm_start": mean_ci(starts), "final": mean_ci(ends), "gain": mean_ci(gains),
+        "gain_sd": gain_sd, "gain_boot": boot, "se_metric": se_metric, "ratio": float(gains.mean() / gain_sd) if gain_sd > 0 else math.inf,
         "mdd3": detectable_difference(math.sqrt(2) * gain_sd, 3), "mdd5": detectable_difference(math.sqrt(2) * gain_sd, 5),
         "run_s": float(np.median(walls)), "gains": gains.tolist(), "curves": curves,
     }
 
 
+def misses(s: dict) -> list[str]:
+    """The parts of the power target a preset misses (none: it meets the target)."""
+    out = []
+    if not s["ratio"] >= TARGET_RATIO:
+        out.append(f"gain/sd < {TARGET_RATIO:g}")
+    if s["seeds"] < 5:
+        out.append("< 5 seeds")
+    if s["n_eval"] < TARGET_EVAL and not s["exact"]:
+        out.append(f"< {TARGET_EVAL:,} held-out")
+    if s["run_s"] > TARGET_RUN_S:
+        out.append(f"run > {TARGET_RUN_S:g} s")
+    return out
+
+
 def meets(s: dict) -> bool:
-    """The power target of the issue: gain ≥ 5 × sd over ≥ 5 seeds, ≥ 1,000 held-out, ≤ 300 s per run."""
-    return s["ratio"] >= TARGET_RATIO and s["seeds"] >= 5 and s["n_eval"] >= TARGET_EVAL and s["run_s"] <= TARGET_RUN_S
+    """The power target of the issue: gain ≥ 5 × sd over ≥ 5 seeds, ≥ 1,000 held-out examples (an exact
+    metric has no held-out sampling error to bound), ≤ 300 s per run."""
+    return not misses(s)
 
 
-def pts(x: float) -> str:
-    """A fraction as points with one decimal."""
-    return f"{100 * x:.1f}"
+def verdict(s: dict) -> str:
+    """'yes', or 'no: ' and what is missed."""
+    return "yes" if meets(s) else "no: " + ", ".join(misses(s))
+
+
+def fmt(s: dict, x: float, sign: bool = False) -> str:
+    """A value of the preset's metric: points (one decimal) for a rate, three decimals for a divergence
+    or a score."""
+    if not math.isfinite(x):
+        return "n/a"
+    text = f"{100 * x:{'+' if sign else ''}.1f}" if s["metric"].endswith(("accuracy", "hack_rate")) else \
+        f"{x:{'+' if sign else ''}.3f}"
+    return text
+
+
+def est(s: dict, e, sign: bool = False) -> str:
+    """Mean ± half-width of an interval, in the preset's units."""
+    if e is None:
+        return "n/a (exact metric)"
+    return f"{fmt(s, e.mean, sign)} ± {fmt(s, (e.high - e.low) / 2)}"
 
 
 def write(summaries: list[dict], out: Path, command: str) -> None:
     """power.md, power.csv and power.png."""
     out.mkdir(parents=True, exist_ok=True)
     lines = [f"`{command}`", "", "# Power of the CPU presets", "",
-             "Points of the headline held-out metric; intervals are 95%: t over seeds, and a paired bootstrap over "
-             "seeds × held-out examples. MDD = minimal detectable paired difference between two methods "
-             "(α = 0.05, power 0.8), assuming each method's gain varies over seeds like RLVR's.", "",
-             "| preset | metric | seeds | held-out | warm start | RLVR gain (t-CI) | gain (bootstrap) | gain sd | "
+             "Each preset's reference effect — the method's change of the headline held-out metric from its warm "
+             "start, signed so that positive is better — in points for rates, raw for divergences and scores; "
+             "intervals are 95%: t over seeds, and a paired bootstrap over seeds × held-out examples (none for an "
+             "exact metric, which has no sampling error). MDD = minimal detectable paired difference between two "
+             "methods (α = 0.05, power 0.8), assuming each method's gain varies over seeds like this one's. "
+             f"Target: gain ≥ {TARGET_RATIO:g} × its sd over ≥ 5 seeds, ≥ {TARGET_EVAL:,} held-out examples, one run "
+             f"≤ {TARGET_RUN_S:g} s (the cached warm start excluded).", "",
+             "| preset | method | metric | seeds | held-out | warm start | gain (t-CI) | gain (bootstrap) | gain sd | "
              "gain / sd | SE of metric | MDD 3 seeds | MDD 5 seeds | run (s, median) | target met |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for s in summaries:
-        lines.append(f"| {s['preset']} | `{s['metric']}` | {s['seeds']} | {s['n_eval']} | {s['warm_start'].format(100)} | "
-                     f"{s['gain'].format(100, sign=True)} | {s['gain_boot'].format(100, sign=True)} | {pts(s['gain_sd'])} | "
-                     f"{s['ratio']:.1f} | {pts(s['se_metric'])} | {pts(s['mdd3'])} | {pts(s['mdd5'])} | "
-                     f"{s['run_s']:.0f} | {'yes' if meets(s) else 'no'} |")
-    lines += ["", "Gains by seed (points): " + "; ".join(
-        f"{s['preset']}: " + ", ".join(f"{100 * g:+.1f}" for g in s["gains"]) for s in summaries), ""]
+        held = f"{s['n_eval']} prompts (exact)" if s["exact"] else str(s["n_eval"])
+        lines.append(f"| {s['preset']} | {s['method']} | `{s['metric']}` | {s['seeds']} | {held} | "
+                     f"{est(s, s['warm_start'])} | {est(s, s['gain'], sign=True)} | {est(s, s['gain_boot'], sign=True)} | "
+                     f"{fmt(s, s['gain_sd'])} | {s['ratio']:.1f} | {fmt(s, s['se_metric'])} | {fmt(s, s['mdd3'])} | "
+                     f"{fmt(s, s['mdd5'])} | {s['run_s']:.0f} | {verdict(s)} |")
+    lines += ["", "Gains by seed: " + "; ".join(
+        f"{s['preset']}: " + ", ".join(fmt(s, g, sign=True) for g in s["gains"]) for s in summaries), ""]
     (out / "power.md").write_text("\n".join(lines) + "\n")
     with open(out / "power.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["preset", "metric", "seeds", "n_eval", "warm_start", "gain_mean", "gain_low", "gain_high", "gain_sd",
+        w.writerow(["preset", "method", "metric", "seeds", "n_eval", "warm_start", "gain_mean", "gain_low", "gain_high", "gain_sd",
                     "ratio", "se_metric", "mdd3", "mdd5", "run_s", "target_met"])
         for s in summaries:
-            w.writerow([s["preset"], s["metric"], s["seeds"], s["n_eval"], s["warm_start"].mean, s["gain"].mean,
+            w.writerow([s["preset"], s["method"], s["metric"], s["seeds"], s["n_eval"], s["warm_start"].mean, s["gain"].mean,
                         s["gain"].low, s["gain"].high, s["gain_sd"], s["ratio"], s["se_metric"], s["mdd3"], s["mdd5"],
                         s["run_s"], meets(s)])
     fig, axes = plt.subplots(1, len(summaries), figsize=(5 * len(summaries), 3.6), squeeze=False)
     for ax, s in zip(axes[0], summaries):
         steps = sorted(set.intersection(*(set(c) for c in s["curves"])))
-        est = [mean_ci([c[t] for c in s["curves"]]) for t in steps]
-        ax.plot(steps, [e.mean for e in est], color="C0", label=f"RLVR, {s['seeds']} seeds")
-        ax.fill_between(steps, [e.low for e in est], [e.high for e in est], color="C0", alpha=0.25, label="95% CI")
+        band = [mean_ci([c[t] for c in s["curves"]]) for t in steps]
+        ax.plot(steps, [e.mean for e in band], color="C0", label=f"{s['method']}, {s['seeds']} seeds")
+        ax.fill_between(steps, [e.low for e in band], [e.high for e in band], color="C0", alpha=0.25, label="95% CI")
         ax.set_title(s["preset"])
         ax.set_xlabel("RL step")
         ax.set_ylabel(s["metric"])
@@ -143,7 +213,7 @@ def write(summaries: list[dict], out: Path, command: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run (or reuse) the presets' RLVR runs and write the power table."""
+    """Run (or reuse) the presets' runs and write the power table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--presets", nargs="+", default=list(PRESETS), choices=list(PRESETS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])

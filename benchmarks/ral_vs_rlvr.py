@@ -1,189 +1,188 @@
-"""RAL against RLVR on the multiplication CPU preset, several seeds, judges of several sizes.
+"""RAL against RLVR on the multiplication CPU preset: gains with 95% intervals, the RAL/RLVR ratio, two
+judge sizes, the frozen judge, and the knobs tried to close the gap.
 
-    python benchmarks/ral_vs_rlvr.py                      # 3 seeds, 2 runs at a time
-    python benchmarks/ral_vs_rlvr.py --seeds 0 --jobs 1   # a quick single-seed look
-    python benchmarks/ral_vs_rlvr.py --variants RAL "RAL large judge"
+    python benchmarks/ral_vs_rlvr.py --runs runs/leaderboard            # reuses the leaderboard's runs
+    python benchmarks/ral_vs_rlvr.py --seeds 0 1 2 --variants RAL "RAL small judge"
 
-Every run is the library's own command, ``rewardzoo train <recipe> seed=S run_dir=...``: RLVR
-(``algorithms/rlvr_multiplication.yaml``), RAL with the recipe's judge (policy-sized, initialised
-from the SFT warm start), RAL with a smaller and a larger judge (each initialised from a warm start
-of its own size on the same demonstrations — ``rewardzoo sft`` with ``model.tiny.*`` overrides),
-and the frozen-judge baseline.  The SFT row is the warm start's held-out accuracy (every run's
-step-0 evaluation).  Writes ``benchmarks/results/ral_vs_rlvr.{md,csv,png}``; the Markdown starts
-with the command.  Finished runs under ``--out`` are reused, so adding a variant or a seed runs only
-what is new.
+Every run is the library's own ``rewardzoo train algorithms/ral_multiplication.yaml seed=S …`` through
+:func:`rewardzoo.sweep.run_sweep`, in the leaderboard's layout (``RUNS/multiplication/<slug>/seed<s>``),
+so the leaderboard's RLVR, RAL and frozen-judge runs are reused, not trained again.  All share one SFT
+warm start (the recipes' ``sft.seed``), the step budget and the seeds.  The judge-size variants start
+their judge from a warm start of that size on the same demonstrations (``rewardzoo sft`` with
+``model.tiny.*`` overrides, cached).
+
+For each variant: the held-out gain over the warm start (mean and 95% t-interval over seeds, and a
+paired bootstrap over seeds × held-out examples), and the ratio of its gain to RLVR's with a paired
+bootstrap interval (:func:`rewardzoo.eval.bootstrap_ci`), with the verdict on 002's headline — RAL
+reaches at least half of RLVR's gain: *reached* when the interval lies above ½, *excluded* when it
+lies below, else *undecided*.  Writes ``OUT/ral_vs_rlvr.{md,csv,png}``; the Markdown starts with the
+command.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import math
 import os
 import shlex
-import statistics
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from omegaconf import OmegaConf
+import matplotlib
 
-from rewardzoo.core.logger import read_metrics
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "benchmarks" / "results"
-JUDGE_SIZES = {  # name -> tiny-model overrides of a judge's own warm start
-    "small": ["model.tiny.hidden_size=64", "model.tiny.intermediate_size=192", "model.tiny.num_layers=2"],
-    "large": ["model.tiny.hidden_size=256", "model.tiny.intermediate_size=768", "model.tiny.num_layers=4",
-              "model.tiny.num_heads=8", "model.tiny.num_kv_heads=4"],
+from rewardzoo.eval import bootstrap_ci, mean_ci  # noqa: E402
+from rewardzoo.leaderboard import slug  # noqa: E402
+from rewardzoo.sweep import RunSpec, eval_rows, run_sweep  # noqa: E402
+
+RAL = "algorithms/ral_multiplication.yaml"
+JUDGE_SIZES = {  # judge size -> tiny-model overrides of its own warm start (the policy: hidden 128, 4 layers)
+    "small": ("model.tiny.hidden_size=64", "model.tiny.intermediate_size=192", "model.tiny.num_layers=2"),
+    "large": ("model.tiny.hidden_size=256", "model.tiny.intermediate_size=768", "model.tiny.num_layers=4",
+              "model.tiny.num_heads=8", "model.tiny.num_kv_heads=4"),
+}
+VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "RLVR": ("algorithms/rlvr_multiplication.yaml", ()),
+    "RAL": (RAL, ()),
+    "RAL frozen judge": (RAL, ("reward.ral.frozen=true",)),
+    "RAL small judge": (RAL, ("judge=small",)),
+    "RAL large judge": (RAL, ("judge=large",)),
+    "RAL judge lr 3e-3": (RAL, ("reward.ral.judge.lr=3e-3",)),
+    "RAL 60 warm-up rounds": (RAL, ("reward.ral.warmup_steps=60",)),
+    "RAL replay + Polyak": (RAL, ("reward.ral.replay_fraction=0.5", "reward.ral.polyak=true")),
+    "RAL KL beta 0.04": (RAL, ("grpo.beta=0.04",)),
+}
+"""label -> (recipe, overrides); ``judge=SIZE`` stands for the judge warm start of that size."""
+WHAT = {
+    "RAL": "the recipe: policy-sized judge initialised from the SFT warm start, lr 1e-3, 20 warm-up rounds",
+    "RAL frozen judge": "judge trained in warm-up only (002 §4.2 baseline)",
+    "RAL small judge": "judge hidden 64, 2 layers (own warm start on the same demonstrations)",
+    "RAL large judge": "judge hidden 256, 4 layers (own warm start on the same demonstrations)",
+    "RAL judge lr 3e-3": "judge learning rate ×3",
+    "RAL 60 warm-up rounds": "judge warm-up 60 rounds instead of 20",
+    "RAL replay + Polyak": "half of each judge batch replayed from past generations; Polyak reward judge (τ 0.1)",
+    "RAL KL beta 0.04": "KL penalty to the warm start, β = 0.04 (002 uses one; the RLVR twin has β = 0)",
 }
 
 
-def rewardzoo(*args: str) -> subprocess.CompletedProcess:
-    """Run the rewardzoo CLI (one thread: several runs share the cores)."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
-    out = subprocess.run([sys.executable, "-m", "rewardzoo.cli", *args], cwd=REPO, env=env, capture_output=True, text=True)
+def judge_warm_start(size: str) -> str:
+    """The directory of a judge-sized SFT warm start on the policy's demonstrations (cached by the SFT cache)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-m", "rewardzoo.cli", "sft", RAL, "logging.progress=false",
+                          *JUDGE_SIZES[size]], env=env, capture_output=True, text=True)
     if out.returncode != 0:
-        raise RuntimeError(f"rewardzoo {' '.join(args)} failed:\n{out.stderr[-3000:]}")
-    return out
-
-
-def judge_warm_start(size: str, seed: int, cache: str) -> str:
-    """The directory of a judge-sized warm start on the same demonstrations (cached)."""
-    out = rewardzoo("sft", "algorithms/ral_multiplication.yaml", f"seed={seed}", f"sft.cache_dir={cache}",
-                    "logging.progress=false", *JUDGE_SIZES[size])
+        raise RuntimeError(f"the {size} judge's warm start failed:\n{out.stderr[-3000:]}")
     return out.stdout.strip().splitlines()[-1]
 
 
-def run(name: str, seed: int, out_dir: Path, cache: str) -> dict:
-    """One training run (reused when ``run_dir`` already holds a finished one); returns its eval/accuracy curve."""
-    run_dir = out_dir / f"{name}-seed{seed}"
-    if finished(run_dir):
-        return {"name": name, "seed": seed, "curve": curve_of(run_dir)}
-    common = [f"seed={seed}", f"run_dir={run_dir}", f"sft.cache_dir={cache}", "logging.progress=false",
-              "logging.tensorboard=false", "checkpoint_every=0", "overwrite=true"]  # an unfinished run starts over
-    if name == "RLVR":
-        rewardzoo("train", "algorithms/rlvr_multiplication.yaml", *common)
-    elif name == "RAL":
-        rewardzoo("train", "algorithms/ral_multiplication.yaml", *common)
-    elif name == "RAL frozen judge":
-        rewardzoo("train", "algorithms/ral_multiplication.yaml", *common, "reward.ral.frozen=true")
-    else:
-        size = name.split()[1]
-        judge = judge_warm_start(size, seed, cache)
-        rewardzoo("train", "algorithms/ral_multiplication.yaml", *common, f"reward.ral.judge.init_from={judge}")
-    return {"name": name, "seed": seed, "curve": curve_of(run_dir)}
+def specs(variants: list[str], seeds: list[int], runs: Path, extra: list[str]) -> list[RunSpec]:
+    """One run per variant and seed, in the leaderboard's layout."""
+    out = []
+    for name in variants:
+        recipe, overrides = VARIANTS[name]
+        resolved = []
+        for o in overrides:
+            if o.startswith("judge="):
+                resolved.append(f"reward.ral.judge.init_from={judge_warm_start(o.removeprefix('judge='))}")
+            else:
+                resolved.append(o)
+        out += [RunSpec(f"{name}/seed{s}", recipe, runs / "multiplication" / slug(name) / f"seed{s}",
+                        (f"seed={s}", *resolved, *extra)) for s in seeds]
+    return out
 
 
-def curve_of(run_dir: Path) -> dict[int, float]:
-    """{step: eval/accuracy} of a run."""
-    return {r["step"]: r["eval/accuracy"] for r in read_metrics(run_dir / "metrics.jsonl") if "eval/accuracy" in r}
+def correct(run_dir: Path, which: str) -> list[float]:
+    """Per-example held-out correctness at the first or last evaluation of a run."""
+    rows = eval_rows(run_dir)
+    return rows[min(rows) if which == "first" else max(rows)]["correct"]
 
 
-def finished(run_dir: Path) -> bool:
-    """True when ``run_dir`` holds a run that reached its configured last step."""
-    try:
-        return max(curve_of(run_dir)) == OmegaConf.load(run_dir / "config.yaml").steps
-    except (OSError, ValueError):  # no run there yet, or one that never evaluated
-        return False
+def verdict(ratio) -> str:
+    """002's headline (RAL ≥ ½ of RLVR's gain) against the ratio's interval."""
+    if not (math.isfinite(ratio.low) and math.isfinite(ratio.high)):
+        return "undecided"
+    return "reached" if ratio.low > 0.5 else "excluded (CI below ½)" if ratio.high < 0.5 else "undecided (CI spans ½)"
 
 
-def gain(result: dict, step: int) -> float:
-    """Held-out accuracy at ``step`` minus the warm start's (step 0)."""
-    return result["curve"][step] - result["curve"][0]
-
-
-def mean_std(values: list[float]) -> str:
-    """'mean ± std' in percent."""
-    m = 100 * statistics.mean(values)
-    s = 100 * statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{m:.1f} ± {s:.1f}"
-
-
-def main() -> int:
-    """Run every variant × seed, then write the table, CSV and plot."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+def main(argv: list[str] | None = None) -> int:
+    """Run (or reuse) every variant × seed, then write the table, CSV and plot."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--few-seeds", nargs="*", default=["RAL judge lr 3e-3", "RAL 60 warm-up rounds",
+                                                           "RAL replay + Polyak", "RAL KL beta 0.04"],
+                        help="variants run on the first 3 seeds only (the knobs tried; to save time), marked")
+    parser.add_argument("--runs", type=Path, default=Path("runs/leaderboard"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--variants", nargs="+",
-                        default=["RLVR", "RAL", "RAL small judge", "RAL large judge", "RAL frozen judge"],
-                        help="RLVR, RAL, 'RAL small judge', 'RAL large judge', 'RAL frozen judge'")
-    parser.add_argument("--first-seed-only", nargs="*", default=["RAL frozen judge", "RAL large judge"],
-                        help="variants run at the first seed only (to save time); marked in the table")
-    parser.add_argument("--out", default="/tmp/rewardzoo-ral-vs-rlvr")
-    args = parser.parse_args()
-    out_dir, cache = Path(args.out), str(Path(args.out) / "sft-cache")
-    for seed in args.seeds:  # build the shared warm starts once, before runs race for them
-        rewardzoo("sft", "algorithms/rlvr_multiplication.yaml", f"seed={seed}", f"sft.cache_dir={cache}", "logging.progress=false")
-    jobs = [(v, s) for s in args.seeds for v in args.variants if s == args.seeds[0] or v not in args.first_seed_only]
-    cost = {"RAL large judge": 0, "RAL": 1, "RAL frozen judge": 1, "RAL small judge": 2, "RLVR": 3}
-    jobs.sort(key=lambda job: cost.get(job[0], 0))  # the longest runs first, the short RLVR runs fill the gaps
-    with ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda job: run(job[0], job[1], out_dir, cache), jobs))
+    parser.add_argument("--override", nargs="*", default=[], help="key=value for every run (e.g. a shorter test)")
+    args = parser.parse_args(argv)
+    if "RLVR" not in args.variants:
+        parser.error("--variants must include RLVR (every ratio is to its gain)")
+    command = "python benchmarks/ral_vs_rlvr.py " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    seeds_of = {v: args.seeds[:3] if v in args.few_seeds else args.seeds for v in args.variants}
+    all_specs = [s for v in args.variants for s in specs([v], seeds_of[v], args.runs, args.override)]
+    results = run_sweep(all_specs, jobs=args.jobs, desc="ral_vs_rlvr")
 
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    command = shlex.join(["python", "benchmarks/ral_vs_rlvr.py", *sys.argv[1:]])
-    last = max(max(r["curve"]) for r in results)
-    lines = [f"<!-- command: {command.strip()} -->", "",
-             f"Held-out accuracy (%) on the multiplication recipes' task, mean ± std over seeds "
-             f"{', '.join(map(str, args.seeds))}; step 0 is the SFT warm start.", "",
-             "| method | step 0 (SFT) | step 100 | final (step %d) | gain over SFT | mean of steps 100–%d − SFT |" % (last, last),
-             "|---|---|---|---|---|---|"]
-    with open(RESULTS / "ral_vs_rlvr.csv", "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["method", "seed", "step", "eval_accuracy"])
-        for r in results:
-            for step, acc in sorted(r["curve"].items()):
-                writer.writerow([r["name"], r["seed"], step, acc])
-    gains = {}
+    def tables(name: str, seeds: list[int], which: str) -> np.ndarray:  # [S, E]
+        return np.array([correct(results[f"{name}/seed{s}"].spec.run_dir, which) for s in seeds], dtype=float)
+
+    lines = [f"`{command.strip()}`", "", "# RAL vs RLVR on multiplication", "",
+             "Held-out accuracy (avg@2 at T = 2, 1,000 examples) on the multiplication CPU preset; every run starts "
+             "from one shared SFT warm start. Gains over it in points, mean ± half-width of the 95% interval: t over "
+             "seeds, and a paired bootstrap over seeds × held-out examples. Ratio = the variant's gain / RLVR's on the "
+             "same seeds (paired bootstrap). 002's headline asks for a ratio of at least ½.", "",
+             "| variant | what changes | seeds | final accuracy | gain (t-CI) | gain (bootstrap) | ratio to RLVR | "
+             "RAL ≥ ½ RLVR? | run (s, median) |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
+    csv_rows, curves = [], {}
     for name in args.variants:
-        runs = [r for r in results if r["name"] == name]
-        start = [r["curve"][0] for r in runs]
-        mid = [r["curve"].get(100, float("nan")) for r in runs]
-        end = [r["curve"][last] for r in runs]
-        gains[name] = [gain(r, last) for r in runs]
-        late = [statistics.mean(a for step, a in r["curve"].items() if step >= 100) - r["curve"][0] for r in runs]
-        label = f"{name} (seed {runs[0]['seed']} only)" if len(runs) == 1 and len(args.seeds) > 1 else name
-        lines.append(f"| {label} | {mean_std(start)} | {mean_std(mid)} | {mean_std(end)} | {mean_std(gains[name])} | {mean_std(late)} |")
-    sft = [r["curve"][0] for r in results if r["name"] == args.variants[0]]
-    lines.append(f"| SFT only | {mean_std(sft)} | — | {mean_std(sft)} | 0.0 | 0.0 |")
-    if "RLVR" in gains and "RAL" in gains:
-        ratio = statistics.mean(gains["RAL"]) / statistics.mean(gains["RLVR"]) if statistics.mean(gains["RLVR"]) else float("nan")
-        lines += ["", f"RAL's mean gain / RLVR's mean gain: {ratio:.2f} (the paper's headline asks for at least 0.5)"]
-    for size in ("small", "large"):
-        if f"RAL {size} judge" in gains and "RAL" in gains:  # compared on the seeds both were run with
-            seeds = sorted({r["seed"] for r in results if r["name"] == f"RAL {size} judge"})
-            common = {name: 100 * statistics.mean(gain(r, last) for r in results
-                                                  if r["name"] == name and r["seed"] in seeds)
-                      for name in (f"RAL {size} judge", "RAL")}
-            lines.append(f"\nSeeds {', '.join(map(str, seeds))}: mean gain with the {size} judge "
-                         f"{common[f'RAL {size} judge']:+.1f} points, with the policy-sized judge {common['RAL']:+.1f}.")
-    lines += ["", "Gain over SFT (points) by seed:", "", "| method | " + " | ".join(f"seed {s}" for s in args.seeds) + " |",
-              "|---|" + "---|" * len(args.seeds)]
-    for name in args.variants:
-        by_seed = {r["seed"]: 100 * gain(r, last) for r in results if r["name"] == name}
-        lines.append(f"| {name} | " + " | ".join(f"{by_seed[s]:+.1f}" if s in by_seed else "—" for s in args.seeds) + " |")
-    lines += ["", "![held-out accuracy](ral_vs_rlvr.png)"]
-    (RESULTS / "ral_vs_rlvr.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for name in args.variants:
-        runs = [r["curve"] for r in results if r["name"] == name]
-        steps = sorted(runs[0])
-        label = name if len(runs) > 1 or len(args.seeds) == 1 else f"{name} (seed {args.seeds[0]} only)"
-        ax.plot(steps, [100 * statistics.mean(c[s] for c in runs) for s in steps], marker="o", ms=3, label=label)
+        seeds = seeds_of[name]
+        start, end = tables(name, seeds, "first"), tables(name, seeds, "last")
+        gains = end.mean(axis=1) - start.mean(axis=1)
+        boot = bootstrap_ci(lambda a, b: float(b.mean() - a.mean()), start, end)
+        ratio_cell, word = "—", "—"
+        if name != "RLVR":
+            r_start, r_end = tables("RLVR", seeds, "first"), tables("RLVR", seeds, "last")
+            ratio = bootstrap_ci(lambda s0, s1, a, b: float((b.mean() - a.mean()) / (s1.mean() - s0.mean()))
+                                 if s1.mean() > s0.mean() else math.nan, r_start, r_end, start, end)
+            ratio_cell, word = ratio.format(digits=2), verdict(ratio)
+        walls = [results[f"{name}/seed{s}"].wall_s for s in seeds]
+        label = name if len(seeds) == len(args.seeds) else f"{name} ({len(seeds)} seeds)"
+        lines.append(f"| {label} | {WHAT.get(name, 'exact verifier (the baseline)')} | {len(seeds)} | "
+                     f"{mean_ci(end.mean(axis=1)).format(scale=100)} | {mean_ci(gains).format(scale=100, sign=True)} | "
+                     f"{boot.format(scale=100, sign=True)} | {ratio_cell} | {word} | {np.median(walls):.0f} |")
+        for s, g in zip(seeds, gains):
+            csv_rows.append([name, s, float(start[seeds.index(s)].mean()), float(end[seeds.index(s)].mean()), float(g)])
+        curves[name] = [{r["step"]: r["eval/accuracy"] for r in results[f"{name}/seed{s}"].rows if "eval/accuracy" in r}
+                        for s in seeds]
+    lines += ["", "Gain over the warm start by seed (points): " + "; ".join(
+        f"{name}: " + ", ".join(f"{100 * g:+.1f}" for n, _, _, _, g in csv_rows if n == name) for name in args.variants),
+        "", "![held-out accuracy](ral_vs_rlvr.png)", ""]
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "ral_vs_rlvr.md").write_text("\n".join(lines))
+    with open(args.out / "ral_vs_rlvr.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["variant", "seed", "warm_start_accuracy", "final_accuracy", "gain"])
+        w.writerows(csv_rows)
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    for name, runs in curves.items():
+        steps = sorted(set.intersection(*(set(c) for c in runs)))
+        band = [mean_ci([c[t] for c in runs]) for t in steps]
+        ax.plot(steps, [100 * e.mean for e in band], marker="o", ms=3, label=f"{name} ({len(runs)} seeds)")
+        ax.fill_between(steps, [100 * e.low for e in band], [100 * e.high for e in band], alpha=0.12)
     ax.set_xlabel("RL step")
     ax.set_ylabel("held-out accuracy (%)")
-    ax.set_title("multiplication, mean over seeds")
-    ax.legend()
+    ax.set_title("multiplication: mean and 95% band over seeds")
+    ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(RESULTS / "ral_vs_rlvr.png", dpi=120)
+    fig.savefig(args.out / "ral_vs_rlvr.png", dpi=120)
+    print("\n".join(lines))
     return 0
 
 

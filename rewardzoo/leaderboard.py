@@ -94,11 +94,6 @@ PRESETS: dict[str, list[Entry]] = {
         Entry("multiplication", "RAL frozen judge", recipe("ral_multiplication"), ("reward.ral.frozen=true",)),
         Entry("multiplication", "VARL", recipe("varl_multiplication")),
         Entry("multiplication", "VARL additive", recipe("varl_multiplication"), ("reward.varl.combine=add",)),
-        Entry("hackable_multiplication", "SFT", recipe("rlvr_hackable_multiplication"), ("steps=0",)),
-        Entry("hackable_multiplication", "RLVR (proxy)", recipe("rlvr_hackable_multiplication")),
-        Entry("hackable_multiplication", "VARL (proxy gate)", recipe("varl_hackable_multiplication")),
-        Entry("hackable_multiplication", "VARL additive (proxy)", recipe("varl_hackable_multiplication"),
-              ("reward.varl.combine=add",)),
         Entry("refdist", "SFT", recipe("rlvr_refdist"), ("steps=0",)),
         Entry("refdist", "RLVR", recipe("rlvr_refdist")),
         *(Entry("refdist", f"RAL g={g}", recipe("ral_refdist"), (f"reward.ral.g={g}",)) for g in G_NAMES),
@@ -111,7 +106,19 @@ PRESETS: dict[str, list[Entry]] = {
         Entry("rubric_writing", "Pairwise RaR", recipe("pairwise_rar_rubric_writing")),
         Entry("rubric_writing", "Dropout Absolute RaR", recipe("dropout_absolute_rar_rubric_writing")),
     ],
+    "hackable": [
+        Entry("hackable_multiplication", "SFT", recipe("rlvr_hackable_multiplication"), ("steps=0",)),
+        Entry("hackable_multiplication", "RLVR (proxy)", recipe("rlvr_hackable_multiplication")),
+        Entry("hackable_multiplication", "VARL (proxy gate)", recipe("varl_hackable_multiplication")),
+        Entry("hackable_multiplication", "VARL additive (proxy)", recipe("varl_hackable_multiplication"),
+              ("reward.varl.combine=add",)),
+    ],
 }
+"""``cpu``: the CPU leaderboard — the tasks whose presets have the power to separate methods
+(benchmarks/results/power/power.md) plus rubric writing, the one task of RcRL and its baselines.
+``hackable``: the reward-hacking board, kept off ``cpu`` because at CPU scale RLVR does not hack the
+proxy (its hack-rate gain is within noise), so the board cannot show VARL preventing it; it runs
+with ``--preset hackable``."""
 
 GPU = ("model.name=Qwen/Qwen3-0.6B", "model.dtype=bfloat16", "model.lora.enabled=true", "model.lora.r=32",
        "model.lora.alpha=64", "sampling.engine=vllm", "sampling.vllm.gpu_memory_utilization=0.3",
@@ -121,7 +128,8 @@ GPU = ("model.name=Qwen/Qwen3-0.6B", "model.dtype=bfloat16", "model.lora.enabled
 vLLM engine, 300 SFT and 300 RL steps, learning rates for a pretrained model (our choices; not run here)."""
 PRESETS["gpu"] = [Entry(e.task, e.method, e.recipe, (*e.overrides, *(o for o in GPU if "steps=0" not in e.overrides
                                                                  or not o.startswith("steps="))))
-                  for e in PRESETS["cpu"] if e.task in ("multiplication", "hackable_multiplication")]
+                  for e in (*PRESETS["cpu"], *PRESETS["hackable"])
+                  if e.task in ("multiplication", "hackable_multiplication")]
 
 
 # ---------------------------------------------------------------------------------------------- runs

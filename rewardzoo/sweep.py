@@ -12,6 +12,13 @@ leaderboard`` are sweeps: a list of :class:`RunSpec` (a recipe, overrides and a 
 3. marks a finished run with ``run_dir/sweep_done.json`` (its wall time and command) only after the
    process exits 0, so a killed sweep resumes by re-running the unfinished specs from scratch.
 
+A finished run is reused only while it is the run the spec asks for: before any work the sweep
+compares each finished run's saved ``config.yaml`` with the spec's resolved configuration and, when
+a recipe or a default changed since, refuses (:class:`StaleRunError`, naming the runs and the keys
+that differ) instead of mixing old and new runs in one table.  Nothing is deleted: the message says
+to point the sweep at a new directory or remove the stale runs.  Keys the saved configuration lacks
+(settings added to the code after the run, at their defaults) are not compared.
+
 One progress bar covers the whole sweep; each process writes its output to ``run_dir/train.log``.
 A run that fails stops nothing else; :func:`run_sweep` raises at the end, naming the failed runs
 and their logs.
@@ -30,6 +37,9 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+import yaml
+
+from rewardzoo.core.config import as_dict
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.sft import sft_cache_dir
 from rewardzoo.zoo import TrainConfig, build_task, load_config
@@ -75,6 +85,45 @@ def is_finished(run_dir: Path) -> bool:
     return (Path(run_dir) / DONE).is_file()
 
 
+class StaleRunError(ValueError):
+    """Finished runs of a sweep were made with another configuration than their specs now resolve to."""
+
+
+NOT_COMPARED = ("run_dir", "overwrite", "resume", "logging", "recipe")
+"""Top-level keys that do not change what a run computes (where it writes, how it reports, how the
+recipe describes itself)."""
+
+
+def config_changes(saved: dict, wanted: dict, prefix: str = "") -> list[str]:
+    """``key: saved → wanted`` for every leaf both configurations hold with different values (keys
+    only ``wanted`` holds — settings added to the code since — are skipped)."""
+    out = []
+    for key, value in wanted.items():
+        if key not in saved or (not prefix and key in NOT_COMPARED):
+            continue
+        if isinstance(value, dict) and isinstance(saved[key], dict):
+            out += config_changes(saved[key], value, f"{prefix}{key}.")
+        elif saved[key] != value:
+            out.append(f"{prefix}{key}: {saved[key]!r} → {value!r}")
+    return out
+
+
+def check_not_stale(specs: list[RunSpec], configs: dict[str, TrainConfig]) -> None:
+    """Raise :class:`StaleRunError` when a finished run's saved config differs from its spec's."""
+    stale = []
+    for s in specs:
+        saved_path = Path(s.run_dir) / "config.yaml"
+        if is_finished(s.run_dir) and saved_path.is_file():
+            changes = config_changes(yaml.safe_load(saved_path.read_text()) or {}, as_dict(configs[s.name]))
+            if changes:
+                stale.append(f"{s.name} ({s.run_dir}): " + "; ".join(changes[:4]) + (" ..." if len(changes) > 4 else ""))
+    if stale:
+        raise StaleRunError(f"{len(stale)} finished run(s) were made with another configuration than the recipe now "
+                            "gives, so their results would mix with new ones:\n  " + "\n  ".join(stale) +
+                            "\nPoint the sweep at a new run directory, or delete these run directories to retrain "
+                            "them (nothing was changed).")
+
+
 def _run(cmd: list[str], log: Path) -> tuple[int, float]:
     log.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -91,6 +140,7 @@ def run_sweep(specs: list[RunSpec], jobs: int = 2, progress: bool = True, desc: 
     if len(set(names)) != len(names):
         raise ValueError(f"sweep spec names must be unique; repeated: {sorted({n for n in names if names.count(n) > 1})}")
     configs = {s.name: s.config() for s in specs}  # every spec validated before any work
+    check_not_stale(specs, configs)
     todo = [s for s in specs if not is_finished(s.run_dir)]
     warm: dict[Path, RunSpec] = {}
     for s in todo:

@@ -13,7 +13,7 @@ import pytest
 
 from rewardzoo import leaderboard as lb
 from rewardzoo.core.logger import read_metrics
-from rewardzoo.sweep import DONE, RunResult, RunSpec
+from rewardzoo.sweep import DONE, RunResult, RunSpec, StaleRunError, config_changes
 
 
 @pytest.fixture
@@ -59,6 +59,21 @@ def test_tables_csv_claims_and_resume_of_a_half_finished_board(tiny_preset, tmp_
     lb.leaderboard("tiny", [0, 1], out, jobs=2, progress=False)
     again = {p.parent: p.stat().st_mtime for p in out.glob("runs/*/*/seed*/metrics.jsonl")}
     assert {d for d in runs if runs[d] != again[d]} == {victim}
+
+    # a recipe changed since: the finished runs no longer match and the board refuses, retraining nothing
+    changed = [dataclasses.replace(e, overrides=(*e.overrides, "grpo.lr=5e-4")) if e.method == "RLVR" else e
+               for e in tiny_preset]
+    lb.PRESETS["tiny"] = changed
+    with pytest.raises(StaleRunError, match=r"(?s)2 finished run\(s\).*multiplication/RLVR/seed0.*grpo\.lr: 0\.001 → 0\.0005"
+                                            r".*new run directory"):
+        lb.leaderboard("tiny", [0, 1], out, jobs=2, progress=False)
+    assert {p.parent: p.stat().st_mtime for p in out.glob("runs/*/*/seed*/metrics.jsonl")} == again
+
+
+def test_config_changes_name_changed_leaves_and_skip_keys_added_since():
+    saved = {"seed": 0, "run_dir": "a", "grpo": {"lr": 1e-3, "beta": 0.0}, "sft": {"steps": 800}}
+    wanted = {"seed": 0, "run_dir": "b", "grpo": {"lr": 1e-3, "beta": 0.04}, "sft": {"steps": 800, "seed": None}}
+    assert config_changes(saved, wanted) == ["grpo.beta: 0.0 → 0.04"]
 
 
 def test_best_is_marked_only_where_the_interval_separates():

@@ -40,7 +40,7 @@ def test_power_script_sweeps_seeds_reuses_finished_runs_and_writes_the_table(tmp
     assert script["main"](args) == 0
     text = (tmp_path / "power.md").read_text()
     assert text.startswith("`python benchmarks/power.py --presets multiplication --seeds 0 1")
-    assert "| multiplication | `eval/accuracy` | 2 | 16 |" in text and "| no |" in text  # 16 held-out < 1,000
+    assert "| multiplication | RLVR | `eval/accuracy` | 2 | 16 |" in text and "< 1,000 held-out |" in text  # 16 < 1,000
     assert (tmp_path / "power.png").stat().st_size > 1000
     logs = {p: p.stat().st_mtime for p in tmp_path.glob("multiplication/rlvr/seed*/train.log")}
     assert len(logs) == 2
@@ -68,3 +68,25 @@ def test_rcrl_script_compares_variants_against_the_base(tmp_path, monkeypatch, f
     assert text.startswith("<!-- command: python benchmarks/rcrl.py --seeds 0") and "| RcRL |" in text
     assert "1. RcRL beats RaR" in text and (tmp_path / "rcrl.png").stat().st_size > 1000
     assert len((tmp_path / "rcrl.csv").read_text().splitlines()) == 1 + 2 * 3  # header + 2 runs × evals at 0, 1, 2
+
+
+def test_ral_vs_rlvr_script_reports_gains_ratio_and_verdict(tmp_path, monkeypatch, fast_overrides):
+    """RLVR and RAL, two seeds of two steps: the table (gains with intervals, the ratio and its verdict),
+    the CSV and the plot; a second call reuses both variants' runs."""
+    monkeypatch.chdir(ROOT)
+    script = runpy.run_path(str(ROOT / "benchmarks" / "ral_vs_rlvr.py"))
+    args = ["--variants", "RLVR", "RAL", "--seeds", "0", "1", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path),
+            "--override", *fast_overrides, "steps=2", "eval.every=1", "checkpoint_every=0", "reward.ral.warmup_steps=1",
+            "reward.ral.judge.init_from=", "reward.ral.judge.tiny.hidden_size=32", "reward.ral.judge.tiny.num_layers=1",
+            "reward.ral.judge.tiny.intermediate_size=64"]
+    assert script["main"](args) == 0
+    text = (tmp_path / "ral_vs_rlvr.md").read_text()
+    assert text.startswith("`python benchmarks/ral_vs_rlvr.py --variants RLVR RAL --seeds 0 1")
+    assert "| RLVR | exact verifier (the baseline) | 2 |" in text and "| RAL | the recipe:" in text
+    assert any(v in text for v in ("reached", "excluded (CI below ½)", "undecided"))
+    with open(tmp_path / "ral_vs_rlvr.csv") as f:
+        assert len(f.read().strip().splitlines()) == 1 + 4
+    assert (tmp_path / "ral_vs_rlvr.png").stat().st_size > 1000
+    logs = {p: p.stat().st_mtime for p in (tmp_path / "runs").glob("multiplication/*/seed*/train.log")}
+    assert len(logs) == 4 and script["main"](args) == 0
+    assert {p: p.stat().st_mtime for p in logs} == logs

@@ -166,7 +166,8 @@ class SFTConfig:
     """The supervised warm start a recipe runs (or reuses from the cache) before RL."""
 
     RANGES: ClassVar[dict[str, str]] = {"steps": "[1, inf)", "n_examples": "[0, inf)", "batch_size": "[1, inf)",
-                                        "lr": "(0, inf)", "warmup_steps": "[0, inf)", "weight_decay": "[0, inf)"}
+                                        "lr": "(0, inf)", "warmup_steps": "[0, inf)", "weight_decay": "[0, inf)",
+                                        "seed": "[0, inf)"}
 
     enabled: bool = True
     """Run (or reuse) the warm start before RL; false starts RL from ``model`` / ``init_from``."""
@@ -188,6 +189,10 @@ class SFTConfig:
     """AdamW weight decay of SFT."""
     cache_dir: str = "~/.cache/rewardzoo/sft"
     """Where warm starts are cached, keyed by a hash of every setting that shapes them."""
+    seed: int | None = None
+    """Seed of the warm start (initial weights and demonstration order); ``None`` = the run's
+    ``seed``.  Fixing it gives every RL seed one shared warm start, so that seeds vary RL only
+    (comparisons then measure RL's spread, not the warm start's)."""
 
     def validate(self) -> None:
         """Raise ValueError, saying what to change, on settings that cannot run."""

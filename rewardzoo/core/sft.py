@@ -39,14 +39,19 @@ from rewardzoo.core.types import NonFiniteError, TaskProtocol
 SFT_FORMAT_VERSION = 2  # bump when the SFT procedure changes, so cached warm starts are retrained (2: LoRA merged)
 
 
+def sft_seed(cfg: CoreConfig) -> int:
+    """The warm start's seed: ``sft.seed`` when set, else the run's seed."""
+    return cfg.seed if cfg.sft.seed is None else cfg.sft.seed
+
+
 def sft_cache_dir(cfg: CoreConfig, task: TaskProtocol) -> Path:
     """Where the warm start for these settings lives (the task enters through its name and the
     demonstrations themselves, which are all of it that SFT reads)."""
     sft = as_dict(cfg.sft)
-    for key in ("cache_dir", "disjoint_rl_prompts"):  # settings that do not shape the warm start
+    for key in ("cache_dir", "disjoint_rl_prompts", "seed"):  # not shaping it, or entering as "seed" below
         sft.pop(key)
     demos = [(e.prompt, e.demonstration) for e in task.train[: cfg.sft.n_examples or None]]
-    key = {"model": as_dict(cfg.model), "task_name": task.name, "sft": sft, "seed": cfg.seed, "version": SFT_FORMAT_VERSION,
+    key = {"model": as_dict(cfg.model), "task_name": task.name, "sft": sft, "seed": sft_seed(cfg), "version": SFT_FORMAT_VERSION,
            "data": hashlib.sha256(json.dumps(demos).encode()).hexdigest()}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return Path(cfg.sft.cache_dir).expanduser() / f"{task.name}-{digest}"
@@ -57,7 +62,7 @@ def warm_start(cfg: CoreConfig, task: TaskProtocol, accelerator: Accelerator) ->
     out = sft_cache_dir(cfg, task)
     if (out / "sft_done.json").exists():
         return out
-    model, tokenizer = load_policy(cfg.model, None, seed=cfg.seed)
+    model, tokenizer = load_policy(cfg.model, None, seed=sft_seed(cfg))
     model.to(accelerator.device)
     tmp = out.parent / f".tmp-{out.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"  # private: concurrent runs never share it
     stats = train_sft(cfg, task, model, tokenizer, accelerator, log_dir=tmp if accelerator.is_main_process else None)
@@ -124,7 +129,7 @@ def train_sft(cfg: CoreConfig, task: TaskProtocol, model: torch.nn.Module, token
         rows_global = []
         for pos in positions:
             epoch, i = divmod(pos, n)
-            order = np.random.default_rng([cfg.seed, 7, epoch]).permutation(n)
+            order = np.random.default_rng([sft_seed(cfg), 7, epoch]).permutation(n)
             rows_global.append(int(order[i]))
         rows = rows_global[rank * per : (rank + 1) * per]
         total_tokens = float(comp_mask[rows_global].sum())

@@ -195,3 +195,22 @@ def test_resume_of_a_legacy_checkpoint_without_run_id_still_works(run):
         warnings.simplefilter("ignore")
         make_trainer(cfg).train()
     assert steps_on_disk(resolved(cfg)) == ["step_000001", "step_000002", "step_000003"]
+
+
+def test_a_fixed_sft_seed_shares_one_warm_start_across_run_seeds(fast_config):
+    """``sft.seed`` set: every run seed maps to one cached warm start, trained once with that seed's
+    weights; unset (null): each run seed has its own, and sft.seed=s is the same one as seed=s."""
+    from rewardzoo.core.sft import sft_seed
+
+    sft = ["sft.enabled=true", "sft.steps=2", "sft.batch_size=8"]
+    task = build_task(fast_config().task)
+    shared = {sft_cache_dir(fast_config(*sft, f"seed={s}", "sft.seed=0"), task) for s in (0, 1, 2)}
+    own = {sft_cache_dir(fast_config(*sft, f"seed={s}"), task) for s in (0, 1, 2)}
+    assert len(shared) == 1 and len(own) == 3
+    assert shared == {sft_cache_dir(fast_config(*sft, "seed=0"), task)}  # sft.seed=0 is seed 0's own warm start
+    assert sft_seed(fast_config(*sft, "seed=3")) == 3 and sft_seed(fast_config(*sft, "seed=3", "sft.seed=1")) == 1
+    a = warm_start(fast_config(*sft, "seed=1", "sft.seed=0"), task, make_accelerator())
+    b = warm_start(fast_config(*sft, "seed=0"), task, make_accelerator())
+    assert a == b
+    with pytest.raises(ConfigError, match=r"sft\.seed must be >= 0"):
+        fast_config("sft.seed=-1")
