@@ -55,7 +55,9 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "RAL judge lr 3e-3": (RAL, ("reward.ral.judge.lr=3e-3",)),
     "RAL 60 warm-up rounds": (RAL, ("reward.ral.warmup_steps=60",)),
     "RAL replay + Polyak": (RAL, ("reward.ral.replay_fraction=0.5", "reward.ral.polyak=true")),
+    "RAL judge steps 4": (RAL, ("reward.ral.judge_steps=4",)),
     "RAL KL beta 0.04": (RAL, ("grpo.beta=0.04",)),
+    "RAL dr_grpo": (RAL, ("grpo.advantage=dr_grpo",)),
 }
 """label -> (recipe, overrides); ``judge=SIZE`` stands for the judge warm start of that size."""
 WHAT = {
@@ -66,7 +68,10 @@ WHAT = {
     "RAL judge lr 3e-3": "judge learning rate ×3",
     "RAL 60 warm-up rounds": "judge warm-up 60 rounds instead of 20",
     "RAL replay + Polyak": "half of each judge batch replayed from past generations; Polyak reward judge (τ 0.1)",
+    "RAL judge steps 4": "4 judge optimiser steps per RL step (and per warm-up round) instead of 1",
     "RAL KL beta 0.04": "KL penalty to the warm start, β = 0.04 (002 uses one; the RLVR twin has β = 0)",
+    "RAL dr_grpo": "advantages without the group-std normalisation (VARL's recipe setting), so near-tied judge "
+                   "scores give small updates",
 }
 
 
@@ -115,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--few-seeds", nargs="*", default=["RAL judge lr 3e-3", "RAL 60 warm-up rounds",
-                                                           "RAL replay + Polyak", "RAL KL beta 0.04"],
+                                                           "RAL replay + Polyak", "RAL judge steps 4",
+                                                           "RAL KL beta 0.04", "RAL dr_grpo"],
                         help="variants run on the first 3 seeds only (the knobs tried; to save time), marked")
     parser.add_argument("--runs", type=Path, default=Path("runs/leaderboard"))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))

@@ -13,8 +13,9 @@ the *only* reward — no verifier, no reward labels, no reasoning demonstrations
 
 One step, as the trainer runs it: ``score`` (reward judge φ_r on this batch) → ``update``
 (measure the training judge φ on references vs. this batch's answers, gate, one BCE step on φ,
-Polyak-average φ_r).  The first ``warmup_steps`` update calls are the judge warm-up: the trainer
-runs them with the starting policy before RL, and they are never gated.
+Polyak-average φ_r); ``judge_steps`` > 1 takes that many BCE steps on the call's batch.  The first
+``warmup_steps`` update calls are the judge warm-up: the trainer runs them with the starting policy
+before RL, and they are never gated.
 
 RAL never sees the task: its constructor takes no task or verifier, and
 :mod:`rewardzoo.zoo` builds it from its config section alone.  It reads only ``prompts``,
@@ -64,7 +65,7 @@ class RALConfig:
     RANGES: ClassVar[dict[str, str]] = {"warmup_steps": "[0, inf)", "gate_threshold": "(-inf, inf)",
                                         "gate_ema_rate": "(0, 1]", "max_skip_streak": "[0, inf)",
                                         "replay_capacity": "[1, inf)", "replay_fraction": "[0, 1)",
-                                        "polyak_tau": "(0, 1]"}
+                                        "polyak_tau": "(0, 1]", "judge_steps": "[1, inf)"}
 
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     """The judge model and its optimiser (a tiny Qwen3 trained from scratch by default)."""
@@ -75,6 +76,9 @@ class RALConfig:
     """Judge updates on the starting policy's rollouts before RL (never gated)."""
     frozen: bool = False
     """Baseline: stop updating the judge (and the reward judge) after warm-up."""
+    judge_steps: int = 1
+    """Judge optimiser steps per update call (per RL step and per warm-up round), all on that call's
+    batch; the gate decides once per call."""
     gate_threshold: float = 0.8
     """Skip a judge update while the moving-average batch accuracy exceeds this (>= 1 = never skip)."""
     gate_ema_rate: float = 0.1
@@ -180,7 +184,8 @@ class RAL:
             metrics["judge/d_replay_mean"] = d_rep.mean().item()
         updated = learns and self.gate.step(accuracy, can_skip=not warm)
         if updated:
-            stats = self.judge.train_step(positives, negatives + replayed)
+            for _ in range(self.cfg.judge_steps):
+                stats = self.judge.train_step(positives, negatives + replayed)
             metrics.update({"judge/loss": stats["loss"], "judge/grad_norm": stats["grad_norm"]})
         if learns and self.cfg.polyak:
             polyak_update(self.reward_judge.model, self.judge.model, self.cfg.polyak_tau)

@@ -256,3 +256,18 @@ def test_resume_through_the_trainer_is_exact(tmp_path, sft_cache):
     assert "warmup/judge/accuracy" in rows[0]
     assert {"judge/accuracy", "judge/gate_skipped", "judge/polyak_distance", "reward/judge_prob_mean",
             "analysis/corr/judge_prob/correct", "analysis/corr/judge_prob/relative_error"} <= set(rows[-1])
+
+
+def test_judge_steps_takes_that_many_optimiser_steps_per_update_call():
+    """judge_steps=3: one update call advances the judge's AdamW by three steps on that batch (the gate
+    decides once), and lowers the batch's loss further than a single step does."""
+    one, three = ral(judge_steps=1), ral(judge_steps=3)
+    b = batch(0)
+    s1, s3 = one.update(b, one.score(b)), three.update(b, three.score(b))
+    steps = [max(int(st["step"]) for st in r.judge.optimizer.state_dict()["state"].values()) for r in (one, three)]
+    assert steps == [1, 3] and s1["judge/updated"] == s3["judge/updated"] == 1.0
+    after = [r.update(b, r.score(b))["judge/loss"] for r in (one, three)]
+    assert after[1] < after[0]
+    with pytest.raises(ValueError, match=r"judge_steps must be >= 1"):
+        from rewardzoo.core.config import check_section
+        check_section(RALConfig(judge_steps=0), "reward.ral")
