@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--few-seeds", nargs="*", default=["RAL judge lr 3e-3", "RAL 60 warm-up rounds",
                                                            "RAL replay + Polyak", "RAL judge steps 4",
-                                                           "RAL KL beta 0.04", "RAL dr_grpo"],
+                                                           "RAL KL beta 0.04", "RAL dr_grpo", "RAL large judge"],
                         help="variants run on the first 3 seeds only (the knobs tried; to save time), marked")
     parser.add_argument("--runs", type=Path, default=Path("runs/leaderboard"))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
