@@ -58,6 +58,7 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "RAL judge steps 4": (RAL, ("reward.ral.judge_steps=4",)),
     "RAL KL beta 0.04": (RAL, ("grpo.beta=0.04",)),
     "RAL dr_grpo": (RAL, ("grpo.advantage=dr_grpo",)),
+    "RAL policy lr 2.5e-4": (RAL, ("grpo.lr=2.5e-4",)),
 }
 """label -> (recipe, overrides); ``judge=SIZE`` stands for the judge warm start of that size."""
 WHAT = {
@@ -72,6 +73,8 @@ WHAT = {
     "RAL KL beta 0.04": "KL penalty to the warm start, β = 0.04 (002 uses one; the RLVR twin has β = 0)",
     "RAL dr_grpo": "advantages without the group-std normalisation (VARL's recipe setting), so near-tied judge "
                    "scores give small updates",
+    "RAL policy lr 2.5e-4": "policy learning rate ÷4 (the RLVR twin keeps 1e-3), so the policy moves no faster than the "
+                            "judge can follow",
 }
 
 
@@ -121,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--few-seeds", nargs="*", default=["RAL judge lr 3e-3", "RAL 60 warm-up rounds",
                                                            "RAL replay + Polyak", "RAL judge steps 4",
-                                                           "RAL KL beta 0.04", "RAL dr_grpo", "RAL large judge"],
+                                                           "RAL KL beta 0.04", "RAL dr_grpo", "RAL policy lr 2.5e-4",
+                                                           "RAL large judge"],
                         help="variants run on the first 3 seeds only (the knobs tried; to save time), marked")
     parser.add_argument("--runs", type=Path, default=Path("runs/leaderboard"))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
