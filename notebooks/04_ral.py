@@ -193,11 +193,13 @@ for name, rows in runs.items():
 #   high learning rate against a 0.1M-parameter judge whose reward correlates with correctness only
 #   ~0.5 at the start, and whose correlation the moving policy erodes.  This is one seed on 61
 #   prompts; nothing here is evidence for or against RAL at scale.
-# - The repository's CPU benchmark (`benchmarks/ral_vs_rlvr.py`, 2-digit products, 200 steps, a
-#   1,000-update judge warm-up, 5 seeds) is where the comparison is made properly:
-#   `benchmarks/results/ral_vs_rlvr.md` reports held-out gains over the warm start of +3.2 ± 2.5
-#   points for RAL against +6.8 ± 3.5 for RLVR (mean ± std over the 5 seeds), and −1.5 for the
-#   frozen judge (one seed).
+# - The repository's CPU benchmark (`benchmarks/ral_vs_rlvr.py`: 3-digit products, 40 steps, one
+#   shared warm start, RLVR and RAL variants over 3–5 seeds) is where the comparison is made
+#   properly: `benchmarks/results/ral_vs_rlvr.md`. There RAL with the recipe's settings climbs for
+#   ten steps and then collapses on every seed, whatever the judge's size, warm-up, learning rate,
+#   replay or Polyak averaging; only a smaller policy learning rate keeps it from collapsing (a
+#   real but smaller gain than RLVR's). The failure is the one this notebook shows in miniature: the
+#   policy moves faster than its judge can follow.
 
 # %%
 print(f"wall time of this notebook: {time.perf_counter() - notebook_start:.1f} s")
@@ -208,4 +210,4 @@ print(f"wall time of this notebook: {time.perf_counter() - notebook_start:.1f} s
 # - `reward.ral.warmup_steps`: how long must the judge train before RL for the correlation to start high?
 # - `reward.ral.replay_fraction=0.25` with `reward.ral.polyak=true` — 002's final-experiment extras.
 # - `reward.ral.g=logit` (notebook 3): the same judge, a reward that descends KL(π ‖ p).
-# - The CPU-scale comparison over 5 seeds is `benchmarks/ral_vs_rlvr.py` (`benchmarks/results/ral_vs_rlvr.md`).
+# - The CPU-scale comparison, with every knob tried and its interval, is `benchmarks/ral_vs_rlvr.py` (`benchmarks/results/ral_vs_rlvr.md`).

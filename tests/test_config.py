@@ -180,7 +180,7 @@ def test_the_settings_the_issue_found_are_refused_before_any_work(overrides, mes
     start = time.perf_counter()
     with pytest.raises(ConfigError, match=message):
         load_config(RECIPE, overrides)
-    assert time.perf_counter() - start < 2  # no hub retries, no model, no task
+    assert time.perf_counter() - start < 10  # no hub retries (tens of seconds), no model, no task; slack for a loaded machine
 
 
 def test_the_checks_that_need_the_task_run_before_the_warm_start(tmp_path):

@@ -205,12 +205,13 @@ def test_a_fixed_sft_seed_shares_one_warm_start_across_run_seeds(fast_config):
     sft = ["sft.enabled=true", "sft.steps=2", "sft.batch_size=8"]
     task = build_task(fast_config().task)
     shared = {sft_cache_dir(fast_config(*sft, f"seed={s}", "sft.seed=0"), task) for s in (0, 1, 2)}
-    own = {sft_cache_dir(fast_config(*sft, f"seed={s}"), task) for s in (0, 1, 2)}
+    own = {sft_cache_dir(fast_config(*sft, f"seed={s}", "sft.seed=null"), task) for s in (0, 1, 2)}
     assert len(shared) == 1 and len(own) == 3
-    assert shared == {sft_cache_dir(fast_config(*sft, "seed=0"), task)}  # sft.seed=0 is seed 0's own warm start
-    assert sft_seed(fast_config(*sft, "seed=3")) == 3 and sft_seed(fast_config(*sft, "seed=3", "sft.seed=1")) == 1
+    assert shared == {sft_cache_dir(fast_config(*sft, "seed=0", "sft.seed=null"), task)}  # = seed 0's own warm start
+    assert sft_seed(fast_config(*sft, "seed=3", "sft.seed=null")) == 3
+    assert sft_seed(fast_config(*sft, "seed=3", "sft.seed=1")) == 1
     a = warm_start(fast_config(*sft, "seed=1", "sft.seed=0"), task, make_accelerator())
-    b = warm_start(fast_config(*sft, "seed=0"), task, make_accelerator())
+    b = warm_start(fast_config(*sft, "seed=0", "sft.seed=null"), task, make_accelerator())
     assert a == b
     with pytest.raises(ConfigError, match=r"sft\.seed must be >= 0"):
         fast_config("sft.seed=-1")
