@@ -150,21 +150,23 @@ def verdict(s: dict) -> str:
     return "yes" if meets(s) else "no: " + ", ".join(misses(s))
 
 
+def units(s: dict) -> dict:
+    """How the preset's metric is printed: points (one decimal) for a rate, three decimals for a
+    divergence or a score (keyword arguments of :meth:`rewardzoo.eval.Estimate.format`)."""
+    return {"scale": 100, "digits": 1} if s["metric"].endswith(("accuracy", "hack_rate")) else {"scale": 1, "digits": 3}
+
+
 def fmt(s: dict, x: float, sign: bool = False) -> str:
-    """A value of the preset's metric: points (one decimal) for a rate, three decimals for a divergence
-    or a score."""
+    """A value of the preset's metric, in its units."""
     if not math.isfinite(x):
         return "n/a"
-    text = f"{100 * x:{'+' if sign else ''}.1f}" if s["metric"].endswith(("accuracy", "hack_rate")) else \
-        f"{x:{'+' if sign else ''}.3f}"
-    return text
+    u = units(s)
+    return f"{x * u['scale']:{'+' if sign else ''}.{u['digits']}f}"
 
 
 def est(s: dict, e, sign: bool = False) -> str:
     """Mean ± half-width of an interval, in the preset's units."""
-    if e is None:
-        return "n/a (exact metric)"
-    return f"{fmt(s, e.mean, sign)} ± {fmt(s, (e.high - e.low) / 2)}"
+    return "n/a (exact metric)" if e is None else e.format(**units(s), sign=sign)
 
 
 def write(summaries: list[dict], out: Path, command: str) -> None:

@@ -35,10 +35,10 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
-import yaml
-
+from rewardzoo.core.checkpoint import resume_changes
 from rewardzoo.core.config import as_dict
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.sft import sft_cache_dir
@@ -89,23 +89,17 @@ class StaleRunError(ValueError):
     """Finished runs of a sweep were made with another configuration than their specs now resolve to."""
 
 
-NOT_COMPARED = ("run_dir", "overwrite", "resume", "logging", "recipe")
-"""Top-level keys that do not change what a run computes (where it writes, how it reports, how the
-recipe describes itself)."""
+NOT_COMPARED = ("run_dir", "logging.*", "recipe.*")
+"""Keys (fnmatch patterns, as ``CoreConfig.RESUMABLE``) that do not change what a run computes: where
+it writes, how it reports, how the recipe describes itself (``resume`` and ``overwrite`` are never
+compared)."""
 
 
-def config_changes(saved: dict, wanted: dict, prefix: str = "") -> list[str]:
-    """``key: saved → wanted`` for every leaf both configurations hold with different values (keys
-    only ``wanted`` holds — settings added to the code since — are skipped)."""
-    out = []
-    for key, value in wanted.items():
-        if key not in saved or (not prefix and key in NOT_COMPARED):
-            continue
-        if isinstance(value, dict) and isinstance(saved[key], dict):
-            out += config_changes(saved[key], value, f"{prefix}{key}.")
-        elif saved[key] != value:
-            out.append(f"{prefix}{key}: {saved[key]!r} → {value!r}")
-    return out
+def config_changes(saved: dict, wanted: dict) -> list[str]:
+    """``key: saved → wanted`` for every leaf both configurations hold with different values, outside
+    :data:`NOT_COMPARED` (keys only one side holds — settings added to the code since — are skipped):
+    the refused differences of the resume check, :func:`rewardzoo.core.checkpoint.resume_changes`."""
+    return resume_changes(saved, wanted, NOT_COMPARED)[0]
 
 
 def check_not_stale(specs: list[RunSpec], configs: dict[str, TrainConfig]) -> None:
@@ -114,7 +108,7 @@ def check_not_stale(specs: list[RunSpec], configs: dict[str, TrainConfig]) -> No
     for s in specs:
         saved_path = Path(s.run_dir) / "config.yaml"
         if is_finished(s.run_dir) and saved_path.is_file():
-            changes = config_changes(yaml.safe_load(saved_path.read_text()) or {}, as_dict(configs[s.name]))
+            changes = config_changes(OmegaConf.to_container(OmegaConf.load(saved_path)), as_dict(configs[s.name]))
             if changes:
                 stale.append(f"{s.name} ({s.run_dir}): " + "; ".join(changes[:4]) + (" ..." if len(changes) > 4 else ""))
     if stale:
