@@ -8,9 +8,9 @@ optimiser step per generation), with the same plain TRL-style reward function (t
 digits in a completion, given to TRL as is and to rewardzoo through ``FunctionReward``), loss
 ``grpo`` (per-sequence token mean), group-normalised advantages, ε = 0.2, β = 0 (no reference
 model), temperature 1, no top-p/top-k, AdamW (0.9, 0.99) with torch's fused kernel (TRL's default
-optimiser), lr 1e-6 constant, gradient clipping at 1, float32, no gradient checkpointing,
-transformers ``generate`` on both sides (no vLLM), and no logging, evaluation or checkpoints inside
-the timed steps.
+optimiser), lr 1e-6 constant, gradient clipping at 1, float32, no gradient checkpointing, no
+vLLM (rewardzoo's ``HFEngine`` with its decode loop, the default; TRL's transformers ``generate``),
+and no logging, evaluation or checkpoints inside the timed steps.
 
 Settings:
 
@@ -25,9 +25,9 @@ for its timings, then the other, so the two never share the CPU and drift of the
 hits both alike.  ``--warmup`` steps are run and dropped, then ``--steps`` steps are timed; the
 table gives medians (and the step time's mean ± 95% CI over the timed steps).  Phases are timed
 from outside without changing what either side computes: *generate* is the wall time inside the
-model's ``generate``, *forward* the policy forwards outside generation (rewardzoo's
-``PolicyLogProbs``, TRL's model calls in the loss), *backward* the ``accelerator.backward`` calls,
-*optimizer* ``optimizer.step``; *other* is the rest of the step (tokenising, decoding, rewards,
+HF engine's decode loop (rewardzoo) or the model's ``generate`` (TRL), *forward* the policy
+forwards outside generation (rewardzoo's ``PolicyLogProbs``, TRL's model calls in the loss),
+*backward* the ``accelerator.backward`` calls, *optimizer* ``optimizer.step``; *other* is the rest of the step (tokenising, decoding, rewards,
 advantages, packing, gradient clipping, metrics).  TRL's step is timed from its ``on_step_begin``
 to its ``on_step_end`` callback (its logging runs after that, untimed).  Every setting ends with
 the line ``rewardzoo/trl: speed X, peak memory Y``: X = rewardzoo steps/s ÷ TRL steps/s (median
@@ -146,6 +146,7 @@ def prompts() -> list:
 
 def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int) -> None:
     """rewardzoo's Trainer, one ``train_step`` per ``go``."""
+    from rewardzoo.core import engines
     from rewardzoo.core.trainer import Trainer
     from rewardzoo.rewards.functions import FunctionReward
     from rewardzoo.zoo import build_task, load_config
@@ -162,7 +163,8 @@ def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int
     trainer = Trainer(cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share), init_dir=model_dir,
                       prompts=examples)
     clock = PhaseClock()
-    trainer.policy.generate = clock.wrap("generate", trainer.policy.generate)
+    engines.decode = clock.wrap("generate", engines.decode)  # the HF engine's decode loop (default sampler)
+    trainer.policy.generate = clock.wrap("generate", trainer.policy.generate)  # its generate path
     clock.hook(trainer.module)
     trainer.acc.backward = clock.wrap("backward", trainer.acc.backward)
     trainer.optimizer.step = clock.wrap("optimizer", trainer.optimizer.step)

@@ -1,19 +1,25 @@
 """Generation engines behind one protocol: ``generate(prompts, n, greedy) -> Generation`` and
 ``sync_weights(policy)``, which the trainer calls after every policy step.
 
-:class:`HFEngine` uses transformers ``generate`` (batched, KV cache, left padding) and works on every
-device; it is the default.  An engine that reports the log-probs it sampled with fills
-``Generation.sampling_logprobs`` and the trainer applies truncated importance sampling.
+:class:`HFEngine` works with any causal LM, peft-wrapped or not, on every device; it is the
+default.  With the default sampler it runs its own KV-cache decode loop (:func:`decode`) on the
+transformers model: each distinct prompt of a call is prefilled once and its cache copied to its
+``n`` rows, and rows that have emitted EOS leave the batch, so the last, longest completion no
+longer drags every finished row through each decode step.  With ``sampling.sampler=multinomial``,
+or a hub model whose generation config asks for logits processors the loop does not apply, it
+calls transformers ``generate`` (batched, KV cache, left padding).  An engine that reports the
+log-probs it sampled with fills ``Generation.sampling_logprobs`` and the trainer applies truncated
+importance sampling.
 
 Sampling (``sampling.sampler``).  transformers draws each token with ``torch.multinomial``, which
 on CPU draws one exponential variate per vocabulary entry: at a 151,936-entry vocabulary it was
 most of the generation time (benchmarks/grpo_vs_trl.py, docs/performance.md).  The default
-sampler, :class:`InverseCDFSampler`, is a logits processor run with greedy decoding: it applies
-transformers' own temperature, top-k and top-p warpers, draws the token by inverse CDF
-(:func:`inverse_cdf_sample`, one uniform per row) and leaves only that token finite, so the greedy
-step picks it.  The uniforms come from torch's global generator, which the trainer seeds before
-every chunk of prompts, so runs stay reproducible and resumable.  The draws follow the same
-distribution as ``multinomial`` (tested), not the same token sequence.
+sampler draws by inverse CDF (:func:`inverse_cdf_sample`, one uniform per row) after transformers'
+own temperature, top-k and top-p warpers.  The uniforms come from torch's global generator, which
+the trainer seeds before every chunk of prompts, so runs stay reproducible and resumable; the loop
+draws one uniform for every row of the call at every step, finished or not, as ``generate`` with
+:class:`InverseCDFSampler` does, so both give the same tokens from the same logits (tested).  The
+draws follow the same distribution as ``multinomial`` (tested), not the same token sequence.
 
 :class:`VLLMEngine` (``sampling.engine=vllm``, the ``vllm`` extra in its own environment) runs a
 vLLM engine in this process beside the trainer: its own copy of the weights, pushed in place after
@@ -38,7 +44,7 @@ from pathlib import Path
 from typing import ClassVar, Protocol
 
 import torch
-from transformers import (LogitsProcessor, LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper,
+from transformers import (GenerationConfig, LogitsProcessor, LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper,
                           TopPLogitsWarper)
 
 from rewardzoo.core.models import ModelConfig, causal_lm, is_peft
@@ -155,8 +161,10 @@ def completion_mask(completion_ids: torch.Tensor, eos_ids: list[int]) -> tuple[t
     return torch.arange(T, device=completion_ids.device).unsqueeze(0) <= first.unsqueeze(1), ~ended  # [N, T], [N]
 
 
-def inverse_cdf_sample(scores: torch.Tensor, block: int = CDF_BLOCK) -> torch.Tensor:  # [B, V] -> [B] int64
-    """One token per row drawn from softmax(scores) by inverse CDF, with one uniform per row.
+def inverse_cdf_sample(scores: torch.Tensor, block: int = CDF_BLOCK,
+                       uniforms: torch.Tensor | None = None) -> torch.Tensor:  # [B, V], [B, 1] -> [B] int64
+    """One token per row drawn from softmax(scores) by inverse CDF, with one uniform per row
+    (``uniforms``, float64 in [0, 1); drawn from torch's global generator when not given).
 
         w_v  = exp(s_v − max s)                                  unnormalised probabilities (−inf → 0)
         M_j  = Σ_{v in block j} w_v,   C_j = Σ_{i ≤ j} M_i       block masses; their running sum in float64
@@ -176,7 +184,8 @@ def inverse_cdf_sample(scores: torch.Tensor, block: int = CDF_BLOCK) -> torch.Te
     full = V // block * block
     masses = torch.cat([w.unfold(1, block, block).sum(-1), w[:, full:].sum(-1, keepdim=True)], 1).double()  # [B, nb]
     C = masses.cumsum(-1)  # [B, nb]
-    u = (1 - torch.rand(B, 1, dtype=torch.float64, device=scores.device)) * C[:, -1:]  # [B, 1]
+    U = torch.rand(B, 1, dtype=torch.float64, device=scores.device) if uniforms is None else uniforms  # [B, 1]
+    u = (1 - U) * C[:, -1:]  # [B, 1]
     j = torch.searchsorted(C, u)  # [B, 1]
     prev = torch.where(j > 0, C.gather(1, (j - 1).clamp(min=0)), 0.0)  # [B, 1] C_{j−1}
     r = ((u - prev) / (C.gather(1, j) - prev)).clamp(max=1.0)  # [B, 1]
@@ -198,14 +207,91 @@ class InverseCDFSampler(LogitsProcessor):
         warpers += [TopPLogitsWarper(top_p)] if top_p < 1.0 else []
         self.warpers = LogitsProcessorList(warpers)
 
+    def draw(self, scores: torch.Tensor, uniforms: torch.Tensor | None = None) -> torch.Tensor:  # [B, V], [B, 1] -> [B]
+        """One token per row from the warped distribution of ``scores``."""
+        return inverse_cdf_sample(self.warpers(None, scores), uniforms=uniforms)  # [B]
+
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:  # [B, S], [B, V] -> [B, V]
         """The drawn token's one-hot in log space."""
-        token = inverse_cdf_sample(self.warpers(input_ids, scores))  # [B]
+        token = self.draw(scores)  # [B]
         return torch.full_like(scores, -math.inf).scatter_(1, token.unsqueeze(1), 0.0)  # [B, V]
 
 
+# Generation-config settings that make transformers ``generate`` add a logits processor :func:`decode`
+# does not apply (min_new_tokens it does apply); a model that sets any of them is decoded by ``generate``.
+GENERATE_ONLY = ("repetition_penalty", "encoder_repetition_penalty", "no_repeat_ngram_size",
+                 "encoder_no_repeat_ngram_size", "bad_words_ids", "min_length", "forced_bos_token_id",
+                 "forced_eos_token_id", "exponential_decay_length_penalty", "suppress_tokens",
+                 "begin_suppress_tokens", "sequence_bias", "guidance_scale", "watermarking_config",
+                 "renormalize_logits", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff")
+
+
+def generate_only_settings(model: torch.nn.Module) -> list[str]:
+    """The settings of ``model``'s generation config (off their defaults) that only ``generate`` applies."""
+    config = getattr(model, "generation_config", None)
+    if config is None:
+        return []
+    default = GenerationConfig()
+    return [k for k in GENERATE_ONLY if getattr(config, k, None) != getattr(default, k, None)]
+
+
+@torch.no_grad()
+def decode(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, repeats: torch.Tensor,
+           max_new_tokens: int, eos_ids: list[int], pad_id: int, draw=None, min_new_tokens: int = 0) -> torch.Tensor:
+    """Completion tokens [B, T] (pad after EOS; T ≤ max_new_tokens, shorter when every row ended) of
+    the U left-padded prompts ``input_ids`` [U, P] (``attention_mask`` [U, P]), prompt u repeated
+    ``repeats[u]`` times (B = Σ repeats rows, contiguous per prompt).
+
+        prefill   one forward of the U prompts (last position's logits only); the KV cache and the
+                  logits are then copied to each prompt's rows
+        step t    s = logits of the live rows (EOS → −inf while t < min_new_tokens);
+                  token = argmax s (greedy, ``draw`` None) or draw(s, U_t[live]) with U_t [B, 1] one
+                  uniform per row of the call, drawn for every row at every step
+        retire    rows that drew EOS leave the cache and the batch; stop when none is left
+
+    ``draw`` maps ([A, V] logits, [A, 1] uniforms) to [A] tokens (:meth:`InverseCDFSampler.draw`).
+    Positions count non-pad tokens (left padding), as ``generate`` computes them."""
+    device = input_ids.device
+    B = int(repeats.sum())
+    rows = torch.arange(len(repeats), device=device).repeat_interleave(repeats)  # [B] prompt of each row
+    position = (attention_mask.cumsum(1) - 1).clamp(min=0)  # [U, P]
+    out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position, use_cache=True,
+                logits_to_keep=1)
+    cache = out.past_key_values
+    cache.batch_select_indices(rows)
+    logits = out.logits[rows, -1].float()  # [B, V]
+    mask, position = attention_mask[rows], position[rows, -1:]  # [B, P], [B, 1]
+    live = torch.arange(B, device=device)  # [A] the call's row index of each row still decoding
+    eos = torch.tensor(eos_ids, device=device)
+    tokens = torch.full((B, max_new_tokens), pad_id, dtype=torch.long, device=device)  # [B, T]
+    for t in range(max_new_tokens):
+        if t < min_new_tokens:
+            logits[:, eos] = -math.inf
+        if draw is None:
+            token = logits.argmax(-1)  # [A]
+        else:
+            uniforms = torch.rand(B, 1, dtype=torch.float64, device=device)  # [B, 1]
+            token = draw(logits, uniforms[live])  # [A]
+        tokens[live, t] = token
+        going = ~torch.isin(token, eos)  # [A]
+        if t == max_new_tokens - 1 or not bool(going.any()):
+            return tokens[:, : t + 1]
+        if not bool(going.all()):
+            cache.batch_select_indices(going.nonzero().squeeze(1))
+            live, token, mask, position = live[going], token[going], mask[going], position[going]
+        mask = torch.cat([mask, mask.new_ones(len(live), 1)], 1)  # [A, P + t + 1]
+        position = position + 1  # [A, 1]
+        out = model(input_ids=token.unsqueeze(1), attention_mask=mask, position_ids=position, past_key_values=cache,
+                    use_cache=True)
+        cache = out.past_key_values
+        logits = out.logits[:, -1].float()  # [A, V]
+    return tokens
+
+
 class HFEngine:
-    """transformers ``generate``: works with any causal LM, peft-wrapped or not, on any device."""
+    """Generation on the policy itself, with any causal LM, peft-wrapped or not, on any device: the
+    :func:`decode` loop (default sampler), or transformers ``generate`` (``multinomial``, or a
+    generation config with settings only ``generate`` applies)."""
 
     def __init__(self, model: torch.nn.Module, tokenizer, sampling: SamplingConfig):
         self.model = model
@@ -216,46 +302,52 @@ class HFEngine:
         if s.sampler == "multinomial":
             self.sample_kwargs = dict(do_sample=True, temperature=s.temperature, top_p=s.top_p, top_k=s.top_k)
         else:
-            sampler = InverseCDFSampler(s.temperature, s.top_k, s.top_p)
-            self.sample_kwargs = dict(do_sample=False, logits_processor=LogitsProcessorList([sampler]))
+            self.sampler = InverseCDFSampler(s.temperature, s.top_k, s.top_p)
+            self.sample_kwargs = dict(do_sample=False, logits_processor=LogitsProcessorList([self.sampler]))
+        self.use_decode = s.sampler == "inverse_cdf" and not generate_only_settings(model)
+        """Whether :func:`decode` runs (else transformers ``generate``)."""
 
     @torch.no_grad()
     def generate(self, prompts: list[str], n: int = 1, greedy: bool = False) -> Generation:
         """``n`` completions per prompt (sampled, or greedy for evaluation); each prompt is tokenised once."""
         enc = self.tokenizer(prompts, return_tensors="pt", padding=True)
-        ids = enc["input_ids"].repeat_interleave(n, 0)  # [N, P]
-        mask = enc["attention_mask"].repeat_interleave(n, 0)  # [N, P]
         prompt_ids = [row[m.bool()].tolist() for row, m in zip(enc["input_ids"], enc["attention_mask"])]
-        rows = [p for p in prompt_ids for _ in range(n)]
+        rows = torch.arange(len(prompts)).repeat_interleave(n)  # [N] prompt of each row
         step = self.sampling.batch_size or len(rows)
-        parts = [self._generate_rows(ids[s : s + step], mask[s : s + step], rows[s : s + step], greedy)
+        parts = [self._generate_rows(enc["input_ids"], enc["attention_mask"], rows[s : s + step], prompt_ids, greedy)
                  for s in range(0, len(rows), step)]
         return Generation.concat(parts, self.tokenizer.pad_token_id)
 
-    def _generate_rows(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, prompt_ids: list[list[int]],
-                       greedy: bool) -> Generation:
-        P = input_ids.shape[1]
-        keep = int(attention_mask.sum(1).max())  # left padding beyond this batch's longest prompt is dropped
+    def _generate_rows(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, rows: torch.Tensor,
+                       prompt_ids: list[list[int]], greedy: bool) -> Generation:
+        """Completions of the call's rows ``rows`` [B] (prompt indices into ``input_ids`` [U, P], contiguous per prompt)."""
+        prompts, repeats = torch.unique_consecutive(rows, return_counts=True)  # [U'], [U']
         device = next(self.model.parameters()).device
-        input_ids = input_ids[:, P - keep :].to(device)  # [B, P]
-        attention_mask = attention_mask[:, P - keep :].to(device)  # [B, P]
+        keep = int(attention_mask[prompts].sum(1).max())  # left padding beyond this call's longest prompt is dropped
+        ids = input_ids[prompts, input_ids.shape[1] - keep :].to(device)  # [U', P]
+        mask = attention_mask[prompts, input_ids.shape[1] - keep :].to(device)  # [U', P]
         s = self.sampling
         was_training = self.model.training
         self.model.eval()
-        out = self.model.generate(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            max_new_tokens=s.max_new_tokens,
-            eos_token_id=self.eos_ids,
-            pad_token_id=self.tokenizer.pad_token_id,
-            **(dict(do_sample=False) if greedy else self.sample_kwargs),
-        )  # [B, P + T]
+        if self.use_decode:
+            min_new = getattr(getattr(self.model, "generation_config", None), "min_new_tokens", None) or 0
+            comp = decode(self.model, ids, mask, repeats.to(device), s.max_new_tokens, self.eos_ids,
+                          self.tokenizer.pad_token_id, draw=None if greedy else self.sampler.draw, min_new_tokens=min_new)
+        else:
+            comp = self.model.generate(
+                input_ids=ids.repeat_interleave(repeats.to(device), 0),
+                attention_mask=mask.repeat_interleave(repeats.to(device), 0),
+                max_new_tokens=s.max_new_tokens,
+                eos_token_id=self.eos_ids,
+                pad_token_id=self.tokenizer.pad_token_id,
+                **(dict(do_sample=False) if greedy else self.sample_kwargs),
+            )[:, keep:]  # [B, T]
         self.model.train(was_training)
-        comp = out[:, input_ids.shape[1] :].cpu()  # [B, T]
+        comp = comp.cpu()  # [B, T]
         mask, truncated = completion_mask(comp, self.eos_ids)  # [B, T], [B]
         comp = comp.masked_fill(~mask, self.tokenizer.pad_token_id)  # [B, T]
         return Generation(
-            prompt_ids=prompt_ids,
+            prompt_ids=[prompt_ids[i] for i in rows.tolist()],
             completion_ids=comp,
             completion_mask=mask,
             texts=self.tokenizer.batch_decode(comp, skip_special_tokens=True),
@@ -263,7 +355,7 @@ class HFEngine:
         )
 
     def sync_weights(self, policy: torch.nn.Module) -> None:
-        """Nothing to push: ``generate`` runs on the policy itself."""
+        """Nothing to push: generation runs on the policy itself."""
 
 
 VLLM_MISSING = ("vLLM does not import here ({error}).  Create its environment with `make test-vllm` "

@@ -1,5 +1,6 @@
 """The inverse-CDF sampler draws from the same distribution as torch.multinomial, respects
-temperature, top-k and top-p, and the HF engine tokenises each prompt once."""
+temperature, top-k and top-p; the HF engine's decode loop gives generate's tokens and tokenises and
+prefills each prompt once."""
 
 import numpy as np
 import pytest
@@ -7,6 +8,7 @@ import torch
 from scipy import stats
 from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
+from rewardzoo.core import engines
 from rewardzoo.core.config import check_section
 from rewardzoo.core.engines import HFEngine, InverseCDFSampler, SamplingConfig, inverse_cdf_sample
 from rewardzoo.core.models import ModelConfig, TinyModelConfig, load_policy
@@ -124,9 +126,10 @@ def test_engine_samplers_agree_on_the_first_token_distribution():
 
 
 def test_engine_is_reproducible_and_tokenises_prompts_once():
-    """The same seed gives the same completions; every generate call receives exactly the tensors
-    that tokenising its own rows would give (left padding trimmed to the call's longest prompt),
-    whatever sampling.batch_size is, while each prompt is tokenised once."""
+    """The same seed gives the same completions; each call's distinct prompts are prefilled once, as
+    exactly the tensors that tokenising them alone would give (left padding trimmed to the call's
+    longest prompt), with their row counts, whatever sampling.batch_size is, while each prompt is
+    tokenised once."""
     engine = _engine("inverse_cdf", max_new_tokens=6)
     prompts = ["7*8=", "123*4=", "1*1="]
     torch.manual_seed(0)
@@ -136,14 +139,65 @@ def test_engine_is_reproducible_and_tokenises_prompts_once():
     assert a.texts == b.texts and torch.equal(a.completion_ids, b.completion_ids)
     rows = [p for p in prompts for _ in range(3)]
     assert a.prompt_ids == [engine.tokenizer(p)["input_ids"] for p in rows]
-    seen, generate = [], engine.model.generate
-    engine.model.generate = lambda **kw: seen.append(kw["input_ids"]) or generate(**kw)
+    seen, decode = [], engines.decode
+    def recording(model, input_ids, attention_mask, repeats, *args, **kw):
+        seen.append((input_ids, repeats.tolist()))
+        return decode(model, input_ids, attention_mask, repeats, *args, **kw)
     engine.sampling.batch_size = 2
-    engine.generate(prompts, n=3)
-    chunks = [rows[s : s + 2] for s in range(0, len(rows), 2)]
-    assert [t.shape[1] for t in seen] == [4, 6, 6, 4, 4]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(engines, "decode", recording)
+        engine.generate(prompts, n=3)
+    calls = [[prompts[0]], [prompts[0], prompts[1]], [prompts[1]], [prompts[2]], [prompts[2]]]
+    assert [r for _, r in seen] == [[2], [1, 1], [2], [2], [1]]
     assert all(torch.equal(t, engine.tokenizer(c, return_tensors="pt", padding=True)["input_ids"])
-               for t, c in zip(seen, chunks))
+               for (t, _), c in zip(seen, calls))
+
+
+def _eos_prone(engine: HFEngine, boost: float = 3.5) -> HFEngine:
+    """The engine with its model's EOS logit raised by ``boost`` (a forward hook), so that some rows end early."""
+    eos = engine.eos_ids[0]
+    def hook(module, args, logits):
+        logits[..., eos] += boost
+    engine.model.lm_head.register_forward_hook(hook)
+    return engine
+
+
+@pytest.mark.parametrize("settings", [dict(), dict(temperature=2.0), dict(temperature=0.8, top_k=5), dict(top_p=0.7),
+                                      dict(batch_size=5, temperature=1.5), dict(min_new_tokens=4, temperature=1.5)])
+@pytest.mark.parametrize("greedy", [False, True])
+def test_decode_loop_gives_generates_tokens(settings, greedy):
+    """The decode loop (shared prefill, finished rows retired) and transformers ``generate`` with
+    InverseCDFSampler give the same completions, masks and truncation flags from the same seed, with
+    rows of a call ending at different lengths; the model's ``min_new_tokens`` holds EOS back."""
+    settings = dict(settings)
+    min_new = settings.pop("min_new_tokens", 0)
+    engine = _eos_prone(_engine("inverse_cdf", max_new_tokens=10, **settings))
+    engine.model.generation_config.min_new_tokens = min_new or None
+    assert engine.use_decode
+    prompts = ["7*8=", "123*4=", "1*1=", "hello there"]
+    out = {}
+    for use_decode in (True, False):
+        engine.use_decode = use_decode
+        torch.manual_seed(5)
+        out[use_decode] = engine.generate(prompts, n=6, greedy=greedy)
+    a, b = out[True], out[False]
+    assert a.texts == b.texts and a.prompt_ids == b.prompt_ids
+    assert torch.equal(a.completion_ids, b.completion_ids) and torch.equal(a.completion_mask, b.completion_mask)
+    assert torch.equal(a.truncated, b.truncated)
+    lengths = a.completion_mask.sum(1)
+    assert int(lengths.min()) >= min_new + 1
+    if not greedy:
+        assert int(lengths.min()) < int(lengths.max()), "every row ended at the same step: retirement untested"
+
+
+def test_generation_config_settings_only_generate_applies_select_generate():
+    """A hub model whose generation config sets e.g. a repetition penalty is decoded by ``generate``."""
+    engine = _engine("inverse_cdf")
+    assert engine.use_decode and engines.generate_only_settings(engine.model) == []
+    engine.model.generation_config.repetition_penalty = 1.3
+    assert engines.generate_only_settings(engine.model) == ["repetition_penalty"]
+    assert not HFEngine(engine.model, engine.tokenizer, engine.sampling).use_decode
+    assert not _engine("multinomial").use_decode
 
 
 def test_unknown_sampler_is_a_config_error():
