@@ -33,11 +33,13 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import inspect
 import math
 import os
 import shutil
 import tempfile
 import typing
+import warnings
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -235,6 +237,16 @@ def generate_only_settings(model: torch.nn.Module) -> list[str]:
     return [k for k in GENERATE_ONLY if getattr(config, k, None) != getattr(default, k, None)]
 
 
+def cache_keyword(model: torch.nn.Module) -> str:
+    """The name under which the causal LM's forward takes, and its output returns, the KV cache:
+    ``cache`` from transformers 5.24 on, ``past_key_values`` before."""
+    return "cache" if "cache" in inspect.signature(causal_lm(model).forward).parameters else "past_key_values"
+
+
+class DecodeUnsupported(RuntimeError):
+    """The model's KV cache cannot be copied to rows or rows removed from it (raised before sampling starts)."""
+
+
 @torch.no_grad()
 def decode(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, repeats: torch.Tensor,
            max_new_tokens: int, eos_ids: list[int], pad_id: int, draw=None, min_new_tokens: int = 0) -> torch.Tensor:
@@ -252,12 +264,16 @@ def decode(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torc
     ``draw`` maps ([A, V] logits, [A, 1] uniforms) to [A] tokens (:meth:`InverseCDFSampler.draw`).
     Positions count non-pad tokens (left padding), as ``generate`` computes them."""
     device = input_ids.device
+    key = cache_keyword(model)
     B = int(repeats.sum())
     rows = torch.arange(len(repeats), device=device).repeat_interleave(repeats)  # [B] prompt of each row
     position = (attention_mask.cumsum(1) - 1).clamp(min=0)  # [U, P]
     out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position, use_cache=True,
                 logits_to_keep=1)
-    cache = out.past_key_values
+    cache = getattr(out, key, None)
+    if not hasattr(cache, "batch_select_indices"):  # before any uniform is drawn: generate can take over as is
+        raise DecodeUnsupported(f"{type(model).__name__} returned a KV cache of type {type(cache).__name__}, "
+                                f"which cannot select batch rows")
     cache.batch_select_indices(rows)
     logits = out.logits[rows, -1].float()  # [B, V]
     mask, position = attention_mask[rows], position[rows, -1:]  # [B, P], [B, 1]
@@ -281,9 +297,9 @@ def decode(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torc
             live, token, mask, position = live[going], token[going], mask[going], position[going]
         mask = torch.cat([mask, mask.new_ones(len(live), 1)], 1)  # [A, P + t + 1]
         position = position + 1  # [A, 1]
-        out = model(input_ids=token.unsqueeze(1), attention_mask=mask, position_ids=position, past_key_values=cache,
-                    use_cache=True)
-        cache = out.past_key_values
+        out = model(input_ids=token.unsqueeze(1), attention_mask=mask, position_ids=position, use_cache=True,
+                    **{key: cache})
+        cache = getattr(out, key)
         logits = out.logits[:, -1].float()  # [A, V]
     return tokens
 
@@ -329,11 +345,18 @@ class HFEngine:
         s = self.sampling
         was_training = self.model.training
         self.model.eval()
+        comp = None
         if self.use_decode:
             min_new = getattr(getattr(self.model, "generation_config", None), "min_new_tokens", None) or 0
-            comp = decode(self.model, ids, mask, repeats.to(device), s.max_new_tokens, self.eos_ids,
-                          self.tokenizer.pad_token_id, draw=None if greedy else self.sampler.draw, min_new_tokens=min_new)
-        else:
+            try:
+                comp = decode(self.model, ids, mask, repeats.to(device), s.max_new_tokens, self.eos_ids,
+                              self.tokenizer.pad_token_id, draw=None if greedy else self.sampler.draw,
+                              min_new_tokens=min_new)
+            except DecodeUnsupported as err:
+                warnings.warn(f"the decode loop cannot run this model ({err}); generating with transformers generate",
+                              stacklevel=2)
+                self.use_decode = False
+        if comp is None:
             comp = self.model.generate(
                 input_ids=ids.repeat_interleave(repeats.to(device), 0),
                 attention_mask=mask.repeat_interleave(repeats.to(device), 0),

@@ -190,6 +190,34 @@ def test_decode_loop_gives_generates_tokens(settings, greedy):
         assert int(lengths.min()) < int(lengths.max()), "every row ended at the same step: retirement untested"
 
 
+class _NoCache(torch.nn.Module):
+    """A causal LM whose forward returns no KV cache (as a model without one would)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model, self.generation_config = model, model.generation_config
+
+    def forward(self, **kw):
+        out = self.model(**kw)
+        out[engines.cache_keyword(self.model)] = None
+        return out
+
+    def generate(self, **kw):
+        return self.model.generate(**kw)
+
+
+def test_a_model_without_a_row_selectable_cache_falls_back_to_generate():
+    """The engine warns once and generates with transformers generate, giving the same tokens."""
+    engine = _engine("inverse_cdf", max_new_tokens=6, temperature=1.5)
+    torch.manual_seed(2)
+    want = engine.generate(["7*8=", "hello"], n=3)
+    engine.model = _NoCache(engine.model)
+    torch.manual_seed(2)
+    with pytest.warns(UserWarning, match="the decode loop cannot run this model"):
+        got = engine.generate(["7*8=", "hello"], n=3)
+    assert not engine.use_decode and got.texts == want.texts and torch.equal(got.completion_ids, want.completion_ids)
+
+
 def test_generation_config_settings_only_generate_applies_select_generate():
     """A hub model whose generation config sets e.g. a repetition penalty is decoded by ``generate``."""
     engine = _engine("inverse_cdf")
