@@ -140,7 +140,7 @@ class GRPOConfig:
     sort_by_length: bool = True
     """Sort rows by length before micro-batching (less padding)."""
     logprob_chunk_size: int = 0
-    """Positions per chunk of the fused log-prob kernel (0 = automatic: ~32 MiB of fp32 logits on CPU, ~128 MiB
+    """Positions per chunk of the fused log-prob kernel (0 = automatic: ~16 MiB of fp32 logits on CPU, ~128 MiB
     on GPU)."""
     generation_chunk_prompts: int = 0
     """Prompts per seeded generation call (0 = all of a process's prompts).  Set it to a divisor of

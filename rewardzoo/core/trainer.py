@@ -38,6 +38,7 @@ from rewardzoo.core.config import (CoreConfig, as_dict, lr_multiplier, prompts_p
                                    to_yaml)
 from rewardzoo.core.engines import make_engine
 from rewardzoo.core.logger import MetricLogger
+from rewardzoo.core.memory import release_freed_memory
 from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows, tokenize_completions
 from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
 from rewardzoo.core.models import ReferencePolicy, load_policy, trainable_parameters
@@ -147,16 +148,25 @@ class Trainer:
         (evaluation, logging and checkpoints are :meth:`train`'s)."""
         t0 = time.perf_counter()
         rollouts, gen = self.rollout(self.step)
+        self._release_heap()
         t1 = time.perf_counter()
         out = self.score(rollouts)
         learned = self.reward.update(rollouts, out)
         t2 = time.perf_counter()
         adv = compute_advantages(out.rewards, rollouts.group_ids, self.cfg.grpo.advantage)
         stats = self.policy_step(gen, self._local(adv))
+        self._release_heap()
         t3 = time.perf_counter()
         self.step += 1
         return {**self._reward_metrics(rollouts, out), **self.analysis(rollouts, out), **learned, **stats,
                 "time/generate_s": t1 - t0, "time/reward_s": t2 - t1, "time/policy_s": t3 - t2}
+
+    def _release_heap(self) -> None:
+        """On the CPU, hand the heap pages freed by the rollout's, a forward's, the backward's or the
+        policy step's temporaries back to the OS (:func:`~rewardzoo.core.memory.release_freed_memory`), so the next phase's
+        peak does not stack on them."""
+        if self.acc.device.type == "cpu":
+            release_freed_memory()
 
     # ------------------------------------------------------------------ the verbs
     def prompts_for(self, step: int) -> list[Example]:
@@ -291,6 +301,7 @@ class Trainer:
                     loss_type=g.loss_type, eps_low=g.epsilon_low, eps_high=g.epsilon_high,
                     beta=g.beta, ref_logp=None if ref is None else ref[j], kl_estimator=g.kl_estimator, is_weights=is_w,
                 )
+                self._release_heap()  # the forward's freed logits chunks, before the backward allocates gradients
                 self.acc.backward(loss * scale)
             losses.append(loss.detach())
             stats["loss_sum"] = loss.detach() * scale
@@ -314,6 +325,7 @@ class Trainer:
         over every gradient).  Parameters that are not finite *after* the update (a finite gradient
         times an absurd learning rate or weight decay) stop the run too, naming the step, before
         any checkpoint of it is written: the previous checkpoint stays the latest."""
+        self._release_heap()  # the backward's temporaries, before AdamW's first step allocates its moments
         named = trainable_parameters(self.policy)
         params = [p for _, p in named]
         grads = [p.grad for p in params if p.grad is not None]

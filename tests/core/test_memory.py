@@ -1,9 +1,13 @@
-"""peak_tensor_bytes: known allocations give known peaks; the fused log-prob path peaks below the naive one."""
+"""peak_tensor_bytes: known allocations give known peaks; the fused log-prob path peaks below the naive one.
+release_freed_memory hands freed heap pages back to the operating system."""
 
+import sys
+
+import pytest
 import torch
 
 from rewardzoo.core.logprobs import fused_token_logprobs, naive_token_logprobs
-from rewardzoo.core.memory import peak_tensor_bytes
+from rewardzoo.core.memory import peak_tensor_bytes, release_freed_memory
 
 MIB = 1 << 20
 
@@ -46,3 +50,24 @@ def test_fused_logprobs_peak_below_one_full_logits_tensor():
     _, fused = peak_tensor_bytes(step(lambda: fused_token_logprobs(h, W, y, chunk_size=64)))
     _, naive = peak_tensor_bytes(step(lambda: naive_token_logprobs(h, W, y)))
     assert fused < full < 2 * full < naive
+
+
+def resident_mib() -> float:
+    """This process's current resident set (Linux)."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc_trim")
+def test_freed_heap_blocks_leave_the_resident_set():
+    """200 MiB of 64 KiB tensors (below glibc's mmap threshold, so heap blocks) are freed while the
+    last one stays alive, which keeps the heap from shrinking by itself; the release returns most of
+    their pages."""
+    blocks = [torch.ones(16 * 1024) for _ in range(3200)]  # 3,200 × 64 KiB
+    keep = blocks[-1]
+    del blocks
+    before = resident_mib()
+    assert release_freed_memory() is True
+    after = resident_mib()
+    assert before - after > 100, (before, after)
+    assert keep.sum().item() == 16 * 1024
