@@ -54,8 +54,9 @@ def release_freed_memory() -> bool:
     glibc raises its mmap threshold (up to 32 MiB), so later blocks of that size come from the heap,
     and when they are freed glibc keeps the pages for reuse. After a step's large temporaries (a
     decode step's logits of 64 rows at a 152k vocabulary are 37 MiB) the resident set then stays
-    hundreds of MiB above the live tensors. The trainer calls this after each rollout and each policy step on the CPU.
-    It costs milliseconds (~5–60 ms at that vocabulary, less with small heaps); nothing alive moves.
+    hundreds of MiB above the live tensors. On the CPU the trainer calls this after each rollout,
+    after each micro-batch's forward, before the optimiser step and after the policy step. It costs
+    milliseconds (~5–60 ms at that vocabulary, less with small heaps); nothing alive moves.
     """
     trim = _malloc_trim()
     if trim is None:

@@ -163,8 +163,8 @@ class Trainer:
 
     def _release_heap(self) -> None:
         """On the CPU, hand the heap pages freed by the rollout's, a forward's, the backward's or the
-        policy step's temporaries back to the OS (:func:`~rewardzoo.core.memory.release_freed_memory`), so the next phase's
-        peak does not stack on them."""
+        policy step's temporaries back to the OS (:func:`~rewardzoo.core.memory.release_freed_memory`),
+        so the next phase's peak does not stack on them."""
         if self.acc.device.type == "cpu":
             release_freed_memory()
 
