@@ -4,11 +4,14 @@ The benchmarks (``benchmarks/power.py``, ``benchmarks/ral_vs_rlvr.py``) and ``re
 leaderboard`` are sweeps: a list of :class:`RunSpec` (a recipe, overrides and a run directory).
 :func:`run_sweep`
 
-1. trains every distinct SFT warm start first, one process each (runs of one task and seed share
-   their warm start through the SFT cache, so no two processes ever train the same one),
-2. then runs every spec whose run directory does not hold a finished run, as
-   ``python -m rewardzoo.cli train RECIPE key=value ... run_dir=DIR`` with one intra-op thread
-   (``OMP_NUM_THREADS=1``: ``jobs`` processes share the cores without oversubscription),
+1. trains every distinct SFT warm start, one process each (runs of one task and seed share their
+   warm start through the SFT cache, so no two processes ever train the same one),
+2. runs every spec whose run directory does not hold a finished run, as ``rewardzoo train RECIPE
+   key=value ... run_dir=DIR`` with one intra-op thread (``OMP_NUM_THREADS=1``: ``jobs`` processes
+   share the cores without oversubscription).  Each run starts as soon as its own warm start is
+   trained (:func:`run_jobs`: a free worker takes the first ready job in the specs' order), and
+   every process is forked from a fork server that imported the package once (:data:`PRELOAD`), so
+   no run pays the ~11 s of importing torch and transformers,
 3. marks a finished run with ``run_dir/sweep_done.json`` (its wall time and command) only after the
    process exits 0, so a killed sweep resumes by re-running the unfinished specs from scratch.
 
@@ -27,14 +30,16 @@ and their logs.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
-import subprocess
 import sys
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import torch
 from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
@@ -60,11 +65,15 @@ class RunSpec:
     overrides: tuple[str, ...] = field(default_factory=tuple)
     """``key=value`` overrides on top of the recipe (``run_dir`` is added by the sweep)."""
 
-    def command(self, verb: str = "train") -> list[str]:
-        """The process the sweep starts for this spec (an unfinished run starts over: ``overwrite=true``)."""
+    def argv(self, verb: str = "train") -> list[str]:
+        """The ``rewardzoo`` arguments the sweep runs for this spec (an unfinished run starts over:
+        ``overwrite=true``)."""
         fresh = ["overwrite=true"] if verb == "train" else []
-        return [sys.executable, "-m", "rewardzoo.cli", verb, self.recipe, *self.overrides, f"run_dir={self.run_dir}",
-                *fresh, "logging.progress=false"]
+        return [verb, self.recipe, *self.overrides, f"run_dir={self.run_dir}", *fresh, "logging.progress=false"]
+
+    def command(self, verb: str = "train") -> list[str]:
+        """The same as a shell command: ``python -m rewardzoo.cli`` and :meth:`argv`."""
+        return [sys.executable, "-m", "rewardzoo.cli", *self.argv(verb)]
 
     def config(self) -> TrainConfig:
         """The resolved configuration of the run (validated: a bad spec fails before any work)."""
@@ -118,51 +127,140 @@ def check_not_stale(specs: list[RunSpec], configs: dict[str, TrainConfig]) -> No
                             "them (nothing was changed).")
 
 
-def _run(cmd: list[str], log: Path) -> tuple[int, float]:
+THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+"""The environment of every run's process: one intra-op thread, so ``jobs`` processes share the cores."""
+
+PRELOAD = ["rewardzoo.sweep", "rewardzoo.cli", "rewardzoo.recipes"]
+"""What the fork server imports once (torch, transformers, the whole package: ~11 s a process on the
+2-core machine); each run's process is forked from it with these modules already loaded."""
+
+
+def _child(argv: list[str], log: str) -> None:
+    """The body of one run's process: its output to ``log``, one intra-op thread, then ``rewardzoo *argv``;
+    exits with the command's status (an exception prints its traceback to the log and exits 1)."""
+    os.environ.update(THREAD_ENV)
+    torch.set_num_threads(1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    from rewardzoo.cli import main
+
+    code = main(argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+def _run(argv: list[str], log: Path) -> tuple[int, float]:
+    """Run ``rewardzoo *argv`` in a process forked from the sweep's fork server (:data:`PRELOAD`), its
+    output to ``log``; returns the exit status and the wall time."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)
     start = time.perf_counter()
-    with open(log, "w") as out:
-        code = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env).returncode
-    return code, time.perf_counter() - start
+    process = context.Process(target=_child, args=(argv, str(log)))
+    process.start()
+    process.join()
+    return process.exitcode, time.perf_counter() - start
+
+
+@dataclass
+class Job:
+    """One process of a sweep: an SFT warm start or a run, with the keys of the jobs it waits for."""
+
+    key: str
+    after: tuple[str, ...] = ()
+
+
+def run_jobs(jobs: list[Job], workers: int, work: Callable[[Job], bool]) -> dict[str, str]:
+    """Run ``work(job)`` for every job on ``workers`` threads.  A free thread takes the first job, in list
+    order, whose ``after`` jobs have all succeeded, so a run starts as soon as its own warm start is
+    trained; a job whose ``after`` job failed is skipped.  Returns each key's state: ``done``,
+    ``failed`` (``work`` returned False) or ``skipped``.  An exception in ``work`` fails its job; the
+    others still run, and the first such exception is raised once they have finished."""
+    state = {j.key: "pending" for j in jobs}
+    ready = threading.Condition()
+
+    def take() -> Job | None:
+        with ready:
+            while True:
+                for j in jobs:
+                    if state[j.key] == "pending" and any(state[a] in ("failed", "skipped") for a in j.after):
+                        state[j.key] = "skipped"
+                job = next((j for j in jobs if state[j.key] == "pending" and all(state[a] == "done" for a in j.after)), None)
+                if job is not None:
+                    state[job.key] = "running"
+                    return job
+                if "pending" not in state.values():
+                    return None
+                ready.wait()
+
+    errors: list[BaseException] = []
+
+    def loop() -> None:
+        while (job := take()) is not None:
+            ok = False
+            try:
+                ok = work(job)
+            except Exception as err:  # noqa: BLE001 - re-raised after the other jobs
+                errors.append(err)
+            with ready:
+                state[job.key] = "done" if ok else "failed"
+                ready.notify_all()
+
+    threads = [threading.Thread(target=loop, daemon=True) for _ in range(max(1, workers))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return state
 
 
 def run_sweep(specs: list[RunSpec], jobs: int = 2, progress: bool = True, desc: str = "sweep") -> dict[str, RunResult]:
-    """Run every unfinished spec (SFT warm starts first), ``jobs`` processes at a time; return every
-    spec's result by name.  Raises RuntimeError naming the runs that failed."""
+    """Run every unfinished spec, ``jobs`` processes at a time, each run after its SFT warm start;
+    return every spec's result by name.  Raises RuntimeError naming the runs that failed."""
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise ValueError(f"sweep spec names must be unique; repeated: {sorted({n for n in names if names.count(n) > 1})}")
     configs = {s.name: s.config() for s in specs}  # every spec validated before any work
     check_not_stale(specs, configs)
     todo = [s for s in specs if not is_finished(s.run_dir)]
-    warm: dict[Path, RunSpec] = {}
+    warm: dict[str, RunSpec] = {}  # SFT cache directory → the spec whose recipe trains it
+    waits: dict[str, str] = {}  # run name → the SFT cache directory it waits for
     for s in todo:
         cfg = configs[s.name]
         if cfg.sft.enabled and not cfg.init_from:
-            path = sft_cache_dir(cfg, build_task(cfg.task))
-            if not (path / "sft_done.json").exists():
+            path = str(sft_cache_dir(cfg, build_task(cfg.task)))
+            if not (Path(path) / "sft_done.json").exists():
                 warm.setdefault(path, s)
+                waits[s.name] = path
+    by_name = {s.name: s for s in todo}
+    plan = [Job(path) for path in warm] + [Job(s.name, (waits[s.name],) if s.name in waits else ()) for s in todo]
     failed: list[str] = []
-    with tqdm(total=len(warm) + len(todo), desc=desc, disable=not progress, dynamic_ncols=True) as bar:
+    with tqdm(total=len(plan), desc=desc, disable=not progress, dynamic_ncols=True) as bar:
         bar.update(0)
+        lock = threading.Lock()
 
-        def launch(items, verb):
-            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-                futures = {pool.submit(_run, spec.command(verb), log): (spec, log) for spec, log in items}
-                for future in as_completed(futures):
-                    spec, log = futures[future]
-                    code, wall = future.result()
-                    if code != 0:
-                        failed.append(f"{spec.name} ({verb}, exit {code}, log {log})")
-                    elif verb == "train":
-                        (spec.run_dir / DONE).write_text(json.dumps({"wall_s": wall, "command": spec.command()}))
-                    bar.update(1)
-                    bar.set_postfix_str(spec.name, refresh=False)
+        def work(job: Job) -> bool:
+            spec, verb = (warm[job.key], "sft") if job.key in warm else (by_name[job.key], "train")
+            log = spec.run_dir.parent / f"{spec.run_dir.name}.sft.log" if verb == "sft" else spec.run_dir / "train.log"
+            code, wall = _run(spec.argv(verb), log)
+            if code == 0 and verb == "train":
+                (spec.run_dir / DONE).write_text(json.dumps({"wall_s": wall, "command": spec.command()}))
+            with lock:
+                if code != 0:
+                    failed.append(f"{spec.name} ({verb}, exit {code}, log {log})")
+                bar.update(1)
+                bar.set_postfix_str(spec.name, refresh=False)
+            return code == 0
 
-        launch([(s, s.run_dir.parent / f"{s.run_dir.name}.sft.log") for s in warm.values()], "sft")
-        if not failed:
-            launch([(s, s.run_dir / "train.log") for s in todo], "train")
+        state = run_jobs(plan, jobs, work)
+    failed += [f"{k} (not run: its warm start failed)" for k, v in state.items() if v == "skipped"]
     if failed:
         raise RuntimeError("these runs failed: " + "; ".join(failed))
     return {s.name: RunResult(s, json.loads((s.run_dir / DONE).read_text())["wall_s"],
