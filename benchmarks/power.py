@@ -21,8 +21,10 @@ and writes ``OUT/power.md``, ``OUT/power.csv`` and ``OUT/power.png`` (learning c
         --seeds 0 1 2 3 4 --runs runs/leaderboard --out benchmarks/results/power
 
 Run directories go under ``--runs`` (default ``runs/power``), results under ``--out``.  The run layout
-is the leaderboard's, so ``--runs runs/leaderboard`` reuses the leaderboard's runs (same recipe, same
-seeds, no extra overrides) instead of training them again.
+is the leaderboard's, so ``--runs runs/leaderboard`` reuses the leaderboard's runs instead of training
+them again when they were made with the recipes as they are (the committed power.md was; the ``cpu``
+board now changes a few settings per task, ``rewardzoo.leaderboard.CPU_SETTINGS``, so its runs are
+refused as stale here unless ``--override`` gives the same settings).
 """
 
 from __future__ import annotations

@@ -6,7 +6,11 @@ judge sizes, the frozen judge, and the knobs tried to close the gap.
 
 Every run is the library's own ``rewardzoo train algorithms/ral_multiplication.yaml seed=S …`` through
 :func:`rewardzoo.sweep.run_sweep`, in the leaderboard's layout (``RUNS/multiplication/<slug>/seed<s>``),
-so the leaderboard's RLVR, RAL and frozen-judge runs are reused, not trained again.  All share one SFT
+so the leaderboard's RLVR, RAL and frozen-judge runs are reused, not trained again, when they were
+made with the recipes as they are (the committed ral_vs_rlvr.md was; the ``cpu`` board now trains
+multiplication on 20 prompts a step, ``rewardzoo.leaderboard.CPU_SETTINGS``: pass ``--override
+grpo.batch_size=160 grpo.micro_batch_size=160 eval.every=20`` to reuse its runs, or ``--runs`` a new
+directory to train the recipes' own).  All share one SFT
 warm start (the recipes' ``sft.seed``), the step budget and the seeds.  The judge-size variants start
 their judge from a warm start of that size on the same demonstrations (``rewardzoo sft`` with
 ``model.tiny.*`` overrides, cached).

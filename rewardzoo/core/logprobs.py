@@ -31,14 +31,14 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-# fp32 logits per chunk: 128 MiB on accelerators (large matmuls); 8 MiB on CPU (at least 16 positions), where the chunk's
+# fp32 logits per chunk: 128 MiB on accelerators (large matmuls); 16 MiB on CPU, where the chunk's
 # buffers add to the process's resident memory and smaller chunks were not slower (docs/performance.md).
-CHUNK_ELEMENTS = {"cpu": 2**21}
+CHUNK_ELEMENTS = {"cpu": 2**22}
 DEFAULT_CHUNK_ELEMENTS = 2**25
 
 
 def default_chunk_size(vocab_size: int, device: torch.device | str = "cpu") -> int:
-    """Positions per chunk so that one chunk's fp32 logits stay near 8 MiB on CPU (16 positions at least), 128 MiB elsewhere."""
+    """Positions per chunk so that one chunk's fp32 logits stay near 16 MiB on CPU, 128 MiB elsewhere."""
     elements = CHUNK_ELEMENTS.get(torch.device(device).type, DEFAULT_CHUNK_ELEMENTS)
     return max(16, elements // max(vocab_size, 1))
 
