@@ -88,7 +88,7 @@ def recipe(name: str) -> str:
 G_NAMES = ("D", "neg_log_one_minus_D", "log_D", "logit")
 CPU_SETTINGS = {
     "multiplication": ("grpo.batch_size=160", "grpo.micro_batch_size=160", "eval.every=20"),
-    "refdist": ("sft.seed=0", "steps=50"),
+    "refdist": ("sft.seed=0", "steps=40"),
     "rubric_writing": ("sft.seed=0",),
 }
 """What the ``cpu`` board changes in a task's recipes, for every method of the task alike, so that the
@@ -96,8 +96,8 @@ board fits 45 minutes on 2 cores (docs/leaderboard.md, "Running it"): on multipl
 step instead of the recipe's 32 (40 steps still never repeat one of the 1,000 RL prompts) and held-out
 evaluations every 20 steps (the curves have fewer points; the table reads the final one); on refdist
 and rubric writing one SFT warm start per task shared by every seed, as the multiplication recipes
-already do (seeds vary RL only); on refdist 50 RL steps instead of 100 (on the 100-step board every
-claim of the task was decided by step 50)."""
+already do (seeds vary RL only); on refdist 40 RL steps instead of 100 (on the 100-step board every
+claim of the task was decided by step 40)."""
 
 
 def cpu_entry(task: str, method: str, name: str, *overrides: str) -> Entry:

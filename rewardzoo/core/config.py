@@ -105,6 +105,12 @@ class GRPOConfig:
     """Completions sampled per prompt (G)."""
     micro_batch_size: int = 64
     """Rows per forward/backward; gradients are accumulated to the full batch."""
+    release_heap: bool = False
+    """On the CPU, hand the heap pages freed by each phase back to the OS (glibc ``malloc_trim``, after
+    the rollout, each micro-batch's forward, the backward and the policy step): a lower peak resident
+    set where a phase's large temporaries would stack on the last one's freed pages (S2 of
+    benchmarks/grpo_vs_trl.py: 1.47 → 1.38 GiB), at the price of faulting those pages in again, which
+    makes a small model's policy step ~6–20% slower (docs/performance.md); off by default."""
     num_iterations: int = 1
     """μ: optimiser steps per generated batch (1 = on-policy, no extra forward for old log-probs)."""
     advantage: str = "grpo"
@@ -488,13 +494,26 @@ def load_structured(cls: type, recipe: str | Path | None = None, overrides: list
         key, _, value = item.partition("=")
         layer = OmegaConf.from_dotlist([item]) if value else OmegaConf.from_dotlist([f"{key}=''"])
         layers.append((layer, f"override {item!r}"))
-    merged = OmegaConf.structured(cls)
-    for layer, source in layers:
-        try:
-            merged = OmegaConf.merge(merged, layer)
-        except (ConfigKeyError, ConfigAttributeError) as err:
-            raise ConfigError(_unknown_key_message(cls, err, source)) from err
-        except ValidationError as err:
-            raise ConfigError(f"bad value in {source}: {err.msg} (key {err.full_key!r}); "
-                              f"give a value of the type shown by `rewardzoo train --help-config`") from err
+    try:  # one merge of every layer: ~5x faster than layer by layer, which only a bad layer needs
+        merged = OmegaConf.merge(_defaults(cls), *(layer for layer, _ in layers))
+    except (ConfigKeyError, ConfigAttributeError, ValidationError):
+        merged = _defaults(cls)
+        for layer, source in layers:  # again layer by layer, to name the layer that is wrong
+            try:
+                merged = OmegaConf.merge(merged, layer)
+            except (ConfigKeyError, ConfigAttributeError) as err:
+                raise ConfigError(_unknown_key_message(cls, err, source)) from err
+            except ValidationError as err:
+                raise ConfigError(f"bad value in {source}: {err.msg} (key {err.full_key!r}); "
+                                  f"give a value of the type shown by `rewardzoo train --help-config`") from err
     return OmegaConf.to_object(merged)
+
+
+_DEFAULTS: dict[type, Any] = {}
+
+
+def _defaults(cls: type):
+    """``OmegaConf.structured(cls)``, built once per class (``OmegaConf.merge`` copies it, never changes it)."""
+    if cls not in _DEFAULTS:
+        _DEFAULTS[cls] = OmegaConf.structured(cls)
+    return _DEFAULTS[cls]

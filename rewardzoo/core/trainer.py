@@ -162,10 +162,11 @@ class Trainer:
                 "time/generate_s": t1 - t0, "time/reward_s": t2 - t1, "time/policy_s": t3 - t2}
 
     def _release_heap(self) -> None:
-        """On the CPU, hand the heap pages freed by the rollout's, a forward's, the backward's or the
-        policy step's temporaries back to the OS (:func:`~rewardzoo.core.memory.release_freed_memory`),
-        so the next phase's peak does not stack on them."""
-        if self.acc.device.type == "cpu":
+        """With ``grpo.release_heap``, on the CPU, hand the heap pages freed by the rollout's, a
+        forward's, the backward's or the policy step's temporaries back to the OS
+        (:func:`~rewardzoo.core.memory.release_freed_memory`), so the next phase's peak does not
+        stack on them."""
+        if self.cfg.grpo.release_heap and self.acc.device.type == "cpu":
             release_freed_memory()
 
     # ------------------------------------------------------------------ the verbs
