@@ -1,6 +1,7 @@
 """rewardzoo's GRPO ``Trainer`` against TRL's ``GRPOTrainer``: step time per phase and peak memory.
 
     python benchmarks/grpo_vs_trl.py --out benchmarks/results/grpo_vs_trl.txt     # S1 and S2, 2 + 5 steps
+    python benchmarks/grpo_vs_trl.py --settings S2 --release-heap                  # rewardzoo with grpo.release_heap
 
 Both sides train the same saved model (rewardzoo's tiny Qwen3 factory model, float32) from the
 same 8 prompts of the multiplication task, 8 completions each (64 rows, one micro-batch, one
@@ -144,8 +145,8 @@ def prompts() -> list:
     return build_task(cfg.task).train[:PROMPTS]
 
 
-def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int) -> None:
-    """rewardzoo's Trainer, one ``train_step`` per ``go``."""
+def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int, release_heap: bool = False) -> None:
+    """rewardzoo's Trainer, one ``train_step`` per ``go`` (``grpo.release_heap`` as asked)."""
     from rewardzoo.core import engines
     from rewardzoo.core.trainer import Trainer
     from rewardzoo.rewards.functions import FunctionReward
@@ -158,6 +159,7 @@ def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int
         "grpo.loss_type=grpo", "grpo.advantage=grpo", "grpo.beta=0", "grpo.lr=1e-6", "grpo.warmup_steps=0",
         "grpo.max_grad_norm=1.0", "grpo.adam_betas=[0.9,0.99]", "grpo.weight_decay=0",
         "sampling.temperature=1.0", "sampling.top_p=1.0", "sampling.top_k=0", f"sampling.max_new_tokens={max_new}",
+        f"grpo.release_heap={str(release_heap).lower()}",
     ])
     examples = prompts()
     trainer = Trainer(cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share), init_dir=model_dir,
@@ -243,10 +245,10 @@ def run_trl(setting: str, model_dir: Path, run_dir: Path, total_steps: int) -> N
 class Side:
     """A child process running one side, driven one step at a time."""
 
-    def __init__(self, name: str, setting: str, model_dir: Path, run_dir: Path, total_steps: int):
+    def __init__(self, name: str, setting: str, model_dir: Path, run_dir: Path, total_steps: int, extra: list[str]):
         self.name = name
         cmd = [sys.executable, __file__, "--child", name, "--setting", setting, "--model-dir", str(model_dir),
-               "--run-dir", str(run_dir), "--total-steps", str(total_steps)]
+               "--run-dir", str(run_dir), "--total-steps", str(total_steps), *extra]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                      cwd=Path(__file__).resolve().parents[1])
         self.ready = self.read()
@@ -273,13 +275,15 @@ class Side:
         return peak
 
 
-def compare(setting: str, warmup: int, steps: int, root: Path) -> list[str]:
+def compare(setting: str, warmup: int, steps: int, root: Path, release_heap: bool = False) -> list[str]:
     """Alternate the two sides on one setting; the report lines."""
     from rewardzoo.eval import mean_ci
 
     model_dir = make_model_dir(setting, root)
     total = warmup + steps
-    sides = [Side(name, setting, model_dir, root / f"{setting}-{name}", total) for name in ("rewardzoo", "trl")]
+    rz_extra = ["--release-heap"] if release_heap else []
+    sides = [Side(name, setting, model_dir, root / f"{setting}-{name}", total, rz_extra if name == "rewardzoo" else [])
+             for name in ("rewardzoo", "trl")]
     rows = {s.name: [] for s in sides}
     for _ in range(total):
         for side in sides:
@@ -315,6 +319,8 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps per side")
     parser.add_argument("--steps", type=int, default=5, help="timed steps per side")
     parser.add_argument("--out", help="also write the report to this file")
+    parser.add_argument("--release-heap", action="store_true",
+                        help="rewardzoo with grpo.release_heap=true (lower peak memory on the CPU, slower small steps)")
     parser.add_argument("--child", choices=["rewardzoo", "trl"], help=argparse.SUPPRESS)
     parser.add_argument("--setting", help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", help=argparse.SUPPRESS)
@@ -322,8 +328,10 @@ def main() -> int:
     parser.add_argument("--total-steps", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        run = run_rewardzoo if args.child == "rewardzoo" else run_trl
-        run(args.setting, Path(args.model_dir), Path(args.run_dir), args.total_steps)
+        if args.child == "rewardzoo":
+            run_rewardzoo(args.setting, Path(args.model_dir), Path(args.run_dir), args.total_steps, args.release_heap)
+        else:
+            run_trl(args.setting, Path(args.model_dir), Path(args.run_dir), args.total_steps)
         return 0
     import torch
     import transformers
@@ -336,7 +344,7 @@ def main() -> int:
     print("\n".join(lines), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for setting in args.settings:
-            report = compare(setting, args.warmup, args.steps, Path(tmp))
+            report = compare(setting, args.warmup, args.steps, Path(tmp), args.release_heap)
             print("\n".join(report), flush=True)
             lines += report
     if args.out:

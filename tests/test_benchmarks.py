@@ -68,3 +68,15 @@ def test_grpo_vs_trl_one_step_each(tmp_path):
     assert lines[0] == "# command: python benchmarks/grpo_vs_trl.py --settings S1 --warmup 1 --steps 1 --out " + str(out)
     assert any(line.startswith("| rewardzoo |") for line in lines) and any(line.startswith("| trl |") for line in lines)
     assert lines[-1].startswith("rewardzoo/trl: speed ")
+
+
+def test_heap_release_alternates_both_sides_and_reports_the_ratio(tmp_path, fast_overrides):
+    """Tiny run (no SFT): both rows of the table, the ratio line and the release points' figures."""
+    out = tmp_path / "heap_release.txt"
+    proc = subprocess.run([sys.executable, str(BENCH / "heap_release.py"), "--rounds", "1", "--steps", "1", "--out", str(out),
+                           "--override", *fast_overrides], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = out.read_text()
+    assert text.startswith("# command: python benchmarks/heap_release.py --rounds 1 --steps 1")
+    assert "| true | " in text and "| false | " in text
+    assert "with/without: rollout " in text and "malloc_trim" in text

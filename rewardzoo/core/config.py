@@ -110,7 +110,7 @@ class GRPOConfig:
     the rollout, each micro-batch's forward, the backward and the policy step): a lower peak resident
     set where a phase's large temporaries would stack on the last one's freed pages (S2 of
     benchmarks/grpo_vs_trl.py: 1.47 → 1.38 GiB), at the price of faulting those pages in again, which
-    makes a small model's policy step ~6–20% slower (docs/performance.md); off by default."""
+    makes a small model's policy step 1.33x slower (benchmarks/heap_release.py); off by default."""
     num_iterations: int = 1
     """μ: optimiser steps per generated batch (1 = on-policy, no extra forward for old log-probs)."""
     advantage: str = "grpo"

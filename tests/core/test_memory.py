@@ -71,3 +71,23 @@ def test_freed_heap_blocks_leave_the_resident_set():
     after = resident_mib()
     assert before - after > 100, (before, after)
     assert keep.sum().item() == 16 * 1024
+
+
+@pytest.mark.parametrize("switch", [False, True])
+def test_the_trainer_releases_the_heap_only_with_grpo_release_heap(fast_config, monkeypatch, switch):
+    """The release points (after the rollout, after each micro-batch's forward, before the optimiser
+    step, after the policy step) call the real release, and only with the switch on."""
+    from rewardzoo.core import trainer as trainer_module
+    from rewardzoo.recipes import make_trainer
+
+    calls = []
+
+    def counted() -> bool:
+        calls.append(1)
+        return release_freed_memory()
+
+    monkeypatch.setattr(trainer_module, "release_freed_memory", counted)
+    trainer = make_trainer(fast_config(f"grpo.release_heap={str(switch).lower()}", "grpo.micro_batch_size=16"))
+    trainer.train_step()
+    # 32 rows in micro-batches of 16: the rollout, 2 forwards, the optimiser step, the policy step
+    assert len(calls) == (5 if switch else 0)
