@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import runpy
 import sys
 import threading
 import time
@@ -130,9 +131,10 @@ def check_not_stale(specs: list[RunSpec], configs: dict[str, TrainConfig]) -> No
 THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
 """The environment of every run's process: one intra-op thread, so ``jobs`` processes share the cores."""
 
-PRELOAD = ["rewardzoo.sweep", "rewardzoo.cli", "rewardzoo.recipes"]
+PRELOAD = ["rewardzoo.sweep", "rewardzoo.recipes"]
 """What the fork server imports once (torch, transformers, the whole package: ~11 s a process on the
-2-core machine); each run's process is forked from it with these modules already loaded."""
+2-core machine); each run's process is forked from it with these modules already loaded and runs
+the ``rewardzoo`` command module (``rewardzoo.cli``, itself light) as ``__main__``."""
 
 
 def _child(argv: list[str], log: str) -> None:
@@ -146,12 +148,12 @@ def _child(argv: list[str], log: str) -> None:
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)
-    from rewardzoo.cli import main
-
-    code = main(argv)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    sys.exit(code)
+    sys.argv = ["rewardzoo", *argv]
+    try:  # ``python -m rewardzoo.cli *argv``, in this process: the sweep starts the command, as a shell would
+        runpy.run_module("rewardzoo.cli", run_name="__main__", alter_sys=True)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
 
 
 def _run(argv: list[str], log: Path) -> tuple[int, float]:
