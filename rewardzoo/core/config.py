@@ -106,11 +106,12 @@ class GRPOConfig:
     micro_batch_size: int = 64
     """Rows per forward/backward; gradients are accumulated to the full batch."""
     release_heap: bool = False
-    """On the CPU, hand the heap pages freed by each phase back to the OS (glibc ``malloc_trim``, after
-    the rollout, each micro-batch's forward, the backward and the policy step): a lower peak resident
-    set where a phase's large temporaries would stack on the last one's freed pages (S2 of
-    benchmarks/grpo_vs_trl.py: 1.47 → 1.38 GiB), at the price of faulting those pages in again, which
-    makes a small model's policy step 1.33x slower (benchmarks/heap_release.py); off by default."""
+    """On the CPU, give freed memory back to the OS: every allocation of 1 MiB or more gets its own
+    mmap, returned when freed (glibc ``mallopt``, process-wide, from the trainer's start), and the heap
+    is trimmed after the rollout, each micro-batch's forward, the backward and the policy step
+    (``malloc_trim``). A lower peak resident set where one phase's temporaries would stack on the
+    last one's freed pages (docs/performance.md), at the price of faulting those pages in again; off
+    by default (benchmarks/heap_release.py measures the cost)."""
     num_iterations: int = 1
     """μ: optimiser steps per generated batch (1 = on-policy, no extra forward for old log-probs)."""
     advantage: str = "grpo"

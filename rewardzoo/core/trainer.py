@@ -38,7 +38,7 @@ from rewardzoo.core.config import (CoreConfig, as_dict, lr_multiplier, prompts_p
                                    to_yaml)
 from rewardzoo.core.engines import make_engine
 from rewardzoo.core.logger import MetricLogger
-from rewardzoo.core.memory import release_freed_memory
+from rewardzoo.core.memory import map_large_blocks, release_freed_memory
 from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows, tokenize_completions
 from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
 from rewardzoo.core.models import ReferencePolicy, load_policy, trainable_parameters
@@ -89,6 +89,8 @@ class Trainer:
         self.group_size = g.group_size
         self.num_prompts = g.batch_size // g.group_size
         self.local_prompts, self.chunk_prompts = prompts_per_process(g, self.acc.num_processes)
+        if g.release_heap and self.acc.device.type == "cpu":
+            map_large_blocks()  # before the weights: every block of 1 MiB or more goes back to the OS when freed
         torch.manual_seed(derive_seed(cfg.seed, "init"))
         self.policy, self.tokenizer = load_policy(cfg.model, init_dir, seed=cfg.seed)
         self.policy.to(self.acc.device)
@@ -165,7 +167,8 @@ class Trainer:
         """With ``grpo.release_heap``, on the CPU, hand the heap pages freed by the rollout's, a
         forward's, the backward's or the policy step's temporaries back to the OS
         (:func:`~rewardzoo.core.memory.release_freed_memory`), so the next phase's peak does not
-        stack on them."""
+        stack on them (blocks of 1 MiB or more already went back when freed: the switch also calls
+        :func:`~rewardzoo.core.memory.map_large_blocks` when the trainer is built)."""
         if self.cfg.grpo.release_heap and self.acc.device.type == "cpu":
             release_freed_memory()
 

@@ -1,6 +1,7 @@
 """peak_tensor_bytes: known allocations give known peaks; the fused log-prob path peaks below the naive one.
 release_freed_memory hands freed heap pages back to the operating system."""
 
+import subprocess
 import sys
 
 import pytest
@@ -87,7 +88,42 @@ def test_the_trainer_releases_the_heap_only_with_grpo_release_heap(fast_config, 
         return release_freed_memory()
 
     monkeypatch.setattr(trainer_module, "release_freed_memory", counted)
+    mapped = []  # the mmap threshold is process-wide: tested in its own process below, only counted here
+    monkeypatch.setattr(trainer_module, "map_large_blocks", lambda: mapped.append(1) or True)
     trainer = make_trainer(fast_config(f"grpo.release_heap={str(switch).lower()}", "grpo.micro_batch_size=16"))
     trainer.train_step()
     # 32 rows in micro-batches of 16: the rollout, 2 forwards, the optimiser step, the policy step
-    assert len(calls) == (5 if switch else 0)
+    assert len(calls) == (5 if switch else 0) and len(mapped) == (1 if switch else 0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
+def test_map_large_blocks_gives_a_freed_block_back_at_once():
+    """In a fresh process, after a freed 4 MiB block has raised glibc's mmap threshold: with
+    map_large_blocks a 2 MiB tensor is its own mapping (one more mmapped block while alive, gone
+    after), so freeing it returns its pages at once; without it the tensor comes from the heap."""
+    code = """
+import ctypes, torch
+from rewardzoo.core.memory import map_large_blocks
+class MI2(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = MI2
+x = torch.ones(1 << 20)  # 4 MiB, mmapped; freeing it raises the threshold above 2 MiB
+del x
+if MAP:
+    assert map_large_blocks()
+before = libc.mallinfo2().hblks
+t = torch.ones(1 << 19)  # 2 MiB
+alive = libc.mallinfo2().hblks
+del t
+print(before, alive, libc.mallinfo2().hblks)
+"""
+    def blocks(map_them: bool) -> list[int]:
+        run = subprocess.run([sys.executable, "-c", f"MAP = {map_them}\n" + code], capture_output=True, text=True, check=True)
+        return list(map(int, run.stdout.split()))
+
+    before, alive, after = blocks(True)
+    assert alive == before + 1 and after == before
+    before, alive, after = blocks(False)
+    assert alive == before  # the control: from the heap, where its pages stay after the free
