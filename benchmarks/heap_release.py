@@ -1,36 +1,32 @@
 """What ``grpo.release_heap`` costs a small model's RL step on the CPU: rollout and policy-step times
-with and without the heap release, alternating in one process (A B A B), medians.
+with the switch on and off, each in its own process (the switch's mmap threshold is process-wide),
+alternating A B A B, medians.
 
     python benchmarks/heap_release.py --out benchmarks/results/heap_release.txt
 
-One process, one intra-op thread, the multiplication recipe as the ``cpu`` leaderboard runs it (20
-prompts × 8 a step, the tiny model, its cached SFT warm start): one untimed step, then ``--rounds``
-rounds of ``--steps`` steps with the release and ``--steps`` without.  Each step is rollout →
-score → policy step (the trainer's own verbs); the release points are the trainer's.  Prints the
-median rollout and policy-step times of each side, their ratio, and the freed heap (glibc
-``mallinfo2``) and the ``malloc_trim`` time at the release points.
+Each process has one intra-op thread and trains the multiplication recipe as the ``cpu`` leaderboard
+runs it (20 prompts × 8 a step, the tiny model, its cached SFT warm start) with ``grpo.release_heap``
+on or off: one untimed step, then ``--steps`` timed ones, each rollout → score → policy step (the
+trainer's own verbs and release points).  ``--rounds`` rounds of one process per side.  Prints the
+median rollout and policy-step times of each side and their ratio, and, for the side with the
+switch, the freed heap (glibc ``mallinfo2``) and the ``malloc_trim`` time at the release points.
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-import torch  # noqa: E402
-
-from rewardzoo.core.advantages import compute_advantages  # noqa: E402
-from rewardzoo.core.memory import release_freed_memory  # noqa: E402
-from rewardzoo.recipes import make_trainer  # noqa: E402
-from rewardzoo.zoo import load_config  # noqa: E402
+from pathlib import Path
 
 BOARD = ["grpo.batch_size=160", "grpo.micro_batch_size=160", "logging.progress=false", "logging.tensorboard=false"]
+MARK = "@@heap_release "
 
 
 class MallInfo2(ctypes.Structure):
@@ -40,14 +36,16 @@ class MallInfo2(ctypes.Structure):
                                                  "fsmblks", "uordblks", "fordblks", "keepcost")]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Alternate the two sides and print (and optionally write) the report."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=3, help="steps per side per round")
-    parser.add_argument("--out", help="also write the report to this file")
-    parser.add_argument("--override", nargs="*", default=[], help="key=value for the run (e.g. a shorter test)")
-    args = parser.parse_args(argv)
+def child(release: bool, steps: int, overrides: list[str]) -> None:
+    """One side: build the trainer with the switch as asked, time ``steps`` steps, print one JSON line."""
+    import torch
+
+    from rewardzoo.core import trainer as trainer_module
+    from rewardzoo.core.advantages import compute_advantages
+    from rewardzoo.core.memory import release_freed_memory
+    from rewardzoo.recipes import make_trainer
+    from rewardzoo.zoo import load_config
+
     torch.set_num_threads(1)
     libc = ctypes.CDLL(None)
     libc.mallinfo2.restype = MallInfo2
@@ -60,15 +58,13 @@ def main(argv: list[str] | None = None) -> int:
         trims.append((free, time.perf_counter() - t0))
         return done
 
+    trainer_module.release_freed_memory = measured_release  # the trainer's release points, timed
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = load_config("algorithms/rlvr_multiplication.yaml", [*BOARD, *args.override, f"run_dir={tmp}/run"])
+        cfg = load_config("algorithms/rlvr_multiplication.yaml",
+                          [*BOARD, *overrides, f"grpo.release_heap={str(release).lower()}", f"run_dir={tmp}/run"])
         trainer = make_trainer(cfg)
-        import rewardzoo.core.trainer as trainer_module
 
-        trainer_module.release_freed_memory = measured_release  # the trainer's release points, timed
-
-        def step(release: bool) -> tuple[float, float]:
-            trainer.cfg.grpo.release_heap = release
+        def step() -> tuple[float, float]:
             t0 = time.perf_counter()
             rollouts, gen = trainer.rollout(trainer.step)
             trainer._release_heap()
@@ -80,14 +76,42 @@ def main(argv: list[str] | None = None) -> int:
             trainer.step += 1
             return t1 - t0, time.perf_counter() - t1
 
-        step(False)
-        times = {True: [], False: []}
-        for _ in range(args.rounds):
-            for release in (True, False):
-                times[release] += [step(release) for _ in range(args.steps)]
+        step()
+        times = [step() for _ in range(steps)]
+    print(MARK + json.dumps({"times": times, "trims": trims}), flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Alternate the two sides' processes and print (and optionally write) the report."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=3, help="timed steps per process")
+    parser.add_argument("--out", help="also write the report to this file")
+    parser.add_argument("--override", nargs="*", default=[], help="key=value for the runs (e.g. a shorter test)")
+    parser.add_argument("--child", choices=["on", "off"], help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        child(args.child == "on", args.steps, args.override)
+        return 0
     argv = sys.argv[1:] if argv is None else argv
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    times: dict[bool, list] = {True: [], False: []}
+    trims: list = []
+    for _ in range(args.rounds):
+        for release in (True, False):
+            cmd = [sys.executable, __file__, "--child", "on" if release else "off", "--steps", str(args.steps),
+                   "--override", *args.override]
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[1])
+            if proc.returncode != 0:
+                raise RuntimeError(f"the {'on' if release else 'off'} process failed:\n{proc.stderr[-3000:]}")
+            record = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith(MARK))[len(MARK):])
+            times[release] += record["times"]
+            trims += record["trims"]
+    import torch
+
     lines = [f"# command: python benchmarks/heap_release.py {' '.join(argv)}".rstrip(),
-             f"# torch {torch.__version__}, 1 intra-op thread; multiplication recipe with {' '.join(BOARD[:2])}", "",
+             f"# torch {torch.__version__}, 1 intra-op thread, one process per side and round; multiplication "
+             f"recipe with {' '.join(BOARD[:2])}", "",
              "| grpo.release_heap | rollout s (median) | policy step s (median) | steps |", "|---|---|---|---|"]
     med = {r: (statistics.median(a for a, _ in t), statistics.median(b for _, b in t)) for r, t in times.items()}
     for release in (True, False):
