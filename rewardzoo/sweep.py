@@ -234,10 +234,14 @@ def run_sweep(specs: list[RunSpec], jobs: int = 2, progress: bool = True, desc: 
     todo = [s for s in specs if not is_finished(s.run_dir)]
     warm: dict[str, RunSpec] = {}  # SFT cache directory → the spec whose recipe trains it
     waits: dict[str, str] = {}  # run name → the SFT cache directory it waits for
+    tasks: dict[str, object] = {}  # one build per distinct task section, not one per run
     for s in todo:
         cfg = configs[s.name]
         if cfg.sft.enabled and not cfg.init_from:
-            path = str(sft_cache_dir(cfg, build_task(cfg.task)))
+            key = json.dumps(as_dict(cfg.task), sort_keys=True)
+            if key not in tasks:
+                tasks[key] = build_task(cfg.task)
+            path = str(sft_cache_dir(cfg, tasks[key]))
             if not (Path(path) / "sft_done.json").exists():
                 warm.setdefault(path, s)
                 waits[s.name] = path

@@ -65,15 +65,9 @@ def map_large_blocks(threshold: int = 1 << 20) -> bool:
     return bool(libc.mallopt(M_MMAP_THRESHOLD, int(threshold)))
 
 
-@functools.cache
 def _malloc_trim():
     """glibc's ``malloc_trim``, or None where the C library has none (macOS, musl, Windows)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
-        return None
+    return getattr(_libc(), "malloc_trim", None)
 
 
 def release_freed_memory() -> bool:
