@@ -44,7 +44,8 @@ from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.models import portable_normal_
 from rewardzoo.core.types import Generation
 from rewardzoo.core.config import resolved_run_dir, to_yaml
-from rewardzoo.recipes import make_trainer, shipped_recipe
+from rewardzoo.recipes import make_trainer
+from rewardzoo.zoo import shipped_recipe
 from rewardzoo.zoo import load_config
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
