@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardzoo.eval import Estimate, batch_analysis, bootstrap_ci, detectable_difference, mean_ci, pearson
+from rewardzoo.eval import Estimate, auc, batch_analysis, bootstrap_ci, detectable_difference, mean_ci, pearson
 
 
 def test_mean_ci_is_the_student_t_interval():
@@ -17,6 +17,20 @@ def test_mean_ci_is_the_student_t_interval():
     assert e.format() == "2.0 ± 2.5" and e.format(scale=10, sign=True) == "+20.0 ± 24.8"
     assert math.isinf(mean_ci([0.3]).half_width) and mean_ci([0.3]).format() == "0.3 (n=1)"
     assert mean_ci([]).format() == "n/a"
+
+
+def test_auc_counts_pairs_won_and_ties_as_half():
+    """positives 0.9, 0.8, 0.4 against negatives 0.1, 0.4: 0.9 and 0.8 win both pairs (4), 0.4 beats 0.1
+    and ties 0.4 (1.5): 5.5 / 6.  Perfect separation 1, reversed 0, all equal ½, an empty side NaN."""
+    assert auc([0.9, 0.8, 0.4], [0.1, 0.4]) == pytest.approx(5.5 / 6)
+    assert auc([3, 4], [1, 2]) == 1.0 and auc([1, 2], [3, 4]) == 0.0 and auc([1, 1], [1]) == 0.5
+    assert math.isnan(auc([], [1.0])) and math.isnan(auc([1.0], []))
+
+
+@given(st.lists(st.integers(-3, 3), min_size=1, max_size=12), st.lists(st.integers(-3, 3), min_size=1, max_size=12))
+@settings(max_examples=50, deadline=None)
+def test_auc_of_swapped_classes_is_its_complement(pos, neg):
+    assert auc(pos, neg) + auc(neg, pos) == pytest.approx(1.0)
 
 
 def test_separates_only_when_intervals_do_not_overlap():
