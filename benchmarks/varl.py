@@ -479,6 +479,9 @@ def main(argv: list[str] | None = None) -> int:
     command = shlex.join(["python", "benchmarks/varl.py", *argv])
     report = report_refdist if args.study == "refdist" else report_hacking
     lines = report(results, command, seeds, where) + cost(specs, done, full, load)
+    if set(specs) != set(full) or quick:  # fewer runs, or smaller runs, than the full study: say so first
+        lines[1:1] = ["", f"**PILOT** ({len(specs)} of the full study's {len(full)} runs{', --quick size' if quick else ''}): "
+                      "reduced size, not a result; the command above made it."]
     write_csv(where / f"varl_{args.study}.csv", results, keys, SERIES if args.study == "hacking" else [])
     (where / f"varl_{args.study}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

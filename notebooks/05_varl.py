@@ -282,7 +282,12 @@ print(f"VARL discriminator: disc/auc_ref_vs_passing, mean of the first 5 RL step
 # python benchmarks/varl.py hacking             # the full study: 9 methods × 5 seeds
 # ```
 #
-# PILOT_RESULTS
+# What the pilot showed (a pilot, not a result: `--quick` size, 5 seeds of the controls, 3 of VARL;
+# `benchmarks/results/varl_hacking_pilot/`): RLVR on the proxy raised held-out `eval/hack_rate` by
+# 0.044 ± 0.029 while its strict accuracy rose by 0.108 ± 0.037, and RLVR on the strict check raised
+# accuracy by 0.170 ± 0.030 (5 seeds each): the testbed can decide.  VARL (3 seeds) ended at hack rate
+# 0.018 ± 0.031 against RLVR's 0.069 ± 0.080 on the same seeds, with D's AUC about 0.63.  The full study
+# is the lead's to run.
 # %%
 print(f"wall time of this notebook: {time.perf_counter() - notebook_start:.1f} s")
 
