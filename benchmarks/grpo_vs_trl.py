@@ -147,7 +147,7 @@ def prompts() -> list:
 
 def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int, release_heap: bool = False) -> None:
     """rewardzoo's Trainer, one ``train_step`` per ``go`` (``grpo.release_heap`` as asked)."""
-    from rewardzoo.core import engines
+    from rewardzoo.core.engines import hf as hf_engine
     from rewardzoo.core.trainer import Trainer
     from rewardzoo.rewards.functions import FunctionReward
     from rewardzoo.zoo import build_task, load_config
@@ -165,7 +165,7 @@ def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int
     trainer = Trainer(cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share), init_dir=model_dir,
                       prompts=examples)
     clock = PhaseClock()
-    engines.decode = clock.wrap("generate", engines.decode)  # the HF engine's decode loop (default sampler)
+    hf_engine.decode = clock.wrap("generate", hf_engine.decode)  # the HF engine's decode loop (default sampler)
     trainer.policy.generate = clock.wrap("generate", trainer.policy.generate)  # its generate path
     clock.hook(trainer.module)
     trainer.acc.backward = clock.wrap("backward", trainer.acc.backward)

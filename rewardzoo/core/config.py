@@ -43,7 +43,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException, ValidationError
 
 from rewardzoo.core.advantages import ADVANTAGE_TYPES
-from rewardzoo.core.engines import SamplingConfig, check_vllm_setup
+from rewardzoo.core.engines.config import SamplingConfig, check_vllm_setup
 from rewardzoo.core.loss import KL_ESTIMATORS, LOSS_TYPES
 from rewardzoo.core.models import ModelConfig
 
