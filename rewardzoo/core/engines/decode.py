@@ -12,13 +12,12 @@ is decoded by transformers ``generate`` instead (:class:`~rewardzoo.core.engines
 
 from __future__ import annotations
 
-import inspect
 import math
 
 import torch
 from transformers import GenerationConfig
 
-from rewardzoo.core.models import causal_lm
+from rewardzoo.core.models import cache_keyword
 
 
 # does not apply (min_new_tokens it does apply); a model that sets any of them is decoded by ``generate``.
@@ -36,12 +35,6 @@ def generate_only_settings(model: torch.nn.Module) -> list[str]:
         return []
     default = GenerationConfig()
     return [k for k in GENERATE_ONLY if getattr(config, k, None) != getattr(default, k, None)]
-
-
-def cache_keyword(model: torch.nn.Module) -> str:
-    """The name under which the causal LM's forward takes, and its output returns, the KV cache:
-    ``cache`` from transformers 5.24 on, ``past_key_values`` before."""
-    return "cache" if "cache" in inspect.signature(causal_lm(model).forward).parameters else "past_key_values"
 
 
 class DecodeUnsupported(RuntimeError):
