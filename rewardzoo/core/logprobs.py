@@ -269,6 +269,7 @@ def prompt_shared_hidden(lm: torch.nn.Module, batch: PackedBatch) -> torch.Tenso
     """The final hidden states that predict each completion token of ``batch``, computed over its
     distinct prompts once (``batch.shared``) and then over the completions with the prompts' KV cache:
 
+        embed        one lookup of the prompts' and the completions' tokens
         prompts      decoder(prompts [U, P], right-padded) → hidden [U, P, H], KV cache
         first token  predicted by the hidden state of its prompt's last token
         rows         the cache copied to the n rows (rows[i] = prompt of row i), then
@@ -279,7 +280,11 @@ def prompt_shared_hidden(lm: torch.nn.Module, batch: PackedBatch) -> torch.Tenso
 
     shared, decoder, key = batch.shared, lm.get_decoder(), cache_keyword(lm)
     n, T = batch.targets.shape
-    out = decoder(input_ids=shared.input_ids, attention_mask=shared.attention_mask, use_cache=True)
+    U, P = shared.input_ids.shape
+    # one embedding lookup for both passes: its backward builds one dense [V, H] gradient, not two to add
+    ids = torch.cat([shared.input_ids.flatten(), batch.targets[:, : T - 1].flatten()])  # [U·P + n·(T − 1)]
+    embeds = lm.get_input_embeddings()(ids)  # [U·P + n·(T − 1), H]
+    out = decoder(inputs_embeds=embeds[: U * P].view(U, P, -1), attention_mask=shared.attention_mask, use_cache=True)
     last = shared.attention_mask.sum(1) - 1  # [U] each prompt's last position
     first = out.last_hidden_state[shared.rows, last[shared.rows]]  # [n, H]
     if T == 1:
@@ -293,7 +298,7 @@ def prompt_shared_hidden(lm: torch.nn.Module, batch: PackedBatch) -> torch.Tenso
     cache.batch_select_indices(shared.rows)
     mask = torch.cat([shared.attention_mask[shared.rows], batch.mask[:, : T - 1].long()], 1)  # [n, P + T − 1]
     positions = (last[shared.rows] + 1).unsqueeze(1) + torch.arange(T - 1, device=last.device)  # [n, T − 1]
-    rest = decoder(input_ids=batch.targets[:, : T - 1], attention_mask=mask, position_ids=positions,
+    rest = decoder(inputs_embeds=embeds[U * P :].view(n, T - 1, -1), attention_mask=mask, position_ids=positions,
                    use_cache=True, **{key: cache}).last_hidden_state  # [n, T − 1, H]
     return torch.cat([first.unsqueeze(1), rest], 1)  # [n, T, H]
 

@@ -112,7 +112,8 @@ class Trainer:
         if bind_policy is not None:
             bind_policy(self.policy, self.tokenizer)  # once, before any step: the starting policy
         self.ref = ReferencePolicy(self.policy) if g.beta > 0 else None
-        params = [p for _, p in trainable_parameters(self.policy)]
+        self.trainable = trainable_parameters(self.policy)  # (name, parameter) pairs the optimiser updates
+        params = [p for _, p in self.trainable]
         fused = all(p.device.type in FUSED_ADAMW_DEVICES for p in params)  # one kernel: no [V, H] temporaries
         optimizer = torch.optim.AdamW(params, lr=g.lr, betas=tuple(g.adam_betas), weight_decay=g.weight_decay,
                                       fused=fused)
@@ -378,7 +379,7 @@ class Trainer:
         times an absurd learning rate or weight decay) stop the run too, naming the step, before
         any checkpoint of it is written: the previous checkpoint stays the latest."""
         self._release_heap()  # the backward's temporaries, before AdamW's first step allocates its moments
-        named = trainable_parameters(self.policy)
+        named = self.trainable
         params = [p for _, p in named]
         grads = [p.grad for p in params if p.grad is not None]
         total = torch.nn.utils.get_total_norm(grads) if grads else torch.zeros(())  # []

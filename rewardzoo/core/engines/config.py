@@ -70,6 +70,12 @@ class SamplingConfig:
     these three warpers; other sampling settings of a hub model's generation_config (min_p, typical_p, epsilon or
     eta cutoffs) are applied by 'multinomial' only."""
 
+    fast_decode: bool = True
+    """hf engine: decode Llama-family policies (llama, mistral, qwen2, qwen3 with sdpa attention, no adapters
+    or hooks) with rewardzoo's lean forward of the same math, which gives transformers' tokens in fewer
+    operations (core/engines/llama_family.py); false, or any other model, decodes through the transformers
+    modules."""
+
     engine: str = "hf"
     """Generation engine: 'hf' (transformers generate on the policy itself) or 'vllm' (a colocated vLLM engine
     with weight sync and truncated importance sampling; needs the vllm extra, see docs/engines.md)."""

@@ -17,9 +17,10 @@ import math
 import torch
 from transformers import GenerationConfig
 
+from rewardzoo.core.engines.llama_family import LlamaFamilyStepper, why_not_llama_family
 from rewardzoo.core.models import cache_keyword
 
-
+# Generation-config settings that make transformers ``generate`` add a logits processor :func:`decode`
 # does not apply (min_new_tokens it does apply); a model that sets any of them is decoded by ``generate``.
 GENERATE_ONLY = ("repetition_penalty", "encoder_repetition_penalty", "no_repeat_ngram_size",
                  "encoder_no_repeat_ngram_size", "bad_words_ids", "min_length", "forced_bos_token_id",
@@ -41,9 +42,51 @@ class DecodeUnsupported(RuntimeError):
     """The model's KV cache cannot be copied to rows or rows removed from it (raised before sampling starts)."""
 
 
+class TransformersStepper:
+    """Prefill, decode steps and row retirement of one decode call through the transformers model and
+    its own KV cache (any causal LM whose cache can select rows)."""
+
+    def __init__(self, model: torch.nn.Module):
+        self.model, self.key, self.cache = model, cache_keyword(model), None
+
+    def prefill(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, position: torch.Tensor,
+                rows: torch.Tensor) -> torch.Tensor:  # [U, P] ×3, [B] -> [B, V]
+        """The last prompt position's logits of every row (prompt ``rows[i]`` for row i), the cache copied to the rows."""
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position, use_cache=True,
+                         logits_to_keep=1)
+        self.cache = getattr(out, self.key, None)
+        if not hasattr(self.cache, "batch_select_indices"):  # before any uniform is drawn: generate can take over
+            raise DecodeUnsupported(f"{type(self.model).__name__} returned a KV cache of type "
+                                    f"{type(self.cache).__name__}, which cannot select batch rows")
+        self.cache.batch_select_indices(rows)
+        return out.logits[rows, -1].float()  # [B, V]
+
+    def step(self, token: torch.Tensor, attention_mask: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        """Logits [A, V] of one new token per live row (``token`` [A], ``attention_mask`` [A, P + t + 1], ``position`` [A, 1])."""
+        out = self.model(input_ids=token.unsqueeze(1), attention_mask=attention_mask, position_ids=position,
+                         use_cache=True, **{self.key: self.cache})
+        self.cache = getattr(out, self.key)
+        return out.logits[:, -1].float()  # [A, V]
+
+    def retire(self, keep: torch.Tensor) -> None:
+        """Keep only the live rows ``keep`` [A'] (indices into the current rows)."""
+        self.cache.batch_select_indices(keep)
+
+
+def stepper(model: torch.nn.Module, max_length: int, fast: bool = True):
+    """The forward of one decode call of at most ``max_length`` positions: the lean Llama-family one
+    (:class:`~rewardzoo.core.engines.llama_family.LlamaFamilyStepper`) when ``fast`` and it decodes
+    ``model`` exactly, else :class:`TransformersStepper`."""
+    window = getattr(getattr(model, "config", None), "sliding_window", None)
+    if fast and why_not_llama_family(model) is None and (window is None or max_length <= window):
+        return LlamaFamilyStepper(model, max_length)
+    return TransformersStepper(model)
+
+
 @torch.no_grad()
 def decode(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, repeats: torch.Tensor,
-           max_new_tokens: int, eos_ids: list[int], pad_id: int, draw=None, min_new_tokens: int = 0) -> torch.Tensor:
+           max_new_tokens: int, eos_ids: list[int], pad_id: int, draw=None, min_new_tokens: int = 0,
+           fast: bool = True) -> torch.Tensor:
     """Completion tokens [B, T] (pad after EOS; T ≤ max_new_tokens, shorter when every row ended) of
     the U left-padded prompts ``input_ids`` [U, P] (``attention_mask`` [U, P]), prompt u repeated
     ``repeats[u]`` times (B = Σ repeats rows, contiguous per prompt).
@@ -56,20 +99,14 @@ def decode(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torc
         retire    rows that drew EOS leave the cache and the batch; stop when none is left
 
     ``draw`` maps ([A, V] logits, [A, 1] uniforms) to [A] tokens (:meth:`InverseCDFSampler.draw`).
-    Positions count non-pad tokens (left padding), as ``generate`` computes them."""
+    Positions count non-pad tokens (left padding), as ``generate`` computes them.  ``fast`` lets a
+    Llama-family model run the lean forward (:func:`stepper`), which gives the same tokens."""
     device = input_ids.device
-    key = cache_keyword(model)
     B = int(repeats.sum())
     rows = torch.arange(len(repeats), device=device).repeat_interleave(repeats)  # [B] prompt of each row
     position = (attention_mask.cumsum(1) - 1).clamp(min=0)  # [U, P]
-    out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position, use_cache=True,
-                logits_to_keep=1)
-    cache = getattr(out, key, None)
-    if not hasattr(cache, "batch_select_indices"):  # before any uniform is drawn: generate can take over as is
-        raise DecodeUnsupported(f"{type(model).__name__} returned a KV cache of type {type(cache).__name__}, "
-                                f"which cannot select batch rows")
-    cache.batch_select_indices(rows)
-    logits = out.logits[rows, -1].float()  # [B, V]
+    forward = stepper(model, input_ids.shape[1] + max_new_tokens, fast)
+    logits = forward.prefill(input_ids, attention_mask, position, rows)  # [B, V]
     mask, position = attention_mask[rows], position[rows, -1:]  # [B, P], [B, 1]
     live = torch.arange(B, device=device)  # [A] the call's row index of each row still decoding
     eos = torch.tensor(eos_ids, device=device)
@@ -87,12 +124,10 @@ def decode(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torc
         if t == max_new_tokens - 1 or not bool(going.any()):
             return tokens[:, : t + 1]
         if not bool(going.all()):
-            cache.batch_select_indices(going.nonzero().squeeze(1))
-            live, token, mask, position = live[going], token[going], mask[going], position[going]
+            keep = going.nonzero().squeeze(1)  # [A']
+            forward.retire(keep)
+            live, token, mask, position = live[keep], token[keep], mask[keep], position[keep]
         mask = torch.cat([mask, mask.new_ones(len(live), 1)], 1)  # [A, P + t + 1]
         position = position + 1  # [A, 1]
-        out = model(input_ids=token.unsqueeze(1), attention_mask=mask, position_ids=position, use_cache=True,
-                    **{key: cache})
-        cache = getattr(out, key)
-        logits = out.logits[:, -1].float()  # [A, V]
+        logits = forward.step(token, mask, position)  # [A, V]
     return tokens

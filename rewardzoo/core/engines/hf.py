@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 
 import torch
+from einops import repeat
 from transformers import LogitsProcessorList
 
 from rewardzoo.core.engines.base import completion_mask, eos_token_ids
@@ -44,7 +45,7 @@ class HFEngine:
         """``n`` completions per prompt (sampled, or greedy for evaluation); each prompt is tokenised once."""
         enc = self.tokenizer(prompts, return_tensors="pt", padding=True)
         prompt_ids = [row[m.bool()].tolist() for row, m in zip(enc["input_ids"], enc["attention_mask"])]
-        rows = torch.arange(len(prompts)).repeat_interleave(n)  # [N] prompt of each row
+        rows = repeat(torch.arange(len(prompts)), "u -> (u n)", n=n)  # [N] prompt of each row, its n rows together
         step = self.sampling.batch_size or len(rows)
         parts = [self._generate_rows(enc["input_ids"], enc["attention_mask"], rows[s : s + step], prompt_ids, greedy)
                  for s in range(0, len(rows), step)]
@@ -67,7 +68,7 @@ class HFEngine:
             try:
                 comp = decode(self.model, ids, mask, repeats.to(device), s.max_new_tokens, self.eos_ids,
                               self.tokenizer.pad_token_id, draw=None if greedy else self.sampler.draw,
-                              min_new_tokens=min_new)
+                              min_new_tokens=min_new, fast=s.fast_decode)
             except DecodeUnsupported as err:
                 warnings.warn(f"the decode loop cannot run this model ({err}); generating with transformers generate",
                               stacklevel=2)
