@@ -139,10 +139,10 @@ for label, h in (("first update", history[0]), ("last update", history[-1])):
 # (its `state_dict`), so the two runs differ only in whether the judge keeps learning: RAL
 # (updated every step, behind its gate) and the frozen-judge baseline of 002
 # (`reward.ral.frozen=true`).  Each is `Trainer(cfg, task=..., reward=...)`, 30 GRPO steps at a
-# deliberately high learning rate (1e-3) with a KL term to the warm start (β = 0.1, as the
-# repository's RAL recipes).  The logs hold, per step:
-# `judge/accuracy`, `analysis/corr/judge_prob/correct` (the correlation above, computed by the
-# trainer outside the reward), `train/accuracy` (share of sampled answers that are right) and
+# deliberately high learning rate (1e-3) with a KL term to the warm start (β = 0.1: this notebook's
+# choice; the repository's RAL recipes use β = 0, and 0.05 on refdist).  The logs hold, per step:
+# `judge/accuracy`, `analysis/corr/judge_prob/correct` (the correlation above, over the valid answers,
+# computed by the trainer outside the reward), `train/accuracy` (share of sampled answers that are right) and
 # `eval/accuracy` (greedy, held out).
 
 # %%
@@ -191,7 +191,8 @@ for name, rows in runs.items():
 #   policy's newest answers.
 # - **Neither run teaches multiplication here.**  Policy correctness falls in both: 30 steps at a
 #   high learning rate against a 0.1M-parameter judge whose reward correlates with correctness only
-#   ~0.5 at the start, and whose correlation the moving policy erodes.  This is one seed on 61
+#   partly at the start (the warm-up's last correlation, printed above), and whose correlation the
+#   moving policy erodes.  This is one seed on 61
 #   prompts; nothing here is evidence for or against RAL at scale.
 # - The repository's CPU benchmark (`benchmarks/ral_vs_rlvr.py`: 3-digit products, 40 steps, one
 #   shared warm start, RLVR and RAL variants over 3–5 seeds) is where the comparison is made
