@@ -51,7 +51,7 @@ from omegaconf import OmegaConf
 from rewardzoo.core.config import as_dict, to_yaml
 from rewardzoo.eval import Estimate, bootstrap_ci, mean_ci
 from rewardzoo.protocol import (MIN_SEEDS, TUNING_OVERRIDES, TUNING_SEED_BASE, Choice, Finding, Grid, OwnKey, Setting,
-                                ValidationRow, choose, twin_differences, verdict, word, write_tuning)
+                                TwinException, ValidationRow, choose, twin_differences, verdict, word, write_tuning)
 from rewardzoo.sweep import RunResult, RunSpec, eval_rows, run_sweep
 from rewardzoo.zoo import resolve_recipe, shipped_recipe, shipped_recipes
 
@@ -121,21 +121,20 @@ def recipe(name: str) -> str:
 
 G_NAMES = ("D", "neg_log_one_minus_D", "log_D", "logit")
 CPU_SETTINGS = {
-    "multiplication": ("grpo.batch_size=160", "grpo.micro_batch_size=160", "eval.every=20", "grpo.advantage=dr_grpo"),
+    "multiplication": ("grpo.batch_size=160", "grpo.micro_batch_size=160", "eval.every=20"),
     "refdist": ("sft.seed=0", "steps=40"),
     "rubric_writing": ("sft.seed=0",),
 }
 """What the ``cpu`` board changes in a task's recipes, for every method of the task alike (docs/leaderboard.md,
 "Running it"): on multiplication 20 prompts a step instead of the recipe's 32 (40 steps still never repeat
-one of the 1,000 RL prompts), held-out evaluations every 20 steps (the curves have fewer points; the table
-reads the final one) and **Dr. GRPO advantages for every method** — VARL's paper setting (no std
-normalisation), which its RLVR twin and every other multiplication row then run too, so that the twins
-differ in the reward alone (the recipes: RLVR and RAL ``grpo``, VARL ``dr_grpo``); on refdist and rubric
+one of the 1,000 RL prompts) and held-out evaluations every 20 steps (the curves have fewer points; the table
+reads the final one); on refdist and rubric
 writing one SFT warm start per task shared by every seed, as the multiplication recipes already do (seeds
 vary RL only); on refdist 40 RL steps instead of 100 (on the 100-step board every claim of the task was
 decided by step 40)."""
 HACKABLE_SETTINGS = {"hackable_multiplication": ("grpo.advantage=dr_grpo",)}
-"""The ``hackable`` board's change: Dr. GRPO for every method, as on multiplication (VARL's paper setting)."""
+"""The ``hackable`` board's change: Dr. GRPO advantages for every row — VARL's paper setting, run by its RLVR
+twin too (the recipes: RLVR ``grpo``, VARL ``dr_grpo``); the board has no RAL row to keep on ``grpo``."""
 GPU = ("model.name=Qwen/Qwen3-0.6B", "model.dtype=bfloat16", "model.lora.enabled=true", "model.lora.r=32",
        "model.lora.alpha=64", "sampling.engine=vllm", "sampling.vllm.gpu_memory_utilization=0.3",
        "sampling.max_new_tokens=64", "grpo.lr=1e-5", "grpo.micro_batch_size=64", "sft.lr=1e-4", "sft.steps=300",
@@ -143,13 +142,18 @@ GPU = ("model.name=Qwen/Qwen3-0.6B", "model.dtype=bfloat16", "model.lora.enabled
 """What the ``gpu`` preset changes in every CPU entry: Qwen3-0.6B from the hub in bfloat16 with LoRA r 32, the
 vLLM engine, 300 SFT and 300 RL steps, learning rates for a pretrained model (our choices; not run here)."""
 
-TWIN_EXCEPTIONS: dict[str, dict[str, str]] = {
-    "SFT": {"steps": "the warm start itself, evaluated: it takes no RL step"},
+DR_GRPO = "VARL's paper setting (group size 8, advantages without std normalisation); RLVR runs it too as its twin"
+TWIN_EXCEPTIONS: dict[tuple[str, str], TwinException] = {
+    **{(task, "SFT"): TwinException({"steps": "the warm start itself, evaluated: it takes no RL step"}) for task in BOARDS},
+    ("multiplication", "VARL"): TwinException({"grpo.advantage": DR_GRPO}, twin="RLVR (dr_grpo)"),
+    ("multiplication", "VARL additive"): TwinException({"grpo.advantage": DR_GRPO}, twin="RLVR (dr_grpo)"),
+    ("multiplication", "RLVR (dr_grpo)"): TwinException({"grpo.advantage": DR_GRPO}, twin="VARL"),
 }
-"""Method label → {key pattern: reason}: the only settings outside ``reward.*`` in which a row may differ
-from its task's twins (``rewardzoo.protocol.twin_differences``; ``tests/test_leaderboard.py`` checks every
-preset).  A method whose paper requires another core setting is not an exception here: its twins run
-that setting too (:data:`CPU_SETTINGS`)."""
+"""(task, method label) → the only settings outside ``reward.*`` in which a row may differ from its task's twins,
+with the reason, and the twin that shares them (``rewardzoo.protocol.twin_differences``;
+``tests/test_leaderboard.py`` checks every preset).  On multiplication RLVR and RAL run their papers'
+``grpo`` advantages, VARL its paper's ``dr_grpo``, and the row ``RLVR (dr_grpo)`` is VARL's twin under
+VARL's setting; every claim compares rows of one setting."""
 
 
 def task_settings(preset: str, task: str) -> tuple[str, ...]:
@@ -176,12 +180,14 @@ cpu, hackable = _board("cpu"), _board("hackable")
 PRESETS: dict[str, list[Entry]] = {
     "cpu": [
         cpu("multiplication", "SFT", recipe("rlvr_multiplication"), "steps=0", role="warm start"),
-        cpu("multiplication", "RLVR", recipe("rlvr_multiplication"), role="positive control; VARL's RLVR twin"),
+        cpu("multiplication", "RLVR", recipe("rlvr_multiplication"), role="positive control; RAL's twin"),
         cpu("multiplication", "RAL", recipe("ral_multiplication")),
         cpu("multiplication", "RAL frozen judge", recipe("ral_multiplication"), "reward.ral.frozen=true",
             role="control of RAL: judge frozen after warm-up"),
         cpu("multiplication", "RAL format-only", recipe("ral_multiplication"), "reward.ral.format_only=true",
             role="control of RAL: D ≡ 1 on valid answers, no judge"),
+        cpu("multiplication", "RLVR (dr_grpo)", recipe("rlvr_multiplication"), "grpo.advantage=dr_grpo",
+            role="VARL's twin: RLVR under VARL's paper setting (D ≡ 1)"),
         cpu("multiplication", "VARL", recipe("varl_multiplication")),
         cpu("multiplication", "VARL additive", recipe("varl_multiplication"), "reward.varl.combine=add",
             role="control of VARL: r = v + D"),
@@ -373,8 +379,8 @@ def check_twins(entries: list[Entry]) -> None:
     for task in dict.fromkeys(e.task for e in entries):
         mine = [e for e in entries if e.task == task]
         configs = {e.method: as_dict(_spec(e.method, e, 0, Path("twin"), False).config()) for e in mine}
-        found += [f"{task}/{line}" for line in twin_differences(configs, {e.method: TWIN_EXCEPTIONS.get(e.method, {})
-                                                                          for e in mine})]
+        excepted = {e.method: TWIN_EXCEPTIONS[(task, e.method)] for e in mine if (task, e.method) in TWIN_EXCEPTIONS}
+        found += [f"{task}/{line}" for line in twin_differences(configs, excepted)]
     if found:
         raise ValueError("twins differ outside the reward (a board compares rewards, so every other setting must be "
                          "shared):\n  " + "\n  ".join(found) + "\nGive every row of the task the same settings (or "

@@ -66,26 +66,42 @@ MIN_SEEDS = 3
 
 
 # ------------------------------------------------------------------------------------------ twins
-def twin_differences(configs: dict[str, dict], exceptions: dict[str, dict[str, str]] | None = None) -> list[str]:
+@dataclass(frozen=True)
+class TwinException:
+    """Keys (fnmatch pattern → reason) in which a row may differ from its task's other rows, and the row
+    that shares them with it (``twin``: its comparison is then made against that row, which must equal it
+    outside :data:`TWIN_FREE`; None for a row no claim pairs with, such as the warm start evaluated)."""
+
+    keys: dict[str, str]
+    twin: str | None = None
+
+
+def twin_differences(configs: dict[str, dict], exceptions: dict[str, TwinException] | None = None) -> list[str]:
     """``method: key: a → b`` for every leaf in which one task's resolved configurations (method label →
-    nested dict) differ outside :data:`TWIN_FREE` and outside the keys the method's ``exceptions`` name
-    (key pattern → reason).  Each configuration is compared with the first one that names no exception.
+    nested dict) differ outside :data:`TWIN_FREE` and outside the keys the method's exception names.
+    Each configuration is compared with the first one that names no exception; a row with an exception
+    must also equal its named twin outside :data:`TWIN_FREE` (the twin runs the exception's setting too).
 
     >>> twin_differences({"A": {"grpo": {"lr": 1e-3}, "reward": {"name": "x"}},
     ...                   "B": {"grpo": {"lr": 5e-4}, "reward": {"name": "y"}}})
     ['B: grpo.lr: 0.001 → 0.0005']
     """
     exceptions = exceptions or {}
-    plain = [m for m in configs if not exceptions.get(m)]
+    plain = [m for m in configs if m not in exceptions]
     if not plain:
         raise ValueError("every entry names an exception; at least one twin must take the task's settings as they are")
     reference = plain[0]
     found = []
     for method, cfg in configs.items():
-        if method == reference:
-            continue
-        free = (*TWIN_FREE, *exceptions.get(method, {}))
-        found += [f"{method}: {line}" for line in resume_changes(configs[reference], cfg, free)[0]]
+        if method != reference:
+            free = (*TWIN_FREE, *(exceptions[method].keys if method in exceptions else ()))
+            found += [f"{method}: {line}" for line in resume_changes(configs[reference], cfg, free)[0]]
+        twin = exceptions[method].twin if method in exceptions else None
+        if twin is not None and twin not in configs:
+            found.append(f"{method}: its twin {twin!r} (which must run {', '.join(exceptions[method].keys)} too) is not "
+                         f"on the board")
+        elif twin is not None:
+            found += [f"{method}: its twin {twin}: {line}" for line in resume_changes(configs[twin], cfg, TWIN_FREE)[0]]
     return found
 
 
@@ -214,6 +230,11 @@ def choose(rows: Sequence[ValidationRow], direction: str, order: Sequence[Settin
     return Choice(best, stats[best])
 
 
+def learning_rate(setting: Setting) -> float | None:
+    """The ``grpo.lr`` a setting sets (None when it sets none)."""
+    return next((float(o.partition("=")[2]) for o in setting.overrides if o.startswith("grpo.lr=")), None)
+
+
 def write_tuning(out: Path, grids: dict[str, dict], rows: Sequence[ValidationRow], choices: dict[tuple[str, str], Choice],
                  walls: Sequence[float], seeds: Sequence[int], command: str = "") -> Path:
     """``TUNING.md`` (per task: the grid, every setting's validation numbers, the choice) and
@@ -225,19 +246,22 @@ def write_tuning(out: Path, grids: dict[str, dict], rows: Sequence[ValidationRow
              f"(`eval.split=validation`), tuning seeds {', '.join(map(str, seeds))} (disjoint from the reported "
              "seeds); the value is the run's final validation metric, the statistic its mean over the tuning seeds. "
              "Chosen: the best statistic; a tie goes to the recipe's learning rate, then the one nearest to it, the "
-             "smaller first (`rewardzoo.protocol.choose`). The board trains the chosen settings and reports the test "
-             "split only.", ""]
+             "smaller first (`rewardzoo.protocol.choose`). A choice at the grid's edge (its highest or lowest learning "
+             "rate) says the best rate may lie beyond the grid. The board trains the chosen settings and reports the "
+             "test split only.", ""]
     for task, grid in grids.items():
         metric, direction = grid["metric"], grid["direction"]
         lines += [f"## `{task}`: tuned by validation `{metric}` ({'higher' if direction == 'max' else 'lower'} is better)",
                   "", "| method | setting | validation value by seed | statistic | chosen |", "| --- | --- | --- | ---: | --- |"]
         for method, points in grid["points"].items():
             choice = choices.get((task, method))
+            rates = {lr for s in points if (lr := learning_rate(s)) is not None}
             for s in points:
                 mine = [r for r in rows if r.task == task and r.method == method and r.setting == s]
                 by_seed = ", ".join(f"{r.seed}: {r.value:.4f}" for r in sorted(mine, key=lambda r: r.seed)) or "—"
                 stat = statistic([r.value for r in mine]) if mine else math.nan
-                mark = "**chosen**" if choice is not None and choice.setting == s else ""
+                edge = len(rates) > 1 and learning_rate(s) in (min(rates), max(rates))
+                mark = ("**chosen**" + (" (at the grid's edge)" if edge else "")) if choice is not None and choice.setting == s else ""
                 lines.append(f"| {method} | `{s.label}` | {by_seed} | {stat:.4f} | {mark} |")
             if choice is not None and choice.by != "validation":
                 lines.append(f"| {method} | `{choice.setting.label}` | — | — | **chosen by {choice.by}** |")

@@ -166,14 +166,18 @@ def _hf(entries):
 @pytest.mark.parametrize("preset", ["cpu", "hackable", "gpu"])
 def test_every_preset_s_twins_differ_in_the_reward_only(preset):
     """Resolve every entry of every task: no two differ outside reward.* (and recipe.*, run_dir, logging,
-    seed) except by a named exception (the SFT rows take no RL step).  A row that changes a shared setting
-    breaks the check, naming the key."""
+    seed) except by a named exception — the SFT rows take no RL step; on multiplication VARL keeps its
+    paper's dr_grpo and its twin "RLVR (dr_grpo)" runs it too, while RLVR and RAL keep grpo.  A row that
+    changes a shared setting breaks the check, naming the key."""
     entries = _hf(lb.PRESETS[preset])
     lb.check_twins(entries)
-    assert set(lb.TWIN_EXCEPTIONS) == {"SFT"}
-    multiplication = [e for e in entries if e.task in ("multiplication", "hackable_multiplication")]
-    advantages = {load_config(e.recipe, list(e.overrides)).grpo.advantage for e in multiplication}
-    assert advantages <= {"dr_grpo"}  # VARL's paper setting, run by its twins too
+    advantage = {(e.task, e.method): load_config(e.recipe, list(e.overrides)).grpo.advantage for e in entries}
+    for (task, method), value in advantage.items():
+        excepted = "grpo.advantage" in getattr(lb.TWIN_EXCEPTIONS.get((task, method)), "keys", {})
+        if task == "multiplication":
+            assert value == ("dr_grpo" if excepted else "grpo"), method
+        elif task == "hackable_multiplication":
+            assert value == "dr_grpo" and not excepted  # VARL's paper setting for every row: no RAL row here
     broken = [*entries, dataclasses.replace(entries[1], method="RLVR at beta 0.1", overrides=(*entries[1].overrides,
                                                                                               "grpo.beta=0.1"))]
     with pytest.raises(ValueError, match=rf"{entries[1].task}/RLVR at beta 0.1: grpo\.beta: .* → 0\.1"):
@@ -239,12 +243,12 @@ def test_add_method_rows_are_parsed_or_refused_clearly():
 
 def test_plan_prints_every_row_s_grid_and_the_run_counts():
     text = lb.plan("cpu", ["multiplication"], None, Grid((1.0, 0.5, 0.25)), [0, 1, 2, 3, 4], [1000], {})
-    assert text.splitlines()[0] == ("preset cpu: 7 rows × 5 seeds = 35 board runs; 18 tuning runs (seeds 1000, "
+    assert text.splitlines()[0] == ("preset cpu: 8 rows × 5 seeds = 40 board runs; 21 tuning runs (seeds 1000, "
                                     "validation split)")
     assert "  multiplication/RAL format-only: grpo.lr=0.001 | grpo.lr=0.0005 | grpo.lr=0.00025" in text
     by_hand = lb.plan("cpu", ["multiplication"], None, Grid((1.0, 0.5, 0.25)), [0], [1000],
                       {("multiplication", "RAL"): lb.Setting(("grpo.lr=0.0002",))})
-    assert "multiplication/RAL: by hand: grpo.lr=0.0002" in by_hand and "15 tuning runs" in by_hand
+    assert "multiplication/RAL: by hand: grpo.lr=0.0002" in by_hand and "18 tuning runs" in by_hand
     with pytest.raises(ValueError, match=r"--choose names no trained row of this board: \['multiplication/SFT'\]"):
         lb.plan("cpu", ["multiplication"], None, Grid(), [0], [1000], {("multiplication", "SFT"): lb.Setting(("steps=1",))})
 

@@ -6,22 +6,30 @@ import math
 import pytest
 
 from rewardzoo.eval import Estimate
-from rewardzoo.protocol import (MIN_SEEDS, Finding, Grid, OwnKey, Setting, ValidationRow, choose, load_factory,
-                                twin_differences, verdict)
+from rewardzoo.protocol import (MIN_SEEDS, Finding, Grid, OwnKey, Setting, TwinException, ValidationRow, choose,
+                                load_factory, twin_differences, verdict)
 
 
 def test_twin_differences_name_every_key_outside_the_reward_unless_excepted():
     base = {"seed": 0, "run_dir": "a", "grpo": {"lr": 1e-3, "advantage": "grpo"}, "reward": {"name": "rlvr"}, "steps": 40}
     varl = {**base, "run_dir": "b", "grpo": {"lr": 1e-3, "advantage": "dr_grpo"}, "reward": {"name": "varl"}}
+    twin = {**varl, "reward": {"name": "rlvr"}}
     sft = {**base, "steps": 0}
+    warm = TwinException({"steps": "the warm start, evaluated"})
     assert twin_differences({"RLVR": base, "VARL": varl, "SFT": sft}) == [
         "VARL: grpo.advantage: 'grpo' → 'dr_grpo'", "SFT: steps: 40 → 0"]
-    assert twin_differences({"RLVR": base, "SFT": sft}, {"SFT": {"steps": "the warm start, evaluated"}}) == []
+    assert twin_differences({"RLVR": base, "SFT": sft}, {"SFT": warm}) == []
     # the reference is the first row that names no exception, so an excepted row never sets the standard
-    assert twin_differences({"SFT": sft, "RLVR": base, "RAL": {**base, "reward": {"name": "ral"}}},
-                            {"SFT": {"steps": "warm start"}}) == []
+    assert twin_differences({"SFT": sft, "RLVR": base, "RAL": {**base, "reward": {"name": "ral"}}}, {"SFT": warm}) == []
     with pytest.raises(ValueError, match="at least one twin"):
-        twin_differences({"SFT": sft}, {"SFT": {"steps": "warm start"}})
+        twin_differences({"SFT": sft}, {"SFT": warm})
+    # an exception needs its named twin, running the exception's setting too
+    paper = {"VARL": TwinException({"grpo.advantage": "paper"}, "RLVR dr"), "RLVR dr": TwinException({"grpo.advantage": "paper"}, "VARL")}
+    assert twin_differences({"RLVR": base, "VARL": varl, "RLVR dr": twin}, paper) == []
+    assert twin_differences({"RLVR": base, "VARL": varl}, paper) == [
+        "VARL: its twin 'RLVR dr' (which must run grpo.advantage too) is not on the board"]
+    assert twin_differences({"RLVR": base, "VARL": varl, "RLVR dr": {**twin, "steps": 20}}, paper) == [
+        "VARL: its twin RLVR dr: steps: 20 → 40", "RLVR dr: steps: 40 → 20", "RLVR dr: its twin VARL: steps: 40 → 20"]
 
 
 def _rows(values: dict[Setting, list[float]], split: str = "validation") -> list[ValidationRow]:
@@ -99,3 +107,25 @@ def test_a_bad_reward_factory_is_a_clear_error():
     with pytest.raises(ValueError, match="not callable"):
         load_factory("rewardzoo.protocol:MIN_SEEDS")
     assert load_factory("rewardzoo.protocol:choose") is choose
+
+
+def test_tuning_md_and_csv_hold_the_grid_the_numbers_and_the_choice(tmp_path):
+    """The chosen setting is marked, and flagged when it is the grid's highest or lowest learning rate."""
+    import csv
+
+    from rewardzoo.protocol import Choice, write_tuning
+
+    order = Grid((1.0, 0.5, 0.25)).points("t", "m", 1e-3)
+    rows = _rows({order[0]: [0.2], order[1]: [0.3], order[2]: [0.4]})
+    grids = {"t": {"metric": "eval/accuracy", "direction": "max", "points": {"m": order}}}
+    write_tuning(tmp_path, grids, rows, {("t", "m"): choose(rows, "max", order)}, [10.0, 20.0, 30.0], [1000], "cmd")
+    text = (tmp_path / "TUNING.md").read_text()
+    assert text.startswith("`cmd`") and "| m | `grpo.lr=0.00025` | 1000: 0.4000 | 0.4000 | **chosen** (at the grid's edge) |" in text
+    assert "| m | `grpo.lr=0.0005` | 1000: 0.3000 | 0.3000 |  |" in text and "3 tuning runs; summed run wall time 1.0 min." in text
+    with open(tmp_path / "tuning.csv") as f:
+        table = list(csv.DictReader(f))
+    assert [(r["setting"], r["split"], r["chosen"]) for r in table] == [
+        ("grpo.lr=0.001", "validation", "False"), ("grpo.lr=0.0005", "validation", "False"),
+        ("grpo.lr=0.00025", "validation", "True")]
+    write_tuning(tmp_path, grids, rows, {("t", "m"): Choice(order[1], by="hand")}, [], [1000])
+    assert "**chosen by hand**" in (tmp_path / "TUNING.md").read_text()
