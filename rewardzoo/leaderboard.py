@@ -2,6 +2,7 @@
 
     rewardzoo leaderboard --preset cpu --seeds 5 --out benchmarks/results/leaderboard
     rewardzoo leaderboard --preset cpu --plan                       # the grid and every run, nothing trained
+    rewardzoo leaderboard --preset cpu --tune-only                  # the tuning stage alone: TUNING.md
     rewardzoo leaderboard --preset cpu --quick --out /tmp/lb        # 1 seed, short: the command's own test
     rewardzoo leaderboard --preset cpu --add-method "multiplication:My method:my.yaml:grpo.beta=0"
 
@@ -742,11 +743,15 @@ def board_entries(preset: str, tasks: list[str] | None = None, added: list[str] 
 def leaderboard(preset: str, seeds: list[int], out: Path, jobs: int = 2, quick: bool = False, command: str = "",
                 progress: bool = True, runs: Path | None = None, tasks: list[str] | None = None, grid: Grid | None = None,
                 tune_seeds: list[int] | None = None, tuning: bool = True, by_hand: dict[tuple[str, str], Setting] | None = None,
-                added: list[str] | None = None) -> Path:
+                added: list[str] | None = None, tune_only: bool = False) -> Path:
     """Run (or resume) a preset under the protocol and write LEADERBOARD.md, leaderboard.csv, the curves,
     TUNING.md and tuning.csv into ``out``; the run directories go under ``runs`` (default ``out/runs``);
     ``tasks`` keeps only those tasks' entries, ``added`` adds ``--add-method`` rows.  ``tuning=False``
-    trains the recipes' settings (no TUNING.md; the table says so).  Returns the .md path."""
+    trains the recipes' settings (no TUNING.md; the table says so); ``tune_only`` stops after the tuning
+    stage (its runs are then reused by the board).  Returns the path of LEADERBOARD.md (TUNING.md when
+    ``tune_only``)."""
+    if tune_only and not tuning:
+        raise ValueError("--tune-only runs the tuning stage, which --no-tune turns off; give one of them")
     entries = board_entries(preset, tasks, added)
     grid = grid or Grid(QUICK_LR_FACTORS if quick else Grid().lr_factors)
     runs = runs or out / "runs"
@@ -755,6 +760,8 @@ def leaderboard(preset: str, seeds: list[int], out: Path, jobs: int = 2, quick: 
     if tuning:
         choices = tune(entries, grid, tune_seeds or [TUNING_SEED_BASE], runs, out, jobs, quick, progress, by_hand or {},
                        command)
+    if tune_only:
+        return out / "TUNING.md"
     results = run_sweep(specs(entries, seeds, runs, quick, choices), jobs=jobs, progress=progress, desc=f"leaderboard {preset}")
     tabs = tables(entries, results, seeds, choices)
     lines = [f"`{command}`" if command else "", "", f"# rewardzoo leaderboard — preset `{preset}`{' (quick)' if quick else ''}", "",
@@ -830,11 +837,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--choose", action="append", default=[], metavar="TASK/METHOD=key=value",
                         help="take this setting for the row instead of tuning it (marked 'by hand' in TUNING.md)")
     parser.add_argument("--no-tune", action="store_true", help="train the recipes' settings (not the fair protocol)")
+    parser.add_argument("--tune-only", action="store_true",
+                        help="run the tuning stage alone and write TUNING.md (the board reuses its runs later)")
     parser.add_argument("--plan", action="store_true", help="print the grid and the runs, train nothing")
     args = parser.parse_args(argv)
     command = "rewardzoo leaderboard " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     seeds = [0] if args.quick else list(range(args.seeds))
     factors = tuple(args.lr_factors) if args.lr_factors else QUICK_LR_FACTORS if args.quick else Grid().lr_factors
+    if args.tune_only and args.no_tune:
+        parser.error("--tune-only runs the tuning stage, which --no-tune turns off; give one of them")
     try:
         grid = Grid(factors, tuple(OwnKey.parse(t) for t in args.tune_key))
         by_hand = _by_hand(args.choose)
@@ -845,7 +856,8 @@ def main(argv: list[str] | None = None) -> int:
         print(plan(args.preset, args.tasks, args.add_method, grid, seeds, tune_seeds, by_hand))
         return 0
     path = leaderboard(args.preset, seeds, args.out, args.jobs, args.quick, command, runs=args.runs, tasks=args.tasks,
-                       grid=grid, tune_seeds=tune_seeds, tuning=not args.no_tune, by_hand=by_hand, added=args.add_method)
+                       grid=grid, tune_seeds=tune_seeds, tuning=not args.no_tune, by_hand=by_hand, added=args.add_method,
+                       tune_only=args.tune_only)
     print(path.read_text())
     return 0
 

@@ -76,8 +76,14 @@ def test_a_tuned_board_with_added_rows_tables_csv_claims_and_resume(tiny_preset,
     out = tmp_path / "board"
     added = [f"multiplication:Short answers:{__name__}:short_answer_reward:{' '.join(tiny)}"]
     grid = Grid((1.0, 0.5))
+    # --tune-only: the tuning stage alone, no board run; the board below reuses its runs
+    assert lb.leaderboard("tiny", [0, 1], out, jobs=2, progress=False, grid=grid, tune_seeds=[1000], added=added,
+                          tune_only=True) == out / "TUNING.md"
+    assert not (out / "LEADERBOARD.md").exists() and not (out / "runs" / "multiplication").exists()
+    tuned = {p: p.stat().st_mtime for p in out.glob("runs/tuning/**/metrics.jsonl")}
     lb.leaderboard("tiny", [0, 1], out, jobs=2, command="rewardzoo leaderboard --preset tiny", progress=False,
                    grid=grid, tune_seeds=[1000], added=added)
+    assert tuned and {p: p.stat().st_mtime for p in out.glob("runs/tuning/**/metrics.jsonl")} == tuned
 
     # the tuning stage: validation only, disjoint seeds, every trained row on the same grid
     tuning_dirs = sorted(out.glob("runs/tuning/multiplication/*/*/seed1000"))
@@ -262,6 +268,9 @@ def test_the_command_line_shows_and_overrides_the_grid(capsys):
     with pytest.raises(SystemExit):
         lb.main(["--plan", "--tune-key", "RAL=reward.ral.judge.lr"])
     assert "TASK/METHOD=KEY=V1,V2" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        lb.main(["--tune-only", "--no-tune"])
+    assert "--tune-only runs the tuning stage, which --no-tune turns off" in capsys.readouterr().err
 
 
 def test_best_is_marked_only_where_the_interval_separates():
