@@ -543,9 +543,28 @@ def memory_bomb(bait):
     report(len(x))
 
 
+def _fill_buffers(pairs, grow) -> int:
+    """Queue bytes into each (writer, reader) pair's kernel buffer, grown first if ``grow`` lets it; MB queued."""
+    total = 0
+    for writer, _ in pairs:
+        try:
+            grow(writer)
+        except OSError:
+            pass
+        fd = writer if isinstance(writer, int) else writer.fileno()
+        os.set_blocking(fd, False)
+        while True:
+            try:
+                total += os.write(fd, b"x" * 65536)
+            except OSError:
+                break
+    return total >> 20
+
+
 def pinned_memory(bait):
     """Pin memory where RLIMIT_AS does not count it: memfd pages, SysV segments (touched, detached),
-    POSIX shared memory, /tmp, and a tmpfs mounted from a nested user namespace; hold it, report MB."""
+    POSIX shared memory, /tmp, a tmpfs mounted from a nested user namespace, and kernel buffers
+    (pipes grown to 1 MB, Unix socket pairs with a 1 GB send buffer asked for); hold it, report MB."""
     pinned = {}
     keep = []
     chunk = b"x" * (8 << 20)
@@ -588,6 +607,17 @@ def pinned_memory(bait):
             fill("nested_tmpfs", lambda i: open(f"/tmp/nested/p{i}", "wb", buffering=0), 256)
     else:
         pinned["nested_userns"] = f"err {errno_name(ctypes.get_errno())}"
+    pipes = [os.pipe()[::-1] for _ in range(50)]
+    pinned["pipe_buffers"] = _fill_buffers(pipes, lambda w: fcntl.fcntl(w, 1031, 1 << 20))  # F_SETPIPE_SZ
+    try:
+        pairs = [socket.socketpair() for _ in range(50)]
+    except OSError as err:
+        pinned["socketpair"] = f"err {errno_name(err.errno)}"
+    else:
+        pinned["socket_buffers"] = _fill_buffers(pairs, lambda s: s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF,
+                                                                               1 << 30))
+        keep.append(pairs)
+    keep.append(pipes)
     report(pinned)
     time.sleep(0.4)  # hold it while the host measures
 

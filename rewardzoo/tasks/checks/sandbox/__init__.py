@@ -71,9 +71,11 @@ Both confining modes' seccomp filter refuses, whatever route Python or C takes: 
 keyring; every call that acts on another process (``ptrace``, ``process_vm_*``, ``pidfd_*``, and
 ``prlimit64``, the ``sched_set*`` calls, ``setpriority``, ``ioprio_set``, ``migrate_pages``,
 ``move_pages`` pinned to the process itself); SysV and POSIX IPC, inotify and fanotify;
-``memfd_create``; mounts and new namespaces (so no nested user namespace and no tmpfs of its
-own); the kernel log, host and domain names, clocks, modules, ``bpf``, ``io_uring``; and every
-call newer than the policy's review.
+``memfd_create``, growing pipes and socket buffers; mounts and new namespaces (so no nested user
+namespace and no tmpfs of its own); the kernel log, host and domain names, clocks, modules,
+``bpf``, ``io_uring``; and every call newer than the policy's review.  The namespaces mode allows
+only ``AF_UNIX`` sockets and no ``connect``/``sendmsg``/``sendto`` to an address (a host socket in
+a directory it shows would otherwise be reached by path); socket pairs work (asyncio).
 
 Resource limits (every mode, per process): RLIMIT_AS = ``memory_mb``, RLIMIT_CPU = ``cpu_s`` (soft;
 SIGKILL one second later), RLIMIT_NPROC = ``max_processes``, RLIMIT_FSIZE = ``max_file_mb``,
@@ -82,16 +84,21 @@ started is dead and reaped.
 
 Memory: every page the code can pin counts against its limits — in its address space (RLIMIT_AS)
 or in the namespaces mode's tmpfs (``max_file_mb`` each) — because the ways around them are
-refused (memfd, SysV shared memory, POSIX message queues, a tmpfs of its own); so a run holds at
-most ``max_processes`` × ``memory_mb`` + 2 × ``max_file_mb`` (namespaces; ``memory_mb`` in rlimits,
-one process).  No cgroup is used: this machine's memory controller is cgroup v1, in a hierarchy
-that belongs to whoever runs the caller.
+refused: memfd, SysV shared memory, POSIX message queues, a tmpfs of its own (a nested user
+namespace), growing a pipe or a socket's buffers.  So a run holds at most ``max_processes`` ×
+``memory_mb`` + 2 × ``max_file_mb`` (namespaces; ``memory_mb`` in rlimits, one process), plus the
+kernel's buffers at their default sizes (below).  No cgroup is used: a cgroup v2 memory limit
+needs a delegated subtree the caller does not have by default, and this machine's memory
+controller is cgroup v1, in a hierarchy that belongs to whoever runs the caller.
 
 Not covered (know these before running hostile code at scale):
   * a kernel exploit escapes any of this (the seccomp filter narrows the kernel's surface; it
     does not remove it);
-  * kernel buffers — pipes, and in the namespaces mode Unix sockets — are not counted against
-    ``memory_mb`` (at most RLIMIT_NOFILE of them per process; only a cgroup would count them);
+  * kernel buffers — pipes, and in the namespaces mode Unix socket pairs — are not counted
+    against ``memory_mb``: at their default sizes (~64 KB a pipe, ~208 KB a socket) and with
+    RLIMIT_NOFILE = 256 descriptors, at most ~55 MB a process in the namespaces mode (128 socket
+    pairs filled both ways) and ~8 MB in rlimits (pipes only) — measured: 3 MB queued in 50 pipes,
+    11 MB in 50 socket pairs (941 MB in 120 before the buffer rules); only a cgroup would count them;
   * "rlimits": ``stat()`` of a host path still answers (its existence, size, owner, times:
     Landlock has no right for it and seccomp cannot see paths); read access to the interpreter's
     directories; code runs in the bootstrap's own process (already holding its open files: the

@@ -23,7 +23,10 @@ Both modes refuse:
 3. **IPC and notifications**: SysV shared memory, message queues and semaphores, POSIX message
    queues, inotify and fanotify (host objects in the rlimits mode; memory outside ``memory_mb``
    in both);
-4. **memory outside the address-space limit**: ``memfd_create``, ``memfd_secret``.
+4. **memory outside the address-space limit**: ``memfd_create``, ``memfd_secret``, growing a
+   pipe (``F_SETPIPE_SZ``) or, in the namespaces mode, a socket's buffers (``SO_SNDBUF``,
+   ``SO_RCVBUF`` and their FORCE forms: one process queued 941 MB in 120 Unix socket pairs with
+   ``memory_mb=128`` before this rule; the kernel's defaults, ~208 KB a socket, remain).
 
 The rlimits mode (code in the bootstrap's own process, on the host's file system) also refuses:
 
@@ -69,6 +72,9 @@ _CLONE_NAMESPACES = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000,
                      0x00000080)  # NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME
 _FS_IOC_SET = (0x40086602, 0x40046602, 0x401C5820)  # FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR
 _AF_UNIX = 1
+_F_SETPIPE_SZ = 1031
+_SOL_SOCKET, _SOCKET_BUFFERS = 1, (7, 8, 32, 33)  # SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE, SO_RCVBUFFORCE
+_INT = 0xFFFFFFFF  # an int argument: the kernel reads the low 32 bits, so an equality test must too
 REVIEWED_UP_TO = 469
 _UNREVIEWED = range(REVIEWED_UP_TO + 1, REVIEWED_UP_TO + 65)
 # calls numbered the same on every architecture (>= 424) that an older libseccomp cannot name
@@ -113,13 +119,16 @@ def rules(mode: str) -> list[Rule]:
     table += [(call, eperm, [(0, "ne", 0)]) for call in _PID_FIRST]
     table += [(call, eperm, [(0, "ne", who)]) for call, who in (("setpriority", 0), ("ioprio_set", 1))]
     table += [(call, eperm, [(1, "ne", 0)]) for call in ("setpriority", "ioprio_set")]
+    table += [("fcntl", eperm, [(1, "masked_eq", _INT, _F_SETPIPE_SZ)])]
     if mode == "namespaces":
         table += [(call, "EAFNOSUPPORT", [(0, "ne", _AF_UNIX)]) for call in ("socket", "socketpair")]
+        table += [("setsockopt", eperm, [(1, "masked_eq", _INT, _SOL_SOCKET), (2, "masked_eq", _INT, option)])
+                  for option in _SOCKET_BUFFERS]
         return table + [(call, eperm, []) for call in ("connect", "sendmsg", "sendmmsg")] + [
             ("sendto", eperm, [(4, "ne", 0)])]
     table += [(call, eperm, []) for call in (*_METADATA, *_PROCESSES)]
     table += [(call, "EOPNOTSUPP", []) for call in _XATTRS]
-    table += [("ioctl", eperm, [(1, "masked_eq", 0xFFFFFFFF, cmd)]) for cmd in _FS_IOC_SET]
+    table += [("ioctl", eperm, [(1, "masked_eq", _INT, cmd)]) for cmd in _FS_IOC_SET]
     table += [("clone", eperm, [(flags, "masked_eq", _CLONE_THREAD, 0)])]
     return table + [(call, eperm, [(0, "ne", "self")]) for call in _SIGNALS]
 
