@@ -4,17 +4,19 @@ One table of rules, compiled by libseccomp (through ``pyseccomp``) into the BPF 
 loads after ``no_new_privs`` and before the code runs; every thread and child inherits it and
 ``execve`` keeps it.  Unlisted calls are allowed: an allowlist would have to know every call an
 arbitrary Python program and its C extensions make, and would break legitimate code at random.
-Instead the list covers every call that reaches past the run, and a guard refuses every call
-newer than this review (7), so a kernel that grows a new way out does not open one.
+Instead the list covers every call that reaches past the run, and a guard (5) refuses every call
+newer than this review, so a kernel that grows a new way out does not open one.  Calls of another
+ABI (x32, i386) kill the process: libseccomp's filter is for the native one only.
 
 Both modes refuse:
 
 1. **host-wide powers**: the kernel keyring (``keyctl``, ``add_key``, ``request_key``), the kernel
    log, the host and domain name, the clocks, modules, kexec, reboot, swap, accounting, quotas,
    port I/O, ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring`` (its operations bypass
-   seccomp), file handles, every mount call and new namespaces (``unshare``, ``setns``, ``clone``
-   with a namespace flag; ``clone3``, whose flags a filter cannot read, reports ENOSYS and glibc
-   falls back to ``clone``) — so no nested user namespace and no tmpfs of its own;
+   seccomp), file handles, mount information, every mount call and new namespaces (``unshare``,
+   ``setns``, ``clone`` with a namespace flag; ``clone3``, whose flags a filter cannot read,
+   reports ENOSYS and glibc falls back to ``clone``) — so no nested user namespace and no tmpfs of
+   its own;
 2. **other processes**: ``ptrace``, ``process_vm_*``, ``process_madvise``, ``process_mrelease``,
    ``kcmp``, ``pidfd_*``; and the calls that take a pid are pinned to the caller itself (pid 0):
    ``prlimit64``, ``sched_setaffinity``, ``sched_setparam``, ``sched_setscheduler``,
@@ -26,29 +28,31 @@ Both modes refuse:
 4. **memory outside the address-space limit**: ``memfd_create``, ``memfd_secret``, growing a
    pipe (``F_SETPIPE_SZ``) or, in the namespaces mode, a socket's buffers (``SO_SNDBUF``,
    ``SO_RCVBUF`` and their FORCE forms: one process queued 941 MB in 120 Unix socket pairs with
-   ``memory_mb=128`` before this rule; the kernel's defaults, ~208 KB a socket, remain).
+   ``memory_mb=128`` before this rule; the kernel's defaults, ~208 KB a socket, remain);
+5. **calls newer than this review** (reviewed up to number 469, ``file_setattr``, Linux 6.17):
+   numbers 470-533 report ENOSYS, as a kernel that lacks them would.  Since Linux 5.1 (number 424)
+   a new call has the same number on every architecture, so the calls libseccomp is too old to
+   name (2.5.4 stops at 456, while 463-466 are the ``*xattrat`` calls) are given by number.
 
 The rlimits mode (code in the bootstrap's own process, on the host's file system) also refuses:
 
-5. **metadata Landlock does not cover**: the chmod, chown, utime and extended-attribute families
-   (xattrs report EOPNOTSUPP, so ``shutil.copy2`` copies without them), ``file_setattr``, the
-   inode-flag ioctls (FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR), ``readlink`` (a host symlink's
-   target), ``truncate`` by path (Landlock ABI < 3 does not cover it; ``ftruncate`` works);
-6. **processes and sockets**: ``fork``, ``vfork``, ``execve``, ``clone`` without CLONE_THREAD,
+6. **metadata Landlock does not cover**: the chmod, chown, utime and extended-attribute families
+   (xattrs report EOPNOTSUPP, so ``shutil.copy2`` copies without them), ``file_getattr`` and
+   ``file_setattr``, the inode-flag ioctls (FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR), ``readlink`` (a
+   host symlink's target), ``truncate`` by path (Landlock ABI < 3 does not cover it;
+   ``ftruncate`` works);
+7. **processes and sockets**: ``fork``, ``vfork``, ``execve``, ``clone`` without CLONE_THREAD,
    ``socket``, ``socketpair``, ``tkill``; ``kill``, ``tgkill``, ``rt_sigqueueinfo`` and
    ``rt_tgsigqueueinfo`` only to itself.
 
 The namespaces mode, whose processes, network, IPC and files are its own, allows processes and
-the metadata calls (the host's files in it are read-only binds) but only ``AF_UNIX`` sockets (the
-network namespace does not cover vsock, a VM's way to its hypervisor host, netlink or AF_ALG), and
-no ``connect``, ``sendmsg``, ``sendmmsg`` or ``sendto`` to an address: a Unix socket that a host
-process binds in a directory the sandbox shows (the interpreter's, the libraries') is reached by
-path whatever the network namespace and the read-only mount say.  Socket pairs still work (asyncio).
+the metadata calls (the host's files in it are read-only binds), but:
 
-7. **Calls newer than this review** (reviewed up to number 469, ``file_setattr``, Linux 6.17):
-   numbers 470-533 report ENOSYS, as a kernel that lacks them would.  Since Linux 5.1 (number 424)
-   a new call has the same number on every architecture, so the calls libseccomp is too old to
-   name (2.5.4 stops at 456, while 463-466 are the ``*xattrat`` calls) are given by number.
+8. **only AF_UNIX sockets** (the network namespace does not cover vsock, a VM's way to its
+   hypervisor's host, netlink or AF_ALG), and **no** ``connect``, ``sendmsg``, ``sendmmsg`` or
+   ``sendto`` to an address: a Unix socket that a host process binds in a directory the sandbox
+   shows (the interpreter's, the libraries') is reached by path whatever the network namespace and
+   the read-only mount say.  Socket pairs still work (asyncio's event loop needs one).
 
 Departures: none from a paper; the policy is ours.  Untested: architectures other than x86_64
 (the rules name calls, so libseccomp maps them; ``clone``'s flags are its second argument on s390x).
@@ -62,9 +66,9 @@ import functools
 import os
 import tempfile
 
-# (call, errno, conditions): the call fails with errno when every condition on its arguments holds;
-# a condition is (argument index, op, value[, value]) with op in _OPS; the value "self" stands for
-# the pid of the process that loads the filter (rlimits mode only).
+# (call name or number, errno name, conditions): the call fails with that errno when every condition
+# on its arguments holds; a condition is (argument index, "ne" or "masked_eq", value[, value]), and
+# the value "self" stands for the pid of the process that loads the filter (rlimits mode only).
 Rule = tuple
 
 _CLONE_THREAD = 0x00010000
@@ -145,7 +149,7 @@ def compile_rules(table: list[Rule], self_pid: int | None = None) -> bytes:
     """The BPF program of ``table`` (``self_pid`` for the value "self"), built by libseccomp."""
     import pyseccomp as sc
 
-    ops = {"ne": sc.NE, "eq": sc.EQ, "masked_eq": sc.MASKED_EQ}
+    ops = {"ne": sc.NE, "masked_eq": sc.MASKED_EQ}
     program = sc.SyscallFilter(defaction=sc.ALLOW)
     for call, error, conditions in table:
         number = call if isinstance(call, int) else syscall_number(call)
