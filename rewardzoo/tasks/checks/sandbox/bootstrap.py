@@ -192,7 +192,8 @@ def _drop_privileges(libc, become: int | None = None) -> None:
     (where this process may: it needs CAP_SETPCAP; without it nothing can be gained anyway, with
     no_new_privs), ``become`` (a fresh uid, no groups) taken if given, then effective, permitted
     and inheritable zeroed — and checked, so a set-up that could not do it runs nothing."""
-    _call(libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clear the ambient capabilities")
+    if libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 and ctypes.get_errno() != 22:
+        _call(-1, "clear the ambient capabilities")  # EINVAL: a kernel without ambient capabilities (< 4.3)
     cap = 0
     while libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0) >= 0:
         if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 1:  # EPERM: not ours to drop
