@@ -122,8 +122,8 @@ def read_executed(text: str) -> nbformat.NotebookNode:
     target = _executed[text_digest(text)]
     nb = nbformat.read(target, as_version=4)
     seconds = nb.metadata["rewardzoo"]["wall_s"]
-    note = (f"```{{note}}\nThis page is `notebooks/{target.stem}.py`, executed when the site was built, as the test "
-            f"suite runs it ({seconds:.0f} s on one CPU thread): every output below is that run's.\n"
+    note = (f"```{{note}}\nThis page is `notebooks/{target.stem}.py`, executed by `make docs` as the test suite runs "
+            f"it ({seconds:.0f} s on one CPU thread): every output below is that run's.\n"
             f"{{download}}`Download {target.name} </{CACHE}/{target.name}>` (with these outputs) to run it "
             "in Jupyter or Colab: its first code cell installs rewardzoo where it is not importable.\n```")
     nb.cells.insert(1, nbformat.v4.new_markdown_cell(note))

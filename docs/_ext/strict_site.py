@@ -44,8 +44,7 @@ def resolve_unqualified(app: Sphinx, env, node: nodes.Element, contnode: nodes.N
     if len(matches) > 1:
         matches = [m for m in matches if module and m[0].startswith(module + ".")]
     candidates = [".".join(p for p in parts if p) for parts in ((module, cls, target), (module, target), ("", target))]
-    found = [pydoc.locate(name) for name in dict.fromkeys(candidates)]
-    found = [obj for obj in found if obj is not None]
+    found = [obj for obj in map(_locate, dict.fromkeys(candidates)) if obj is not None]
     if len(matches) != 1 and found:
         canonical = f"{getattr(found[0], '__module__', '')}.{getattr(found[0], '__qualname__', '')}"
         matches = [(canonical, domain.objects[canonical])] if canonical in domain.objects else []
@@ -55,6 +54,14 @@ def resolve_unqualified(app: Sphinx, env, node: nodes.Element, contnode: nodes.N
         return None
     name, entry = matches[0]
     return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id, contnode, name)
+
+
+def _locate(name: str) -> object | None:
+    """The object ``name`` imports as (``pydoc.locate``), or None; a module that fails to import counts as None."""
+    try:
+        return pydoc.locate(name)
+    except pydoc.ErrorDuringImport:
+        return None
 
 
 def title_untitled(app: Sphinx, doctree: nodes.document) -> None:
