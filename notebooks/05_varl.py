@@ -65,13 +65,14 @@ hf_logging.disable_progress_bar()  # no weight-loading bars in the outputs
 import matplotlib.pyplot as plt
 import torch
 
+from rewardzoo.rewards.context import RewardContext
 from rewardzoo import VARL, VARLConfig, load_config, make_trainer
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.models import TinyModelConfig
 from rewardzoo.core.types import Rollouts
 from rewardzoo.eval import mean_ci
 from rewardzoo.judges.classifier import JudgeConfig
-from rewardzoo.recipes import shipped_recipe
+from rewardzoo.zoo import shipped_recipe
 from rewardzoo.tasks.hackable_multiplication import HackableMultiplication, HackableMultiplicationConfig
 from rewardzoo.tasks.multiplication import MultiplicationConfig
 
@@ -87,7 +88,7 @@ from rewardzoo.tasks.multiplication import MultiplicationConfig
 # %%
 task = HackableMultiplication(HackableMultiplicationConfig(MultiplicationConfig(digits_a=1, n_eval=20)))
 tiny = TinyModelConfig(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64)
-varl = VARL.from_task(VARLConfig(discriminator=JudgeConfig(tiny=tiny)), task)
+varl = VARL.from_config(VARLConfig(discriminator=JudgeConfig(tiny=tiny)), RewardContext(task=task))
 completions = ["56", "56 54", "5 56 6", "54", "81", "fifty-six"]
 batch = Rollouts(prompts=["7*8="] * 6, completions=completions, answers=[task.parse(c) for c in completions],
                  references=["56"] * 6, group_ids=torch.zeros(6, dtype=torch.long), meta=[{}] * 6, step=0)
@@ -137,7 +138,7 @@ print(caught[0].message)
 # passing `contains` — plus one wrong answer, `13`, which never enters a buffer.
 
 # %%
-small = VARL.from_task(VARLConfig(discriminator=JudgeConfig(tiny=tiny), fifo_capacity=4, reservoir_capacity=4), task)
+small = VARL.from_config(VARLConfig(discriminator=JudgeConfig(tiny=tiny), fifo_capacity=4, reservoir_capacity=4), RewardContext(task=task))
 for step in range(5):
     texts = [f"12 {step}", f"{step} 12", f"12 {step} {step}", "13"]
     step_batch = Rollouts(prompts=["3*4="] * 4, completions=texts, answers=[task.parse(t) for t in texts],

@@ -73,7 +73,7 @@ from rewardzoo.core.types import Rollouts
 from rewardzoo.eval import mean_ci
 from rewardzoo.judges.pairwise import RuleJudgeConfig
 from rewardzoo.judges.rubric import RubricSchedule, load_rubric
-from rewardzoo.recipes import shipped_recipe
+from rewardzoo.zoo import shipped_recipe
 from rewardzoo.tasks.rubric_writing import RubricWriting, RubricWritingConfig, quality
 
 # %% [markdown]

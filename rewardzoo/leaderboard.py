@@ -37,6 +37,7 @@ import numpy as np
 from rewardzoo.core.config import to_yaml
 from rewardzoo.eval import Estimate, bootstrap_ci, mean_ci
 from rewardzoo.sweep import RunResult, RunSpec, eval_rows, run_sweep
+from rewardzoo.zoo import shipped_recipe
 
 
 @dataclass(frozen=True)
@@ -81,8 +82,8 @@ BOARDS = {
 }
 
 def recipe(name: str) -> str:
-    """The path of a shipped recipe."""
-    return f"algorithms/{name}.yaml"
+    """A shipped recipe, by name (found in the package from any directory; a typo fails here, at import)."""
+    return shipped_recipe(name).stem
 
 
 G_NAMES = ("D", "neg_log_one_minus_D", "log_D", "logit")

@@ -1,73 +1,168 @@
-"""Run a recipe end to end: build the task, run (or reuse) the SFT warm start, build the reward,
-train.  ``rewardzoo train RECIPE.yaml key=value ...`` calls :func:`train`.
+"""Run a recipe end to end — the Python API behind every ``rewardzoo`` command.
 
-A reward that needs the policy model itself (RcRL's self-judge: the frozen starting policy, with
-LoRA the policy with adapters disabled; the exploration and usefulness bonuses) has a
-``bind_policy(policy, tokenizer)`` method; :func:`make_trainer` calls it once, after the trainer
-has built the policy and before any step.  The core never calls it.
+    import rewardzoo
+    rewardzoo.train("rlvr_multiplication", ["steps=20"])                 # a shipped recipe, by name
+    rewardzoo.train("my.yaml", task=MyTask(...), reward=MyReward())       # your own task and reward
+    rewardzoo.evaluate_run("runs/rlvr_multiplication-seed0")             # a run's latest checkpoint
+    rewardzoo.generate("runs/rlvr_multiplication-seed0", ["12*3="], n=4)  # sample from it
+
+:func:`train` does what ``rewardzoo train`` does: check the run directory, build the task (or take
+yours), run (or reuse) the SFT warm start, build the reward (or take yours), train, evaluate.
+:func:`make_trainer` stops before training and returns the ready :class:`Trainer`.  A reward that
+reads the policy itself (RcRL's self-judge, the bonuses: ``bind_policy``) is bound by the Trainer.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from rewardzoo.core.checkpoint import check_run_dir
+from rewardzoo.core.checkpoint import check_run_dir, checkpoint_state, checkpoints, load_policy_weights
+from rewardzoo.core.config import ConfigError, resolved_run_dir
+from rewardzoo.core.engines import make_engine
+from rewardzoo.core.logger import MetricLogger, silence_library_progress_bars
+from rewardzoo.core.models import load_policy
 from rewardzoo.core.sft import warm_start
 from rewardzoo.core.trainer import Trainer, make_accelerator
+from rewardzoo.core.types import Reward, TaskProtocol
 from rewardzoo.zoo import RewardContext, TrainConfig, build_reward, build_task, check_with_task, load_config
 
-ALGORITHMS = Path(__file__).resolve().parents[1] / "algorithms"
-"""The shipped recipes: ``algorithms/`` of the source checkout this package runs from (not package data)."""
+Recipe = TrainConfig | str | Path
+"""A :class:`TrainConfig`, a YAML path or a shipped recipe's name."""
 
 
-def shipped_recipe(name: str) -> Path:
-    """The absolute path of the shipped recipe ``algorithms/<name>.yaml``, whatever the working directory
-    (e.g. a notebook's kernel in a temporary directory); FileNotFoundError naming the shipped ones otherwise.
-
-    >>> shipped_recipe("rlvr_multiplication").name
-    'rlvr_multiplication.yaml'
-    """
-    path = ALGORITHMS / f"{name}.yaml"
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in ALGORITHMS.glob("*.yaml"))) or "none: run from a source checkout"
-        raise FileNotFoundError(f"no shipped recipe {name!r} in {ALGORITHMS}; shipped recipes: {known}")
-    return path
+def resolve(recipe: Recipe, overrides: list[str] | None = None) -> TrainConfig:
+    """``recipe`` as a validated :class:`TrainConfig` (overrides apply to a path or name only)."""
+    if isinstance(recipe, TrainConfig):
+        if overrides:
+            raise ConfigError("overrides go with a recipe path or name; change the TrainConfig's fields instead")
+        return recipe
+    return load_config(recipe, overrides)
 
 
-def make_trainer(cfg: TrainConfig) -> Trainer:
-    """A ready :class:`Trainer` for ``cfg``: task (checked against the config), warm start (cached),
-    policy and reward."""
-    accelerator = make_accelerator()
-    task = build_task(cfg.task)
+def task_for(cfg: TrainConfig, task: TaskProtocol | None = None) -> TaskProtocol:
+    """``task`` (yours: ``cfg.task`` is then not read) or the one ``cfg.task`` names, checked against the
+    config's SFT and evaluation sizes (before any work)."""
+    task = build_task(cfg.task) if task is None else task
     check_with_task(cfg, task)
+    return task
+
+
+def starting_weights(cfg: TrainConfig, task: TaskProtocol, accelerator=None) -> Path | None:
+    """The policy's starting weights: ``init_from``, else the SFT warm start (trained or reused from the
+    cache), else None (the model ``cfg.model`` names, as it is)."""
     if cfg.init_from:
-        init = Path(cfg.init_from).expanduser()
-    elif cfg.sft.enabled:
-        init = warm_start(cfg, task, accelerator)
-    else:
-        init = None
-    reward = build_reward(cfg.reward, task, RewardContext(seed=cfg.seed, init_dir=init, device=str(accelerator.device)))
+        return Path(cfg.init_from).expanduser()
+    if cfg.sft.enabled:
+        return warm_start(cfg, task, accelerator or make_accelerator())
+    return None
+
+
+def make_trainer(cfg: Recipe, overrides: list[str] | None = None, *, task: TaskProtocol | None = None,
+                 reward: Reward | None = None) -> Trainer:
+    """A ready :class:`Trainer`: the task (``task``, or the one the config names), the warm start, the
+    policy and the reward (``reward``, or the one the config names, built with the run's seed, starting
+    weights and device)."""
+    cfg = resolve(cfg, overrides)
+    if not cfg.logging.progress:
+        silence_library_progress_bars()
+    accelerator = make_accelerator()
+    task = task_for(cfg, task)
+    init = starting_weights(cfg, task, accelerator)
+    if reward is None:
+        reward = build_reward(cfg.reward, task, RewardContext(seed=cfg.seed, init_dir=init, device=str(accelerator.device)))
     prompts = task.train[cfg.sft.n_examples :] if cfg.sft.disjoint_rl_prompts else task.train
-    trainer = Trainer(cfg, task=task, reward=reward, init_dir=init, accelerator=accelerator, prompts=prompts)
-    bind_policy = getattr(reward, "bind_policy", None)  # rewards that judge with the policy (RcRL's self-judge)
-    if bind_policy is not None:
-        bind_policy(trainer.policy, trainer.tokenizer)  # once, before any step: the policy is the starting one
-    return trainer
+    return Trainer(cfg, task=task, reward=reward, init_dir=init, accelerator=accelerator, prompts=prompts)
 
 
-def train(cfg: TrainConfig | str | Path, overrides: list[str] | None = None) -> dict[str, float]:
-    """Train a recipe (a :class:`TrainConfig` or a YAML path plus overrides); returns the last metrics.
-    The run directory is checked before the warm start (:func:`~rewardzoo.core.checkpoint.check_run_dir`)."""
-    if not isinstance(cfg, TrainConfig):
-        cfg = load_config(cfg, overrides)
+def train(cfg: Recipe, overrides: list[str] | None = None, *, task: TaskProtocol | None = None,
+          reward: Reward | None = None) -> dict[str, float]:
+    """Warm start → RL → held-out evaluation, exactly as ``rewardzoo train`` runs it; returns the last
+    metrics row.  The run directory is checked before the warm start
+    (:func:`~rewardzoo.core.checkpoint.check_run_dir`)."""
+    cfg = resolve(cfg, overrides)
     check_run_dir(cfg)
-    return make_trainer(cfg).train()
+    return make_trainer(cfg, task=task, reward=reward).train()
 
 
-def sft(cfg: TrainConfig | str | Path, overrides: list[str] | None = None) -> Path:
-    """Run (or reuse) only the warm start of a recipe; returns the saved model directory."""
-    if not isinstance(cfg, TrainConfig):
-        cfg = load_config(cfg, overrides)
-    task = build_task(cfg.task)
-    check_with_task(cfg, task)
-    return warm_start(cfg, task, make_accelerator())
+def sft(cfg: Recipe, overrides: list[str] | None = None, *, task: TaskProtocol | None = None) -> Path:
+    """Run (or reuse) only the warm start of a recipe; returns the saved model directory (for
+    ``Trainer(..., init_dir=...)``)."""
+    cfg = resolve(cfg, overrides)
+    if not cfg.logging.progress:
+        silence_library_progress_bars()
+    return warm_start(cfg, task_for(cfg, task), make_accelerator())
+
+
+# ------------------------------------------------------------------ a finished (or stopped) run
+def run_config(run_dir: str | Path, overrides: list[str] | None = None) -> TrainConfig:
+    """The configuration a run wrote (``run_dir/config.yaml``), with ``overrides``."""
+    path = Path(run_dir).expanduser() / "config.yaml"
+    if not path.is_file():
+        raise ConfigError(f"{run_dir} is not a run directory (no config.yaml); give the run_dir of a "
+                          f"`rewardzoo train` run, or a recipe")
+    return load_config(path, overrides)
+
+
+def latest_checkpoint(run_dir: str | Path) -> Path:
+    """The run's newest complete checkpoint; a ConfigError when it has none."""
+    found = checkpoints(Path(run_dir).expanduser())
+    if not found:
+        raise ConfigError(f"{run_dir} holds no complete checkpoint yet (checkpoint_every sets how often a run "
+                          f"writes one)")
+    return found[-1]
+
+
+def evaluate_start(cfg: Recipe, overrides: list[str] | None = None) -> tuple[dict[str, float], Path]:
+    """Evaluate a recipe's starting policy (its warm start, or ``init_from``) on the held-out split, as
+    step 0 of a run would.  Writes ``<run_dir>/eval/start/`` (which does not make run_dir hold a run);
+    returns the metrics and that directory."""
+    cfg = resolve(cfg, overrides)
+    trainer = make_trainer(cfg)
+    return _evaluate_into(trainer, resolved_run_dir(cfg) / "eval" / "start")
+
+
+def _evaluate_into(trainer: Trainer, out: Path) -> tuple[dict[str, float], Path]:
+    """``trainer.evaluate()`` with its metrics, row metrics and completions written under ``out``."""
+    trainer.logger = MetricLogger(out, tensorboard=False)
+    metrics = trainer.evaluate()
+    trainer.logger.log(trainer.step, metrics)
+    trainer.logger.close()
+    trainer.logger = None
+    return metrics, out
+
+
+def evaluate_run(run_dir: str | Path, overrides: list[str] | None = None) -> tuple[dict[str, float], Path]:
+    """Evaluate a run's newest checkpoint on the held-out split with the run's own configuration — the
+    same examples and the same sampling seeds, so the run's held-out metrics at that step come out
+    again.  Writes ``run_dir/eval/step_N/`` (``metrics.jsonl``, ``eval_rows.jsonl``,
+    ``samples.jsonl``); returns the metrics and that directory."""
+    cfg = run_config(run_dir, overrides)
+    checkpoint = latest_checkpoint(run_dir)
+    trainer = make_trainer(cfg)
+    load_policy_weights(trainer.policy, checkpoint / "policy")
+    trainer.engine.sync_weights(trainer.policy)
+    trainer.step = checkpoint_state(checkpoint)["step"]
+    return _evaluate_into(trainer, Path(run_dir).expanduser() / "eval" / checkpoint.name)
+
+
+def generate(source: str | Path, prompts: list[str], n: int = 1, greedy: bool = False,
+             overrides: list[str] | None = None) -> list[list[str]]:
+    """``n`` completions of every prompt from a trained policy: ``source`` is a run directory (its newest
+    checkpoint, sampled with the run's ``sampling`` settings plus ``overrides``, e.g.
+    ``sampling.temperature=1.0``) or a model directory written by ``save_pretrained``."""
+    source = Path(source).expanduser()
+    if (source / "config.yaml").is_file():
+        cfg = run_config(source, overrides)
+        if not cfg.logging.progress:
+            silence_library_progress_bars()
+        policy, tokenizer = load_policy(cfg.model, starting_weights(cfg, task_for(cfg)), seed=cfg.seed)
+        load_policy_weights(policy, latest_checkpoint(source) / "policy")
+        sampling = cfg.sampling
+    elif (source / "config.json").is_file():
+        cfg = load_config(None, [f"model.name={source}", *(overrides or [])])
+        policy, tokenizer = load_policy(cfg.model)
+        sampling = cfg.sampling
+    else:
+        raise ConfigError(f"{source} is neither a run directory (config.yaml) nor a saved model (config.json)")
+    texts = make_engine(policy.eval(), tokenizer, sampling).generate(list(prompts), n=n, greedy=greedy).texts
+    return [texts[i * n : (i + 1) * n] for i in range(len(prompts))]

@@ -60,7 +60,7 @@ class RunSpec:
     name: str
     """A unique label, e.g. ``multiplication/rlvr/seed0``."""
     recipe: str
-    """Path of the YAML recipe."""
+    """The recipe: a YAML path or a shipped recipe's name."""
     run_dir: Path
     """Where the run writes (and where a finished run is found again)."""
     overrides: tuple[str, ...] = field(default_factory=tuple)

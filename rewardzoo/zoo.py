@@ -2,20 +2,23 @@
 
 This is the one place that knows every task and every reward.  Adding a reward is one file in
 ``rewards/``, one entry in :data:`REWARDS` (and its config section in :class:`RewardConfig`), a
-recipe in ``algorithms/`` and a docs page.
+recipe in ``algorithms/`` (``rewardzoo/algorithms/``) and a docs page.
 
-Rewards that must not see the task's verifier (RAL) are built here *without* the task object, so
-they cannot reach it; RLVR and VARL are built from the task because the verifier is (part of) their
-reward.
+Rewards that must not see the task's verifier (RAL, RcRL) are built here from a context *without*
+the task object, so they cannot reach it; RLVR and VARL get the task because the verifier is (part
+of) their reward (``SEES_TASK``, :mod:`rewardzoo.rewards.context`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rewardzoo.core.config import ConfigError, CoreConfig, check_section, describe, load_structured
 from rewardzoo.rewards.bonuses import BonusConfig, WithBonuses
+from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.functions import CallableRewardConfig, FunctionReward
 from rewardzoo.rewards.ral import RAL, RALConfig
 from rewardzoo.rewards.rcrl import RcRL, RcRLConfig
@@ -45,25 +48,9 @@ TASKS: dict[str, type[Task]] = {
 }
 
 
-@dataclass(frozen=True)
-class RewardContext:
-    """What a reward may know about the run besides its own config section (never the task)."""
-
-    seed: int = 0
-    """The run's seed (learned rewards derive their generators from it)."""
-    init_dir: Path | None = None
-    """The policy's starting weights (e.g. the SFT warm start), for judges initialised from them."""
-    device: str = "cpu"
-    """Device learned rewards run on."""
-
-
-REWARDS = {
-    "rlvr": lambda section, task, ctx: RLVR.from_config(section, task),
-    "ral": lambda section, task, ctx: RAL.from_config(section, ctx),  # the task is dropped here: RAL never sees it
-    "varl": lambda section, task, ctx: VARL.from_task(section, task, ctx),  # v is the task's verifier
-    "rcrl": lambda section, task, ctx: RcRL.from_config(section, ctx),  # nor does RcRL (its judge is not the task's)
-    "callable": lambda section, task, ctx: FunctionReward.from_config(section),  # TRL-style functions see Rollouts only
-}
+REWARDS = {"rlvr": RLVR, "ral": RAL, "varl": VARL, "rcrl": RcRL, "callable": FunctionReward}
+"""Reward name → class; each is built by ``cls.from_config(section, RewardContext(...))``, with the task in
+the context only when ``cls.SEES_TASK`` (RLVR: the verifier is the reward; VARL: v is the verifier)."""
 
 
 @dataclass
@@ -144,9 +131,45 @@ class TrainConfig(CoreConfig):
         check_section(getattr(self.task, self.task.name), f"task.{self.task.name}")
 
 
+RECIPES_DIR = Path(__file__).resolve().parent / "algorithms"
+"""The shipped recipes (package data: ``rewardzoo/algorithms/``; ``algorithms/`` in the source checkout
+links to it)."""
+
+
+def shipped_recipes() -> list[str]:
+    """The names of the shipped recipes, sorted."""
+    return sorted(p.stem for p in RECIPES_DIR.glob("*.yaml"))
+
+
+def shipped_recipe(name: str) -> Path:
+    """The absolute path of the shipped recipe ``name`` (``rewardzoo/algorithms/<name>.yaml``), whatever
+    the working directory; a ConfigError naming the shipped ones otherwise.
+
+    >>> shipped_recipe("rlvr_multiplication").name
+    'rlvr_multiplication.yaml'
+    """
+    path = RECIPES_DIR / f"{name}.yaml"
+    if not path.is_file():
+        close = difflib.get_close_matches(name, shipped_recipes(), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"no shipped recipe {name!r}.{hint} Give a shipped recipe's name ({', '.join(shipped_recipes())}) "
+                          f"or the path of a YAML file")
+    return path
+
+
+def resolve_recipe(recipe: str | Path) -> Path:
+    """A recipe given by path (an existing file, or anything with a ``/`` or a ``.yaml`` suffix) or by the
+    name of a shipped recipe (``rlvr_multiplication``)."""
+    path = Path(recipe).expanduser()
+    if path.is_file() or "/" in str(recipe) or path.suffix in (".yaml", ".yml"):
+        return path
+    return shipped_recipe(str(recipe))
+
+
 def load_config(recipe: str | Path | None = None, overrides: list[str] | None = None) -> TrainConfig:
-    """Merge a YAML recipe and ``key=value`` overrides onto the defaults, then validate."""
-    cfg: TrainConfig = load_structured(TrainConfig, recipe, overrides)
+    """Merge a recipe — a YAML path or a shipped recipe's name — and ``key=value`` overrides onto the
+    defaults, then validate."""
+    cfg: TrainConfig = load_structured(TrainConfig, None if recipe is None else resolve_recipe(recipe), overrides)
     cfg.validate()
     return cfg
 
@@ -190,7 +213,9 @@ def check_with_task(cfg: TrainConfig, task: Task) -> None:
 
 
 def build_reward(cfg: RewardConfig, task: Task, ctx: RewardContext | None = None):
-    """The reward named by ``cfg.name``, wrapped with the bonuses when ``cfg.bonuses`` switches any on."""
-    ctx = ctx or RewardContext()
-    reward = REWARDS[cfg.name](getattr(cfg, cfg.name), task, ctx)
+    """The reward named by ``cfg.name``, wrapped with the bonuses when ``cfg.bonuses`` switches any on.
+    ``ctx`` (seed, starting weights, device) gets the task only for a reward class with ``SEES_TASK``."""
+    cls = REWARDS[cfg.name]
+    ctx = dataclasses.replace(ctx or RewardContext(), task=task if cls.SEES_TASK else None)
+    reward = cls.from_config(getattr(cfg, cfg.name), ctx)
     return WithBonuses(reward, cfg.bonuses, seed=ctx.seed) if cfg.bonuses.enabled else reward

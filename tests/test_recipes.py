@@ -1,14 +1,19 @@
-"""Every shipped recipe loads, names its paper setting, and is listed in algorithms/README.md."""
+"""Every shipped recipe loads, names its paper setting, and is listed in algorithms/README.md; recipes
+are package data, found by name from any directory."""
 
 from pathlib import Path
 
 import pytest
 
-from rewardzoo.recipes import shipped_recipe
-from rewardzoo.zoo import load_config
+from rewardzoo.core.config import ConfigError
+from rewardzoo.zoo import RECIPES_DIR as ALGORITHMS
+from rewardzoo.zoo import load_config, shipped_recipe
 
-ALGORITHMS = Path(__file__).resolve().parents[1] / "algorithms"
 RECIPES = sorted(ALGORITHMS.glob("*.yaml"))
+
+
+def test_the_checkout_s_algorithms_folder_is_the_package_s():
+    assert (Path(__file__).resolve().parents[1] / "algorithms").resolve() == ALGORITHMS
 
 
 def test_there_are_recipes():
@@ -26,8 +31,11 @@ def test_recipe_loads_and_is_documented(path):
 def test_shipped_recipe_finds_every_recipe_from_any_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert [shipped_recipe(p.stem) for p in RECIPES] == RECIPES
-    with pytest.raises(FileNotFoundError, match="rlvr_multiplication"):
-        shipped_recipe("rlvr_multiplicaton")
+    assert load_config("rlvr_multiplication").recipe.name == "rlvr_multiplication"
+    with pytest.raises(ConfigError, match="Did you mean 'rlvr_multiplication'"):
+        load_config("rlvr_multiplicaton")
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config("recipes/rlvr_multiplication.yaml")
 
 
 def test_rlvr_and_ral_recipes_differ_only_in_reward_and_recipe_block():

@@ -7,7 +7,7 @@
   with ``.name`` (the Python domain's ``.name`` search; among several, the one in the referring
   module), else to the documented object the name imports as from the referring module; a name
   that imports but has no entry of its own (undocumented data, a private or another package's
-  name) stays as code, unlinked.  A name that neither resolves nor imports — one that does not
+  name, an instance attribute its class assigns) stays as code, unlinked.  A name that neither resolves nor imports — one that does not
   exist — stays a warning, which ``-W`` makes an error.
 - **Pages without a heading.**  A result file that starts straight with its table gets its file
   name as its heading, so it has a title and an entry in the navigation.
@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import inspect
 import pydoc
 import re
 from pathlib import Path
@@ -57,11 +58,20 @@ def resolve_unqualified(app: Sphinx, env, node: nodes.Element, contnode: nodes.N
 
 
 def _locate(name: str) -> object | None:
-    """The object ``name`` imports as (``pydoc.locate``), or None; a module that fails to import counts as None."""
+    """The object ``name`` imports as (``pydoc.locate``), or an instance attribute's class when ``name`` is
+    ``Class.attr`` and the class's code assigns ``self.attr``; None otherwise (also for a module that fails
+    to import)."""
     try:
-        return pydoc.locate(name)
+        found = pydoc.locate(name)
+        owner, _, attr = name.rpartition(".")
+        cls = pydoc.locate(owner) if found is None and owner else None
     except pydoc.ErrorDuringImport:
         return None
+    try:
+        source = inspect.getsource(cls) if inspect.isclass(cls) else ""
+    except (OSError, TypeError):  # a class without Python source
+        source = ""
+    return cls if re.search(rf"\bself\.{re.escape(attr)}\s*(:[^=\n]*)?=", source) else found
 
 
 def title_untitled(app: Sphinx, doctree: nodes.document) -> None:

@@ -43,7 +43,7 @@ from rewardzoo.core.config import ConfigError, CoreConfig, as_dict, resolved_run
 
 _STEP_DIR = re.compile(r"step_(\d+)$")
 LEGACY_FILES = ("policy", "optimizer.pt", "scheduler.pt", "reward.pt")  # checkpoints written before the manifest
-RUN_FILES = ("checkpoints", "config.yaml", "metrics.jsonl", "eval_rows.jsonl", "tensorboard", "wandb")
+RUN_FILES = ("checkpoints", "config.yaml", "metrics.jsonl", "eval_rows.jsonl", "samples.jsonl", "tensorboard", "wandb")
 """What a run writes into its run_dir (and all that ``overwrite=true`` deletes)."""
 
 
@@ -237,13 +237,14 @@ def check_run_dir(cfg: CoreConfig) -> None:
 
 
 def clear_run_dir(run_dir: Path) -> None:
-    """Delete what a run wrote into ``run_dir`` (:data:`RUN_FILES`), checkpoints first; other files stay."""
+    """Delete what a run wrote into ``run_dir`` (:data:`RUN_FILES`, and the evaluations of ``rewardzoo
+    eval`` in ``eval/``), checkpoints first; other files stay."""
     run_dir = Path(run_dir)
     root = run_dir / "checkpoints"
     if root.is_dir():
         for path in list(root.iterdir()):
             remove_tree(path) if path.is_dir() else path.unlink()
-    for name in RUN_FILES:
+    for name in (*RUN_FILES, "eval"):
         path = run_dir / name
         if path.is_dir():
             remove_tree(path)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import difflib
+import importlib.util
 import inspect
 import math
 import os
@@ -243,6 +244,13 @@ class LoggingConfig:
     every: int = 1
     """Write a metrics row every this many steps (eval rows are always written)."""
 
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, when a sink asked for is not installed (checked here,
+        before the warm start, not when the logger opens)."""
+        if self.wandb and importlib.util.find_spec("wandb") is None:
+            raise ValueError("wandb=true needs Weights & Biases, which is not installed: pip install "
+                             "'rewardzoo[wandb]', or set logging.wandb=false")
+
 
 @dataclass
 class CoreConfig:
@@ -271,8 +279,9 @@ class CoreConfig:
     overwrite: bool = False
     """DELETE the run already in run_dir (its checkpoints, metrics, config and TensorBoard files) and start
     afresh.  Without it a fresh run refuses a run_dir that holds a run."""
-    checkpoint_every: int = 100
-    """Write a checkpoint every this many steps (and at the end; 0 = only at the end)."""
+    checkpoint_every: int = 10
+    """Write a checkpoint every this many steps (and at the end, and when the run is interrupted by SIGINT
+    or SIGTERM; 0 = only then)."""
     keep_checkpoints: int = 2
     """How many recent checkpoints to keep."""
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -483,8 +492,8 @@ def load_structured(cls: type, recipe: str | Path | None = None, overrides: list
     if recipe is not None:
         path = Path(recipe)
         if not path.is_file():
-            raise ConfigError(f"recipe file {str(path)!r} does not exist; pass the path of a YAML recipe, "
-                              f"e.g. algorithms/rlvr_multiplication.yaml")
+            raise ConfigError(f"recipe file {str(path)!r} does not exist; give the path of a YAML recipe or the "
+                              f"name of a shipped one (rewardzoo train --list shows them)")
         try:
             layers.append((OmegaConf.load(path), f"recipe {path}"))
         except Exception as err:  # a YAML syntax error of any kind

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -139,8 +140,9 @@ def char_tokenizer(vocab_size: int = 0) -> PreTrainedTokenizerFast:
     return tok
 
 
-def tiny_causal_lm(cfg: TinyModelConfig, vocab_size: int, seed: int = 0) -> torch.nn.Module:
-    """A freshly initialised tiny causal LM (deterministic given ``seed``)."""
+def tiny_config(cfg: TinyModelConfig, vocab_size: int) -> Qwen3Config | LlamaConfig:
+    """The transformers config of a tiny model of shape ``cfg`` (validated) over ``vocab_size`` tokens."""
+    cfg.validate()
     common = dict(
         vocab_size=vocab_size,
         hidden_size=cfg.hidden_size,
@@ -154,14 +156,52 @@ def tiny_causal_lm(cfg: TinyModelConfig, vocab_size: int, seed: int = 0) -> torc
         bos_token_id=1,
         eos_token_id=2,
     )
-    cfg.validate()
     if cfg.arch == "qwen3":
-        config = Qwen3Config(head_dim=cfg.hidden_size // cfg.num_heads, **common)
-    else:
-        config = LlamaConfig(**common)
+        return Qwen3Config(head_dim=cfg.hidden_size // cfg.num_heads, **common)
+    return LlamaConfig(**common)
+
+
+def tiny_causal_lm(cfg: TinyModelConfig, vocab_size: int, seed: int = 0) -> torch.nn.Module:
+    """A freshly initialised tiny causal LM, the same weights for the same ``seed`` on every machine
+    (:func:`init_portable_`)."""
+    config = tiny_config(cfg, vocab_size)
     with torch.random.fork_rng():
         torch.manual_seed(seed)
-        return AutoModelForCausalLM.from_config(config)
+        model = AutoModelForCausalLM.from_config(config)
+    return init_portable_(model, config.initializer_range, seed)
+
+
+def portable_normal_(tensor: torch.Tensor, std: float, generator: torch.Generator) -> torch.Tensor:
+    """Fill ``tensor`` in place with N(0, std²) draws that are the same bits on every CPU.
+
+    torch's own ``normal_`` draws through a vectorised Box–Muller whose float32 transcendentals
+    depend on the vector width the kernels use (AVX2, AVX-512, the scalar default, ARM), so the same
+    seed builds different weights on different machines.  Here the uniforms come from torch's
+    scalar mt19937 path in float64, Box–Muller runs in float64, and the result is rounded once to
+    the tensor's dtype: a last-bit difference of a float64 log or cos survives that rounding only
+    for a value within one float64 ulp of a float32 rounding boundary (about 2⁻²⁹ per draw).
+    """
+    u = torch.rand((2, tensor.numel()), generator=generator, dtype=torch.float64)  # [2, n] in [0, 1)
+    z = torch.sqrt(-2.0 * torch.log1p(-u[0])) * torch.cos(2.0 * math.pi * u[1])  # [n] standard normal
+    with torch.no_grad():
+        tensor.copy_((z * std).view(tensor.shape))
+    return tensor
+
+
+def init_portable_(model: torch.nn.Module, std: float, seed: int) -> torch.nn.Module:
+    """Re-draw every linear and embedding weight of ``model`` as transformers initialises them —
+    N(0, std²), biases and an embedding's padding row zero — with :func:`portable_normal_`, in
+    module order from ``seed``, so a model built from a config is the same on every machine
+    (norm weights are already exact ones).  Returns ``model``."""
+    generator = torch.Generator().manual_seed(seed)
+    for module in model.modules():
+        if isinstance(module, (torch.nn.Linear, torch.nn.Embedding)):
+            portable_normal_(module.weight.data, std, generator)
+        if isinstance(module, torch.nn.Linear) and module.bias is not None:
+            module.bias.data.zero_()
+        if isinstance(module, torch.nn.Embedding) and module.padding_idx is not None:
+            module.weight.data[module.padding_idx].zero_()
+    return model
 
 
 def _dtype(name: str) -> torch.dtype:

@@ -34,16 +34,17 @@ from tqdm.auto import tqdm
 from rewardzoo.core.advantages import compute_advantages, group_mean_std
 from rewardzoo.core.checkpoint import (check_run_dir, checkpoint_state, checkpoints, clear_run_dir, load_checkpoint,
                                        new_run_id, save_checkpoint)
-from rewardzoo.core.config import (CoreConfig, as_dict, lr_multiplier, prompts_per_process, resolved_run_dir,
-                                   to_yaml)
+from rewardzoo.core.config import (ConfigError, CoreConfig, as_dict, lr_multiplier, prompts_per_process,
+                                   resolved_run_dir, to_yaml)
 from rewardzoo.core.engines import make_engine
-from rewardzoo.core.logger import MetricLogger
+from rewardzoo.core.interrupt import StopRequests
+from rewardzoo.core.logger import MetricLogger, silence_library_progress_bars
 from rewardzoo.core.memory import map_large_blocks, release_freed_memory
 from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows, tokenize_completions
 from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
 from rewardzoo.core.models import ReferencePolicy, load_policy, trainable_parameters
 from rewardzoo.core.types import (Example, Generation, NonFiniteError, PolicyEvaluatingTask, Reward, RewardOutput,
-                                  Rollouts, TaskProtocol, check_reward, derive_seed)
+                                  Rollouts, TaskProtocol, TrainingInterrupted, check_reward, derive_seed)
 from rewardzoo.eval import batch_analysis
 
 
@@ -57,6 +58,12 @@ class MicroBatch(NamedTuple):
     rows: list[int]
     batch: PackedBatch
     sampling_logprobs: torch.Tensor | None
+
+
+def namespaced(metrics: dict[str, float], prefix: str = "reward/") -> dict[str, float]:
+    """A reward's metrics with every key that names no namespace put under ``prefix`` (``mean_len`` →
+    ``reward/mean_len``; ``judge/loss`` stays), so a custom reward's keys land where docs/metrics.md says."""
+    return {k if "/" in k else f"{prefix}{k}": v for k, v in metrics.items()}
 
 
 def make_accelerator() -> Accelerator:
@@ -77,7 +84,13 @@ class Trainer:
     def __init__(self, cfg: CoreConfig, *, task: TaskProtocol, reward: Reward, init_dir: str | Path | None = None,
                  accelerator: Accelerator | None = None, prompts: list[Example] | None = None):
         check_reward(reward)
+        if cfg.sft.enabled and init_dir is None:
+            raise ConfigError("sft.enabled=true, but a Trainer does not run the SFT warm start itself: call "
+                              "rewardzoo.train(cfg, task=task, reward=reward) (warm start, RL and evaluation, as the "
+                              "CLI does), or pass init_dir=rewardzoo.sft(cfg, task=task), or set sft.enabled=false")
         self.cfg = cfg
+        if not cfg.logging.progress:
+            silence_library_progress_bars()
         self.task = task
         self.prompts = prompts if prompts is not None else task.train
         if not self.prompts:
@@ -95,6 +108,9 @@ class Trainer:
         self.policy, self.tokenizer = load_policy(cfg.model, init_dir, seed=cfg.seed)
         self.policy.to(self.acc.device)
         self.engine = make_engine(self.policy, self.tokenizer, cfg.sampling)
+        bind_policy = getattr(reward, "bind_policy", None)  # rewards that read the policy (RcRL's self-judge, bonuses)
+        if bind_policy is not None:
+            bind_policy(self.policy, self.tokenizer)  # once, before any step: the starting policy
         self.ref = ReferencePolicy(self.policy) if g.beta > 0 else None
         params = [p for _, p in trainable_parameters(self.policy)]
         fused = all(p.device.type in FUSED_ADAMW_DEVICES for p in params)  # one kernel: no [V, H] temporaries
@@ -115,16 +131,37 @@ class Trainer:
     def train(self) -> dict[str, float]:
         """Run ``cfg.steps`` RL steps (resuming when asked); returns the last metrics row.  The run
         directory is checked first (:func:`~rewardzoo.core.checkpoint.check_run_dir`): a fresh run
-        never mixes with or deletes another run's data, and a resumed one never changes experiment."""
-        cfg = self.cfg
+        never mixes with or deletes another run's data, and a resumed one never changes experiment.
+
+        SIGINT / SIGTERM stop the run at the end of the current step, write its checkpoint and raise
+        :class:`~rewardzoo.core.types.TrainingInterrupted` (``resume=true`` continues exactly).  A run
+        that fails (or is stopped) before its first checkpoint leaves nothing in ``run_dir``, so a plain
+        rerun starts again; one that fails later keeps its checkpoints for ``resume=true``."""
         self._claim_run_dir()
         resumed = self._maybe_resume()
         self._open_logger(resume_step=self.step if resumed else None)
+        try:
+            with StopRequests() as stop:
+                return self._run(stop)
+        except BaseException:
+            if self.logger is not None:
+                self.logger.close()
+                self.logger = None
+            if not resumed and self.acc.is_main_process and not checkpoints(self.run_dir):
+                clear_run_dir(self.run_dir)  # a failed start leaves no residue that would block a rerun
+            raise
+
+    def _run(self, stop: StopRequests) -> dict[str, float]:
+        """The loop of :meth:`train`: step 0 (the reward's warm-up and the starting policy's evaluation),
+        then step → evaluate → log → checkpoint until ``cfg.steps``, honouring a stop request after each step."""
+        cfg = self.cfg
         last: dict[str, float] = {}
         if self.step == 0:
             last = {**self.warm_up_reward(), **self.evaluate(), "system/num_processes": self.acc.num_processes}
             self._log(0, last)
             self._last_eval = last.get("eval/accuracy")
+            if self._stop_requested(stop):
+                raise TrainingInterrupted(0, None, stop.signal_name or "a signal on another process")
         bar = tqdm(total=cfg.steps, initial=self.step, disable=not (cfg.logging.progress and self.acc.is_main_process),
                    desc=cfg.recipe.name, dynamic_ncols=True)
         while self.step < cfg.steps:
@@ -135,15 +172,26 @@ class Trainer:
             metrics["time/step_s"] = time.perf_counter() - t0
             if self.step % cfg.logging.every == 0 or any(k.startswith("eval/") for k in metrics):
                 self._log(self.step, metrics)
-            if (cfg.checkpoint_every and self.step % cfg.checkpoint_every == 0) or self.step == cfg.steps:
-                self.save()
+            stopping = self._stop_requested(stop)
+            if (cfg.checkpoint_every and self.step % cfg.checkpoint_every == 0) or self.step == cfg.steps or stopping:
+                saved = self.save()
             last = metrics
             bar.update(1)
             bar.set_postfix(self._progress(metrics), refresh=False)
+            if stopping:
+                bar.close()
+                raise TrainingInterrupted(self.step, saved, stop.signal_name or "a signal on another process")
         bar.close()
         if self.logger is not None:
             self.logger.close()
+            self.logger = None
         return last
+
+    def _stop_requested(self, stop: StopRequests) -> bool:
+        """Whether any process received a stop signal (one reduction across processes, so all stop together)."""
+        if self.acc.num_processes == 1:
+            return stop.requested
+        return self._global_sums(torch.tensor([float(stop.requested)], dtype=torch.float64))[0] > 0
 
     def train_step(self) -> dict[str, float]:
         """One RL step — rollout → score → update → advantages → policy step — and its metrics row
@@ -153,7 +201,7 @@ class Trainer:
         self._release_heap()
         t1 = time.perf_counter()
         out = self.score(rollouts)
-        learned = self.reward.update(rollouts, out)
+        learned = namespaced(self.reward.update(rollouts, out))
         t2 = time.perf_counter()
         adv = compute_advantages(out.rewards, rollouts.group_ids, self.cfg.grpo.advantage)
         stats = self.policy_step(gen, self._local(adv))
@@ -420,6 +468,10 @@ class Trainer:
             answers = [self.task.parse(c) for c in completions]
             rows = self.task.row_metrics(answers, [e.reference for e in repeated], [e.meta for e in repeated])
             self.logger.log_rows(self.step, {key: [sum(v[i : i + n]) / n for i in range(0, len(v), n)] for key, v in rows.items()})
+            self.logger.log_samples(self.step, [
+                {"prompt": e.prompt, "completion": c, "answer": a, "reference": e.reference,
+                 **{key: v[i] for key, v in rows.items()}}
+                for i, (e, c, a) in enumerate(zip(repeated, completions, answers))])
         metrics = self.task.evaluate(completions, repeated)
         if isinstance(self.task, PolicyEvaluatingTask):
             metrics.update(self.task.evaluate_policy(self.score_completions, examples))
@@ -489,7 +541,7 @@ class Trainer:
         metrics = {"reward/mean": r.mean().item(), "reward/std": r.std().item() if len(r) > 1 else 0.0,
                    "reward/zero_std_frac": constant.float().mean().item(),
                    "reward/malformed_frac": sum(a is None for a in rollouts.answers) / len(rollouts)}
-        metrics.update(out.metrics)
+        metrics.update(namespaced(out.metrics))
         return metrics
 
     def _open_logger(self, resume_step: int | None) -> None:

@@ -241,6 +241,21 @@ class NonFiniteError(FloatingPointError):
     update (the one error type for non-finite values, in the core and in learned rewards alike)."""
 
 
+class TrainingInterrupted(Exception):
+    """A run stopped by SIGINT or SIGTERM at the end of a step, after writing a checkpoint of that step:
+    ``resume=true`` continues it exactly.  ``step`` is the last step done, ``checkpoint`` its directory
+    (None when it stopped before the first RL step, with nothing saved), ``signal_name`` the signal."""
+
+    def __init__(self, step: int, checkpoint, signal_name: str):
+        self.step, self.checkpoint, self.signal_name = step, checkpoint, signal_name
+        if checkpoint is None:
+            super().__init__(f"stopped by {signal_name} before the first RL step: nothing was saved; run the same "
+                             f"command again to start afresh")
+        else:
+            super().__init__(f"stopped by {signal_name} after step {step}; checkpoint {checkpoint}; run the same "
+                             f"command with resume=true to continue exactly")
+
+
 def derive_seed(*parts) -> int:
     """A stable 63-bit seed from any printable parts (same on every machine and process)."""
     digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()

@@ -32,12 +32,23 @@ from different rows and the copies drift apart; TRL also calls reward functions 
 ``eval_dataset`` batches, and a learned reward would learn from them — build the function with
 ``learn=False`` to keep the reward frozen, or train without ``eval_dataset``.
 
-``score``'s metrics and ``update``'s statistics are handed to TRL's ``log_metric`` when it is passed.
+Warm-up.  A learned reward with ``warmup_steps`` > 0 (RAL's judge, VARL's discriminator) must not
+score TRL's rollouts with an untrained judge: on the first call, before scoring, the function runs
+the reward's ``warmup_steps`` update rounds on that batch — TRL's first generation batch, sampled
+from the starting policy, as rewardzoo's own warm-up is.  The one departure from the trainer's
+warm-up: every round reuses that one batch instead of sampling a fresh one (TRL owns the sampling);
+raise ``warmup_steps``' coverage with a larger first batch.  ``warmup=False`` skips it, with a warning
+that the reward starts untrained; ``learn=False`` (a frozen reward) never warms up.
+
+``score``'s metrics and ``update``'s statistics are handed to TRL's ``log_metric`` when it is passed
+(the warm-up's last round under ``warmup/…``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+import warnings
 
 import torch
 
@@ -96,7 +107,7 @@ class TRLRewardFunction:
 
     def __init__(self, reward: Reward, *, parse: Callable[[str], str | None] | None = None,
                  reference_column: str | None = "reference", num_generations: int | None = None,
-                 learn: bool = True, name: str | None = None):
+                 learn: bool = True, warmup: bool = True, name: str | None = None):
         check_reward(reward)
         if num_generations is not None and num_generations < 1:
             raise ValueError(f"num_generations must be a positive int or None; got {num_generations}")
@@ -107,6 +118,11 @@ class TRLRewardFunction:
         self.learn = learn
         self.__name__ = name or type(reward).__name__
         self.calls = 0
+        self.warmup_rounds = reward.warmup_steps if (learn and warmup) else 0
+        """Update rounds run on the first call before it scores (0 once done)."""
+        if learn and not warmup and reward.warmup_steps:
+            warnings.warn(f"as_reward_func({self.__name__}, warmup=False): the reward's {reward.warmup_steps} warm-up "
+                          f"rounds are skipped, so TRL trains against an untrained judge from its first step", stacklevel=3)
 
     def rollouts(self, prompts: list, completions: list, columns: dict) -> Rollouts:
         """The :class:`Rollouts` of one TRL call."""
@@ -140,6 +156,7 @@ class TRLRewardFunction:
     def __call__(self, prompts: list, completions: list, **columns) -> list[float]:
         """Score (then, when ``learn``, update) the reward on TRL's rows; one float per row."""
         batch = self.rollouts(prompts, completions, columns)
+        warm = self.warm_up(batch)
         out = self.reward.score(batch)
         if out.rewards.shape != (len(batch),):
             raise ValueError(f"reward {self.__name__} returned rewards of shape {tuple(out.rewards.shape)} "
@@ -152,20 +169,30 @@ class TRLRewardFunction:
         self.calls += 1
         log_metric = columns.get("log_metric")
         if log_metric is not None:
-            for key, value in {**out.metrics, **learned}.items():
+            for key, value in {**warm, **out.metrics, **learned}.items():
                 log_metric(key, float(value))
         return out.rewards.float().tolist()
+
+    def warm_up(self, batch: Rollouts) -> dict[str, float]:
+        """On the first call: the reward's warm-up rounds (score → update) on ``batch``; the last round's
+        statistics under ``warmup/…`` (empty when there is nothing to warm up)."""
+        stats: dict[str, float] = {}
+        for _ in range(self.warmup_rounds):
+            stats = self.reward.update(batch, self.reward.score(batch))
+        self.warmup_rounds = 0
+        return {f"warmup/{k}": v for k, v in stats.items()}
 
 
 def as_reward_func(reward: Reward, *, parse: Callable[[str], str | None] | None = None,
                    reference_column: str | None = "reference", num_generations: int | None = None,
-                   learn: bool = True, name: str | None = None) -> TRLRewardFunction:
+                   learn: bool = True, warmup: bool = True, name: str | None = None) -> TRLRewardFunction:
     """``reward`` as a reward function for TRL's ``GRPOTrainer(reward_funcs=...)``.
 
     ``parse`` is the task's format parser (``task.parse``) that turns a completion into its final
     answer; ``reference_column`` names the dataset column of reference answers (None: none);
     ``num_generations`` checks TRL's group layout (see the module docstring); ``learn=False``
-    never calls ``reward.update``; ``name`` is what TRL logs the reward under.
+    never calls ``reward.update``; ``warmup=False`` skips a learned reward's warm-up on the first call
+    (with a warning); ``name`` is what TRL logs the reward under.
     """
     return TRLRewardFunction(reward, parse=parse, reference_column=reference_column,
-                             num_generations=num_generations, learn=learn, name=name)
+                             num_generations=num_generations, learn=learn, warmup=warmup, name=name)

@@ -42,7 +42,7 @@ import torch.nn.functional as F
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-from rewardzoo.core.models import TinyModelConfig, char_tokenizer, check_model_source, tiny_causal_lm
+from rewardzoo.core.models import TinyModelConfig, char_tokenizer, check_model_source, init_portable_, tiny_config
 from rewardzoo.core.types import NonFiniteError, Rollouts
 
 Pair = tuple[str, str]  # (prompt, final answer)
@@ -164,9 +164,9 @@ class SequenceJudge:
             torch.manual_seed(seed)
             if source == "tiny":
                 tokenizer = char_tokenizer()
-                config = tiny_causal_lm(cfg.tiny, len(tokenizer), seed).config
+                config = tiny_config(cfg.tiny, len(tokenizer))
                 config.num_labels = 1
-                model = AutoModelForSequenceClassification.from_config(config)
+                model = init_portable_(AutoModelForSequenceClassification.from_config(config), config.initializer_range, seed)
             else:
                 tokenizer = AutoTokenizer.from_pretrained(str(source))
                 if tokenizer.pad_token is None:
@@ -178,6 +178,8 @@ class SequenceJudge:
                         str(source), num_labels=1, pad_token_id=tokenizer.pad_token_id, dtype=torch.float32)
                 finally:
                     hf_logging.set_verbosity(level)
+                if isinstance(getattr(model, "score", None), torch.nn.Linear):  # the new head, the same on every CPU
+                    init_portable_(model.score, model.config.initializer_range, seed)
         return cls(model, tokenizer, cfg, device=device)
 
     def frozen_copy(self) -> "SequenceJudge":

@@ -56,6 +56,7 @@ import numpy as np
 import torch
 
 from rewardzoo.core.types import FixedReward, NonFiniteError, RewardOutput, Rollouts
+from rewardzoo.rewards.context import RewardContext
 
 RewardFunc = Callable[..., Sequence[float | None]]  # fn(prompts, completions, **columns) -> [N] float | None
 
@@ -136,9 +137,11 @@ class FunctionReward(FixedReward):
         self.weights = torch.tensor(weights, dtype=torch.float32)  # [K]
         self.name = name or "+".join(self.names)
 
+    SEES_TASK = False  # TRL-style functions see the Rollouts only
+
     @classmethod
-    def from_config(cls, cfg: CallableRewardConfig) -> "FunctionReward":
-        """The functions a :class:`CallableRewardConfig` names by import path."""
+    def from_config(cls, cfg: CallableRewardConfig, ctx: RewardContext | None = None) -> "FunctionReward":
+        """The functions a :class:`CallableRewardConfig` names by import path (``ctx`` is not needed)."""
         if not cfg.functions:
             raise ValueError("no function named; set reward.callable.functions=[package.module:function, ...]")
         return cls([load_callable(p) for p in cfg.functions], weights=cfg.weights or None)

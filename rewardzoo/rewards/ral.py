@@ -10,6 +10,8 @@ the *only* reward — no verifier, no reward labels, no reasoning demonstrations
                  never more than max_skip_streak times in a row
     Polyak     : φ_r ← (1 − τ)·φ_r + τ·φ after every update call   (φ_r ≡ φ when polyak is off)
     frozen     : after warm-up neither φ nor φ_r changes (the frozen-judge baseline)
+    format_only: D ≡ 1, no judge at all: r = 1 on a well-formed answer, 0 on a malformed one — the
+                 control that removes RAL's learned part (what the format parser alone rewards)
 
 One step, as the trainer runs it: ``score`` (reward judge φ_r on this batch) → ``update``
 (measure the training judge φ on references vs. this batch's answers, gate, one BCE step on φ,
@@ -55,6 +57,7 @@ from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
 from rewardzoo.judges.buffers import EVICTIONS, ReplayBuffer, replay_count
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
 from rewardzoo.judges.schedule import UpdateGate, parameter_distance, polyak_update
+from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.transforms import G_TRANSFORMS, GTransform, get_transform
 
 
@@ -76,6 +79,9 @@ class RALConfig:
     """Judge updates on the starting policy's rollouts before RL (never gated)."""
     frozen: bool = False
     """Baseline: stop updating the judge (and the reward judge) after warm-up."""
+    format_only: bool = False
+    """Control: no judge at all — D ≡ 1, so r = 1 on every well-formed answer and 0 on a malformed one (no
+    warm-up, no judge forward or update): what RAL gets from the format parser alone."""
     judge_steps: int = 1
     """Judge optimiser steps per update call (per RL step and per warm-up round), all on that call's
     batch; the gate decides once per call."""
@@ -117,23 +123,34 @@ class RAL:
         self.cfg = cfg = cfg or RALConfig()
         check_section(cfg, "reward.ral")
         self.g = g or get_transform(cfg.g)
-        self.warmup_steps = cfg.warmup_steps
+        self.warmup_steps = 0 if cfg.format_only else cfg.warmup_steps
+        self.updates = 0  # update calls so far (the first warmup_steps are the warm-up)
+        if cfg.format_only:
+            self.judge = self.reward_judge = None
+            return
         self.judge = judge or SequenceJudge.build(cfg.judge, policy_dir=policy_dir, seed=derive_seed(seed, "ral", "judge"),
                                                   device=device)
         self.reward_judge = self.judge.frozen_copy() if cfg.polyak else self.judge
         self.buffer = ReplayBuffer(cfg.replay_capacity, cfg.replay_eviction, seed=derive_seed(seed, "ral", "replay"))
         self.gate = UpdateGate(cfg.gate_threshold, cfg.gate_ema_rate, cfg.max_skip_streak)
-        self.updates = 0  # update calls so far (the first warmup_steps are the warm-up)
+
+    SEES_TASK = False  # never the task: its verifier must not reach the reward
 
     @classmethod
-    def from_config(cls, cfg: RALConfig, ctx) -> "RAL":
-        """RAL from its config section and a :class:`rewardzoo.zoo.RewardContext` (seed, init_dir,
-        device) — never from the task."""
+    def from_config(cls, cfg: RALConfig | None = None, ctx: RewardContext | None = None) -> "RAL":
+        """RAL from its config section and the run's seed, starting weights and device (``ctx.task``, if a
+        hand-built context carries one, is not read)."""
+        ctx = ctx or RewardContext()
         return cls(cfg, seed=ctx.seed, policy_dir=ctx.init_dir, device=ctx.device)
 
     def score(self, batch: Rollouts) -> RewardOutput:
-        """r_i = g(D_φr(x_i, a_i)) where a_i is well formed, exactly 0 where it is None."""
+        """r_i = g(D_φr(x_i, a_i)) where a_i is well formed, exactly 0 where it is None (``format_only``: 1
+        where it is well formed)."""
         valid = [i for i, a in enumerate(batch.answers) if a is not None]
+        if self.cfg.format_only:
+            well_formed = torch.tensor([float(a is not None) for a in batch.answers])  # [N]
+            return RewardOutput(rewards=well_formed, components={"judge_prob": well_formed.clone()},
+                                metrics={"reward/judge_prob_mean": 1.0 if valid else 0.0, "reward/judge_prob_std": 0.0})
         z = self.reward_judge.logit_reference([batch.prompts[i] for i in valid], [batch.answers[i] for i in valid])  # [n_valid]
         d = torch.sigmoid(z)  # [n_valid]
         prob = torch.zeros(len(batch))  # [N]
@@ -150,7 +167,9 @@ class RAL:
         """Train the judge on this batch's references (1) vs. its valid answers plus replayed ones (0),
         through the gate; then Polyak-average the reward judge.  ``out`` must be this reward's
         ``score(batch)`` (its ``judge_prob`` is reused when the reward judge is the judge itself).
-        Returns ``judge/…`` scalars."""
+        Returns ``judge/…`` scalars (none with ``format_only``: there is no judge)."""
+        if self.cfg.format_only:
+            return {}
         warm = self.updates < self.warmup_steps
         learns = warm or not self.cfg.frozen
         self.updates += 1
@@ -200,12 +219,17 @@ class RAL:
 
     def state_dict(self) -> dict:
         """Judge (+ optimizer), reward judge, replay buffer (+ generator), gate and update count."""
+        if self.cfg.format_only:
+            return {"updates": self.updates}
         return {"judge": self.judge.state_dict(),
                 "reward_judge": self.reward_judge.model.state_dict() if self.cfg.polyak else None,
                 "buffer": self.buffer.state_dict(), "gate": self.gate.state_dict(), "updates": self.updates}
 
     def load_state_dict(self, state: dict) -> None:
         """Restore :meth:`state_dict`."""
+        if self.cfg.format_only:
+            self.updates = state["updates"]
+            return
         self.judge.load_state_dict(state["judge"])
         if self.cfg.polyak:
             self.reward_judge.model.load_state_dict(state["reward_judge"])

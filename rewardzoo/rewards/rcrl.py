@@ -73,6 +73,7 @@ from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
 from rewardzoo.judges.pairwise import (COMPARISONS, Judge, LMJudge, LMJudgeConfig, RuleJudge, RuleJudgeConfig,
                                        Tournament, group_rows)
 from rewardzoo.judges.rubric import SCHEDULES, WEIGHTINGS, Rubric, RubricSchedule, load_rubric
+from rewardzoo.rewards.context import RewardContext
 
 SCORINGS = ("pairwise", "absolute")
 JUDGE_KINDS = ("lm", "rule")
@@ -164,9 +165,12 @@ class RcRL:
             self.judge = LMJudge.from_pretrained(cfg.judge.lm.model, cfg.judge.lm, device)
         self.last_step = -1
 
+    SEES_TASK = False  # its judge is not the task's
+
     @classmethod
-    def from_config(cls, cfg: RcRLConfig, ctx) -> "RcRL":
-        """RcRL from its config section and a :class:`rewardzoo.zoo.RewardContext` — never from the task."""
+    def from_config(cls, cfg: RcRLConfig | None = None, ctx: RewardContext | None = None) -> "RcRL":
+        """RcRL from its config section and the run's seed and device (``ctx.task`` is not read)."""
+        ctx = ctx or RewardContext()
         return cls(cfg, seed=ctx.seed, device=ctx.device)
 
     def bind_policy(self, policy: torch.nn.Module, tokenizer) -> None:

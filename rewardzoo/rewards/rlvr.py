@@ -46,6 +46,7 @@ import torch
 
 from rewardzoo.core.config import check_section
 from rewardzoo.core.types import FixedReward, RewardOutput, Rollouts
+from rewardzoo.rewards.context import RewardContext
 from rewardzoo.tasks.checks.verifiers import VERIFIERS
 
 RowVerifier = Callable[[str | None, str | None, dict, str], float]  # (answer, reference, meta, completion) -> score
@@ -186,18 +187,18 @@ class RLVR(FixedReward):
         self.verifier = verifier
         self.name = name
 
+    SEES_TASK = True  # the task's verifier is the reward
+
     @classmethod
-    def from_config(cls, cfg: RLVRConfig, task) -> "RLVR":
-        """RLVR with the verifier and stack ``cfg`` names, on ``task`` (refused when the named
-        verifier cannot score the task's own demonstrations: :func:`check_verifier_fits`)."""
+    def from_config(cls, cfg: RLVRConfig | None = None, ctx: RewardContext | None = None) -> "RLVR":
+        """RLVR with the verifier and stack ``cfg`` names (default: the task's own verifier alone) on
+        ``ctx.task`` (refused when the named verifier cannot score the task's own demonstrations:
+        :func:`check_verifier_fits`)."""
+        cfg = cfg or RLVRConfig()
+        task = (ctx or RewardContext()).require_task("RLVR")
         check_section(cfg, "reward.rlvr")
         check_verifier_fits(cfg, task)
         return cls(row_verifier(cfg, task), name=f"{task.name}/{cfg.verifier}", config=cfg)
-
-    @classmethod
-    def from_task(cls, task) -> "RLVR":
-        """RLVR with the task's own verifier on the task-parsed answer, nothing else in the stack."""
-        return cls.from_config(RLVRConfig(), task)
 
     def score(self, batch: Rollouts) -> RewardOutput:
         """The verifier and every active stack term of every row, and their weighted sum."""

@@ -62,6 +62,7 @@ from rewardzoo.core.config import check_section
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
 from rewardzoo.judges.buffers import ReplayBuffer
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
+from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.transforms import G_TRANSFORMS, GTransform, get_transform
 
 Verifier = Callable[[str | None, str | None, dict], float]  # (answer, reference, meta) -> v in [0, 1]
@@ -134,7 +135,7 @@ class VARL:
     >>> from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
     >>> tiny = TinyModelConfig(hidden_size=16, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=32)
     >>> task = Multiplication(MultiplicationConfig(n_train=20, n_eval=5))
-    >>> varl = VARL.from_task(VARLConfig(discriminator=JudgeConfig(tiny=tiny)), task)
+    >>> varl = VARL.from_config(VARLConfig(discriminator=JudgeConfig(tiny=tiny)), RewardContext(task=task))
     >>> batch = Rollouts(prompts=["12*3="] * 3, completions=["36", "35", "x"], answers=["36", "35", None],
     ...                  references=["36"] * 3, group_ids=torch.zeros(3, dtype=torch.long), meta=[{}] * 3, step=0)
     >>> out = varl.score(batch)
@@ -154,7 +155,7 @@ class VARL:
         if cfg.combine == "multiply":
             warn_unless_safe_under_gate(self.g)
         if cfg.features == "completion" and not demonstrations:
-            raise ValueError("features='completion' needs the task's demonstrations (build VARL with from_task)")
+            raise ValueError("features='completion' needs the task's demonstrations (build VARL with VARL.from_config(cfg, RewardContext(task=task)))")
         self.verifier = verifier
         self.demonstrations = demonstrations or {}
         self.warmup_steps = cfg.warmup_steps
@@ -165,16 +166,18 @@ class VARL:
         self.generator = torch.Generator().manual_seed(derive_seed(seed, "varl", "demonstrations"))
         self.updates = 0  # update calls so far (the first warmup_steps are the warm-up)
 
+    SEES_TASK = True  # v is the task's verifier; the discriminator's positives are its demonstrations
+
     @classmethod
-    def from_task(cls, cfg: VARLConfig, task, ctx=None) -> "VARL":
-        """VARL with ``task``'s verifier and demonstrations; ``ctx`` a :class:`rewardzoo.zoo.RewardContext`
-        (seed, init_dir, device) or None."""
+    def from_config(cls, cfg: VARLConfig | None = None, ctx: RewardContext | None = None) -> "VARL":
+        """VARL with ``ctx.task``'s verifier and demonstrations, its seed, starting weights and device."""
+        ctx = ctx or RewardContext()
+        task = ctx.require_task("VARL")
         demos: dict[str, list[str]] = {}
         for e in task.train:
             demos.setdefault(e.prompt, []).append(e.demonstration)
-        kw = {} if ctx is None else dict(seed=ctx.seed, policy_dir=ctx.init_dir, device=ctx.device)
         return cls(cfg, verifier=lambda answer, reference, meta: task.verify(answer, reference, meta),
-                   demonstrations=demos, **kw)
+                   demonstrations=demos, seed=ctx.seed, policy_dir=ctx.init_dir, device=ctx.device)
 
     def features(self, batch: Rollouts) -> list[str | None]:
         """[N] φ(y) of every row: the parsed answer (None when malformed) or the whole completion."""

@@ -134,6 +134,14 @@ def load_rows(path: str, split: str = "train") -> list[dict]:
                          f"({err}); give the path of a JSONL file or a save_to_disk directory") from err
 
 
+def row_name(i: int, source: str) -> str:
+    """How to find row ``i`` (0-based) of ``source``: ``row 6 (line 6)`` of a JSONL file, ``row 6 (line 7)`` of
+    a CSV file (after its header), ``row 6`` elsewhere — counting from 1, as editors do (a JSONL file's
+    blank lines, which are skipped, are not counted)."""
+    header = {".jsonl": 0, ".csv": 1}.get(Path(str(source)).suffix.lower())
+    return f"row {i + 1}" + ("" if header is None else f" (line {i + 1 + header})")
+
+
 def _examples(rows: list[dict], cfg: UserTaskConfig, source: str) -> list[Example]:
     """Rows → examples, after checking that every configured column exists."""
     if not rows:
@@ -150,7 +158,8 @@ def _examples(rows: list[dict], cfg: UserTaskConfig, source: str) -> list[Exampl
     for i, row in enumerate(rows):
         for key in ("prompt_column", "reference_column"):
             if row.get(wanted[key]) is None:
-                raise ValueError(f"row {i} of {source} has no value in column {wanted[key]!r} (task.user.{key})")
+                raise ValueError(f"{row_name(i, source)} of {source} has no value in column {wanted[key]!r} "
+                                 f"(task.user.{key})")
         reference = str(row[cfg.reference_column])
         demonstration = row.get(cfg.demonstration_column) if cfg.demonstration_column else None
         examples.append(Example(

@@ -13,6 +13,7 @@ import warnings
 import pytest
 import torch
 
+from rewardzoo.rewards.context import RewardContext
 from rewardzoo import recipes
 from rewardzoo.core import checkpoint
 from rewardzoo.core.checkpoint import check_run_dir, checkpoint_state, checkpoints, remove_tree
@@ -29,7 +30,7 @@ QUICK = ["eval.n_examples=4", "checkpoint_every=1"]
 
 def make_trainer(cfg):
     task = build_task(cfg.task)
-    return Trainer(cfg, task=task, reward=RLVR.from_task(task))
+    return Trainer(cfg, task=task, reward=RLVR.from_config(ctx=RewardContext(task=task)))
 
 
 def steps_on_disk(run_dir):

@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from rewardzoo.rewards.context import RewardContext
 from rewardzoo.core.models import ModelConfig, load_policy
 from rewardzoo.core.trainer import NonFiniteError
 from rewardzoo.core.types import RewardOutput, Rollouts
@@ -72,24 +73,24 @@ class Recording:
 
 
 def test_rlvr_as_a_trl_function_scores_text_prompts():
-    fn = as_reward_func(RLVR.from_task(TASK), parse=TASK.parse)
+    fn = as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), parse=TASK.parse)
     assert fn(PROMPTS, COMPLETIONS, **COLUMNS) == [1.0, 0.0, 1.0, 0.0]
     batch = fn.rollouts(PROMPTS, COMPLETIONS, COLUMNS)
     assert batch.answers == ["6", "7", "20", None]
     assert batch.meta == [{"a": 2, "b": 3}] * 2 + [{"a": 4, "b": 5}] * 2
     assert batch.group_ids.tolist() == [0, 0, 1, 1]
-    assert fn.__name__ == "RLVR" and as_reward_func(RLVR.from_task(TASK), name="acc").__name__ == "acc"
+    assert fn.__name__ == "RLVR" and as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), name="acc").__name__ == "acc"
 
 
 def test_trl_reads_the_name_it_logs_under():
     trl_utils = pytest.importorskip("trl.trainer.utils")
-    assert trl_utils.get_callable_name(as_reward_func(RLVR.from_task(TASK), name="mult_acc")) == "mult_acc"
+    assert trl_utils.get_callable_name(as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), name="mult_acc")) == "mult_acc"
 
 
 def test_conversational_prompts_and_completions():
     prompts = [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": p}] for p in PROMPTS]
     completions = [[{"role": "assistant", "content": [{"type": "text", "text": c}]}] for c in COMPLETIONS]
-    fn = as_reward_func(RLVR.from_task(TASK), parse=TASK.parse)
+    fn = as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), parse=TASK.parse)
     assert fn(prompts, completions, **COLUMNS) == [1.0, 0.0, 1.0, 0.0]
     assert prompt_text(prompts[0]) == "2*3="
     two_turns = [{"role": "assistant", "content": "let me think"}, {"role": "tool", "content": "42"},
@@ -100,17 +101,17 @@ def test_conversational_prompts_and_completions():
 
 
 def test_without_a_parser_the_answer_is_the_stripped_completion():
-    batch = as_reward_func(RLVR.from_task(TASK)).rollouts(PROMPTS, ["6 ", "", "20", "x"], COLUMNS)
+    batch = as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK))).rollouts(PROMPTS, ["6 ", "", "20", "x"], COLUMNS)
     assert batch.answers == ["6", None, "20", "x"]
 
 
 def test_reference_column():
-    fn = as_reward_func(RLVR.from_task(TASK), parse=TASK.parse, reference_column="solution")
+    fn = as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), parse=TASK.parse, reference_column="solution")
     with pytest.raises(KeyError, match=r"no column 'solution' \(columns: \['a', 'b', 'reference'\]\)"):
         fn(PROMPTS, COMPLETIONS, **COLUMNS, trainer_state=None)
     renamed = {"solution": COLUMNS["reference"], "a": COLUMNS["a"], "b": COLUMNS["b"]}
     assert fn(PROMPTS, COMPLETIONS, **renamed) == [1.0, 0.0, 1.0, 0.0]
-    assert as_reward_func(RLVR.from_task(TASK), reference_column=None).rollouts(PROMPTS, COMPLETIONS, {}).references == [None] * 4
+    assert as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), reference_column=None).rollouts(PROMPTS, COMPLETIONS, {}).references == [None] * 4
 
 
 def test_group_ids_runs_and_blocks():
@@ -121,7 +122,7 @@ def test_group_ids_runs_and_blocks():
     with pytest.raises(ValueError, match=r"rows 0..1 do not share one prompt"):
         group_ids_of(["a", "b", "b", "b"], 2)
     with pytest.raises(ValueError, match="positive int"):
-        as_reward_func(RLVR.from_task(TASK), num_generations=0)
+        as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), num_generations=0)
 
 
 def test_learned_reward_updates_once_per_call_and_metrics_reach_log_metric():
@@ -139,9 +140,28 @@ def test_learned_reward_updates_once_per_call_and_metrics_reach_log_metric():
     assert frozen.updates == 0
 
 
+def test_a_learned_reward_warms_up_on_the_first_batch_before_scoring_it():
+    """warmup_steps = 2: the first call runs two update rounds on its batch (b: 0 → 0.5 → 0.75), then scores
+    against the warmed baseline and learns once more (b → 0.875); later calls never warm up again."""
+    reward = RunningMeanDigits()
+    reward.warmup_steps = 2
+    logged = []
+    fn = as_reward_func(reward)
+    first = fn(PROMPTS, COMPLETIONS, **COLUMNS, log_metric=lambda k, v: logged.append((k, v)))
+    assert first == [0.25, 0.25, 1.25, -0.75]  # digits 1, 1, 2, 0 minus the warmed baseline 0.75
+    assert reward.updates == 3 and reward.baseline == 0.875 and ("warmup/reward/baseline", 0.75) in logged
+    fn(PROMPTS, COMPLETIONS, **COLUMNS)
+    assert reward.updates == 4
+    cold = RunningMeanDigits()
+    cold.warmup_steps = 2
+    with pytest.warns(UserWarning, match="untrained judge"):
+        skipped = as_reward_func(cold, warmup=False)
+    assert skipped(PROMPTS, COMPLETIONS, **COLUMNS) == [1.0, 1.0, 2.0, 0.0] and cold.updates == 1
+
+
 def test_step_comes_from_trainer_state_else_the_call_count():
     transformers = pytest.importorskip("transformers")
-    fn = as_reward_func(Recording(RLVR.from_task(TASK)), parse=TASK.parse)
+    fn = as_reward_func(Recording(RLVR.from_config(ctx=RewardContext(task=TASK))), parse=TASK.parse)
     fn(PROMPTS, COMPLETIONS, **COLUMNS)
     fn(PROMPTS, COMPLETIONS, **COLUMNS)
     fn(PROMPTS, COMPLETIONS, **COLUMNS, trainer_state=transformers.TrainerState(global_step=17))
@@ -167,8 +187,8 @@ def test_round_trip_through_function_reward_equals_the_reward():
     batch = Rollouts(prompts=[e.prompt for e in rows], completions=completions, answers=[TASK.parse(c) for c in completions],
                      references=[e.reference for e in rows], group_ids=torch.arange(4).repeat_interleave(2),
                      meta=[e.meta for e in rows], step=3)
-    direct = RLVR.from_task(TASK).score(batch).rewards
-    trip = FunctionReward(as_reward_func(RLVR.from_task(TASK), parse=TASK.parse)).score(batch).rewards
+    direct = RLVR.from_config(ctx=RewardContext(task=TASK)).score(batch).rewards
+    trip = FunctionReward(as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), parse=TASK.parse)).score(batch).rewards
     assert trip.tolist() == direct.tolist() and direct.sum() == 4
 
 
@@ -179,7 +199,7 @@ def test_grpo_trainer_trains_with_rewardzoo_rewards(tmp_path):
     trl = pytest.importorskip("trl")
     examples = TASK.train[:8]
     dataset = datasets.Dataset.from_list([{"prompt": e.prompt, "reference": e.reference, **e.meta} for e in examples])
-    rlvr = Recording(RLVR.from_task(TASK))
+    rlvr = Recording(RLVR.from_config(ctx=RewardContext(task=TASK)))
     learned = RunningMeanDigits()
     model, tokenizer = load_policy(ModelConfig(name="tiny"))
     before = {n: p.detach().clone() for n, p in model.named_parameters()}

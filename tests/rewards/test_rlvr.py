@@ -8,6 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rewardzoo.rewards.context import RewardContext
 from rewardzoo.zoo import build_reward
 from rewardzoo.zoo import load_config
 from rewardzoo.core.types import Reward, Rollouts
@@ -24,9 +25,9 @@ def batch(completions, references, answers=None):
                     group_ids=torch.arange(n) // 2, meta=[{}] * n, step=0)
 
 
-def test_plain_constructor_and_from_task_keep_working():
+def test_plain_constructor_and_from_config_with_the_task():
     b = batch(["<answer>12</answer>", "<answer>13</answer>", "12", "<answer>12</answer>"], ["12", "12", "12", None])
-    out = RLVR.from_task(TASK).score(b)
+    out = RLVR.from_config(ctx=RewardContext(task=TASK)).score(b)
     assert out.rewards.tolist() == [1.0, 0.0, 0.0, 0.0] and out.rewards.dtype == torch.float32
     assert set(out.components) == {"verifier"} and out.metrics == {"reward/verifier_mean": 0.25}
     custom = RLVR(lambda answer, reference, meta, completion: float(len(completion) > 3))
@@ -38,13 +39,13 @@ def test_named_verifier_on_the_answer_or_the_whole_completion():
     """The contains hack: listing candidates passes only when the verifier reads the completion."""
     listing = "12 13 14 <answer>13</answer>"
     b = batch([listing, "<answer>12</answer>"], ["12", "12"])
-    on_answer = RLVR.from_config(RLVRConfig(verifier="contains"), TASK).score(b)
-    on_completion = RLVR.from_config(RLVRConfig(verifier="contains", apply_to="completion"), TASK).score(b)
+    on_answer = RLVR.from_config(RLVRConfig(verifier="contains"), RewardContext(task=TASK)).score(b)
+    on_completion = RLVR.from_config(RLVRConfig(verifier="contains", apply_to="completion"), RewardContext(task=TASK)).score(b)
     assert on_answer.rewards.tolist() == [0.0, 1.0] and on_completion.rewards.tolist() == [1.0, 1.0]
-    tagged = RLVR.from_config(RLVRConfig(verifier="tagged", apply_to="completion"), TASK).score(b)
+    tagged = RLVR.from_config(RLVRConfig(verifier="tagged", apply_to="completion"), RewardContext(task=TASK)).score(b)
     assert tagged.rewards.tolist() == [0.0, 1.0]
     malformed = batch(["no tags"], ["12"], answers=[None])
-    assert RLVR.from_config(RLVRConfig(verifier="exact"), TASK).score(malformed).rewards.tolist() == [0.0]
+    assert RLVR.from_config(RLVRConfig(verifier="exact"), RewardContext(task=TASK)).score(malformed).rewards.tolist() == [0.0]
 
 
 def test_stack_hand_computed():
@@ -57,7 +58,7 @@ def test_stack_hand_computed():
     rows = ["<answer>12</answer>x", "<answer>13</answer>" + "y" * 21, "abcdefg где" + "." * 19]
     cfg = RLVRConfig(format_weight=0.2, length_weight=0.1, length_target=20, language_mix_weight=1.0)
     with pytest.warns(UserWarning, match="accuracy must dominate"):
-        reward = RLVR.from_config(cfg, TASK)
+        reward = RLVR.from_config(cfg, RewardContext(task=TASK))
     out = reward.score(batch(rows, ["12", "12", "12"]))
     assert out.components["verifier"].tolist() == [1.0, 0.0, 0.0]
     assert out.components["format"].tolist() == [1.0, 1.0, 0.0]
@@ -71,8 +72,8 @@ def test_stack_hand_computed():
 def test_default_stack_is_accuracy_only_and_dominating_weights_do_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        RLVR.from_config(RLVRConfig(format_weight=0.2, length_weight=0.1, language_mix_weight=0.5), TASK)
-    out = RLVR.from_config(RLVRConfig(format_weight=0.5), TASK).score(batch(["<answer>1</answer>"], ["12"]))
+        RLVR.from_config(RLVRConfig(format_weight=0.2, length_weight=0.1, language_mix_weight=0.5), RewardContext(task=TASK))
+    out = RLVR.from_config(RLVRConfig(format_weight=0.5), RewardContext(task=TASK)).score(batch(["<answer>1</answer>"], ["12"]))
     assert set(out.components) == {"verifier", "format"} and out.rewards.tolist() == [0.5]
 
 
@@ -96,7 +97,7 @@ def test_language_mix_and_length_definitions():
 ])
 def test_bad_configs_are_clear_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        RLVR.from_config(RLVRConfig(**kwargs), TASK)
+        RLVR.from_config(RLVRConfig(**kwargs), RewardContext(task=TASK))
 
 
 def test_build_reward_reads_the_config_section():
@@ -116,7 +117,7 @@ def test_rewards_are_finite_and_bounded(completions, w_fmt, w_len, w_lang, verif
                      length_target=20, apply_to="completion" if verifier == "tagged" else "answer")  # tags stay in
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        reward = RLVR.from_config(cfg, TASK)
+        reward = RLVR.from_config(cfg, RewardContext(task=TASK))
     out = reward.score(batch(completions, ["12"] * len(completions)))
     assert out.rewards.shape == (len(completions),) and torch.isfinite(out.rewards).all()
     assert (out.rewards >= -(w_len + w_lang) - 1e-6).all() and (out.rewards <= 1 + w_fmt + 1e-6).all()
@@ -126,5 +127,5 @@ def test_a_verifier_that_cannot_read_the_tasks_answers_is_refused():
     """Item 5 of issue 12: `tagged` on the parsed answer (tags already stripped) scores 0 on every row,
     so RL would train on zero reward with gradient norm 0; it is refused, naming the fix."""
     with pytest.raises(ValueError, match=r"verifier='tagged' .* scores 0 on all of the first 16 demonstrations"):
-        RLVR.from_config(RLVRConfig(verifier="tagged"), TASK)
-    assert RLVR.from_config(RLVRConfig(verifier="tagged", apply_to="completion"), TASK)
+        RLVR.from_config(RLVRConfig(verifier="tagged"), RewardContext(task=TASK))
+    assert RLVR.from_config(RLVRConfig(verifier="tagged", apply_to="completion"), RewardContext(task=TASK))

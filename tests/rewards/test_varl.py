@@ -11,6 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rewardzoo.rewards.context import RewardContext
 from rewardzoo.core.config import ConfigError, as_dict
 from rewardzoo.core.models import TinyModelConfig
 from rewardzoo.core.types import Rollouts
@@ -20,7 +21,7 @@ from rewardzoo.rewards import varl as varl_module
 from rewardzoo.rewards.transforms import G_TRANSFORMS
 from rewardzoo.rewards.varl import VARL, VARLConfig
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
-from rewardzoo.zoo import RewardContext, build_reward, build_task, load_config
+from rewardzoo.zoo import build_reward, build_task, load_config
 
 TINY = TinyModelConfig(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64)
 TASK = Multiplication(MultiplicationConfig(n_train=40, n_eval=5))
@@ -33,7 +34,7 @@ def varl(seed: int = 0, verifier=None, demonstrations=None, **kw) -> VARL:
     cfg = VARLConfig(discriminator=JudgeConfig(tiny=TINY, lr=1e-2), **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the transform warning has its own test
-        reward = VARL.from_task(cfg, TASK, RewardContext(seed=seed))
+        reward = VARL.from_config(cfg, RewardContext(seed=seed, task=TASK))
     if verifier is not None:
         reward.verifier = verifier
     if demonstrations is not None:
@@ -182,7 +183,7 @@ def test_a_transform_without_affinity_or_bound_warns_once_under_the_gate(g, says
     cfg = VARLConfig(discriminator=JudgeConfig(tiny=TINY), g=g)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        reward = VARL.from_task(cfg, TASK)
+        reward = VARL.from_config(cfg, RewardContext(task=TASK))
         for step in range(3):
             b = batch(step)
             reward.update(b, reward.score(b))
@@ -194,7 +195,7 @@ def test_a_transform_without_affinity_or_bound_warns_once_under_the_gate(g, says
         assert "lacks positive affinity" not in messages[0]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        VARL.from_task(VARLConfig(discriminator=JudgeConfig(tiny=TINY), g=g, combine="add"), TASK)
+        VARL.from_config(VARLConfig(discriminator=JudgeConfig(tiny=TINY), g=g, combine="add"), RewardContext(task=TASK))
     assert not [w for w in caught if "reward.varl" in str(w.message)]  # no gate, nothing to warn about
 
 

@@ -116,8 +116,22 @@ def test_errors_say_what_to_change(tmp_path):
         UserTask(UserTaskConfig(path=path, eval_split="test"))
     with pytest.raises(ValueError, match="eval_fraction must be in"):
         UserTask(UserTaskConfig(path=path, prompt_column="question", reference_column="answer", eval_fraction=1.0))
-    with pytest.raises(ValueError, match=r"row 1 .* no value in column 'reference'"):
+    with pytest.raises(ValueError, match=r"row 2 .* no value in column 'reference'"):
         UserTask(UserTaskConfig(), rows=[{"prompt": "a", "reference": "b"}, {"prompt": "c", "reference": None}])
+
+
+def test_a_broken_line_is_named_by_the_line_an_editor_shows(tmp_path):
+    """The sixth line of a JSONL file lacks its reference: the error says line 6 (and of a CSV, line 7)."""
+    lines = [{"prompt": f"{i}+1=", "reference": str(i + 1)} for i in range(8)]
+    lines[5]["reference"] = None
+    path = tmp_path / "data.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in lines))
+    with pytest.raises(ValueError, match=r"row 6 \(line 6\) of .*data.jsonl has no value in column 'reference'"):
+        UserTask(UserTaskConfig(path=str(path)))
+    csv = tmp_path / "data.csv"
+    csv.write_text("prompt,reference\n" + "".join(f"{r['prompt']},{r['reference'] or ''}\n" for r in lines))
+    with pytest.raises(ValueError, match=r"row 6 \(line 7\) of .*data.csv"):
+        UserTask(UserTaskConfig(path=str(csv)))
 
 
 def test_shipped_example_file():
