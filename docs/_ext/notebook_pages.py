@@ -1,8 +1,10 @@
 """Sphinx extension: the teaching notebooks as pages, executed at build time from their jupytext sources.
 
-Before Sphinx reads a page, every ``notebooks/NN_name.py`` is executed exactly as
-``tests/test_notebooks.py`` executes it (``scripts/run_notebooks.py``: a fresh kernel of this
-interpreter, offline, one thread, in an empty temporary directory), ``notebook_jobs`` at a time.
+Before Sphinx reads a page, every ``notebooks/NN_name.py`` is executed as ``tests/test_notebooks.py``
+executes it (``scripts/run_notebooks.py``: a fresh kernel of this interpreter, offline, one thread, in
+an empty temporary directory), ``notebook_jobs`` at a time, under ``notebook_time_limit_s`` each: a
+longer limit than the test's, because the build renders the notebooks while the test times them (on a
+busy machine a notebook may run past the test's limit, and the build would fail for nothing).
 The executed notebook is kept as ``build/docs-notebooks/NN_name.ipynb`` beside the key of
 everything its run read (its own text, the package's files, the recipes, the runner, the
 interpreter and the torch/transformers versions): a later build whose key is unchanged reuses it
@@ -61,12 +63,12 @@ def inputs_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-def run_one(runner_path: str, source: str, target: str) -> float:
+def run_one(runner_path: str, source: str, target: str, time_limit_s: float) -> float:
     """Execute the notebook ``source`` as the tests do and write it, with its outputs, to ``target``."""
     runner = runpy.run_path(runner_path)
     with tempfile.TemporaryDirectory(prefix="rewardzoo-docs-notebook-") as workdir:
         try:
-            nb, seconds = runner["run_notebook"](Path(source), Path(workdir))
+            nb, seconds = runner["run_notebook"](Path(source), Path(workdir), time_limit_s)
         except Exception as err:  # nbclient's errors do not survive the trip back from a worker process
             raise RuntimeError(f"{type(err).__name__}: {err}") from None
     nb.metadata["rewardzoo"] = {"wall_s": round(seconds, 1)}
@@ -102,8 +104,8 @@ def execute_all(app: Sphinx) -> None:
         jobs = max(1, min(app.config.notebook_jobs, len(todo)))
         logger.info(f"executing {len(todo)} notebook(s), {jobs} at a time")
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {path: pool.submit(run_one, str(root / RUNNER), str(path), str(target))
-                       for path, (target, _, _) in todo.items()}
+            futures = {path: pool.submit(run_one, str(root / RUNNER), str(path), str(target),
+                                         app.config.notebook_time_limit_s) for path, (target, _, _) in todo.items()}
             for path, future in futures.items():
                 try:
                     seconds = future.result()
@@ -132,5 +134,6 @@ def read_executed(text: str) -> nbformat.NotebookNode:
 
 def setup(app: Sphinx) -> dict:
     app.add_config_value("notebook_jobs", 1, "env", int)
+    app.add_config_value("notebook_time_limit_s", 900.0, "env", float)
     app.connect("builder-inited", execute_all)
     return {"parallel_read_safe": False, "parallel_write_safe": True}
