@@ -395,7 +395,10 @@ def expose_interpreter() -> None:
 def main() -> None:
     request = json.load(sys.stdin)
     if os.geteuid() == 0:
-        libc.unshare(0x04000000)  # CLONE_NEWUTS: a hostname of its own
+        # CLONE_NEWUTS | CLONE_NEWIPC: a hostname and SysV / POSIX IPC objects of its own, so hosts running at
+        # once (pytest workers, other checkouts) never see each other's bait as something a sandbox left behind;
+        # a sandbox child in rlimits mode shares this namespace, so what it leaves is still seen here
+        libc.unshare(0x04000000 | 0x08000000)
     if request["uid"] is not None:
         expose_interpreter()
         os.setgroups([])
