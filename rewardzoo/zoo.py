@@ -182,12 +182,13 @@ def help_config() -> list[str]:
 
 def build_task(cfg: TaskConfig) -> Task:
     """The task named by ``cfg.name``, built from its section; a setting its data cannot satisfy (too
-    few distinct problems, a missing file, ...) is a :class:`ConfigError` naming the section."""
+    few distinct problems, a missing file, a missing optional package, ...) is a :class:`ConfigError`
+    naming the section."""
     try:
         return TASKS[cfg.name](getattr(cfg, cfg.name))
     except ConfigError:
         raise
-    except (ValueError, FileNotFoundError) as err:
+    except (ValueError, FileNotFoundError, ImportError) as err:  # ImportError: an optional package it needs (RDKit)
         raise ConfigError(f"task.{cfg.name}: {err}") from err
 
 
