@@ -3,7 +3,7 @@
 The tiny-model factory builds a small Qwen3 (or Llama) from a config, with a character-level
 tokenizer that is a real ``PreTrainedTokenizerFast``, so every CPU preset runs without a download.
 With LoRA the reference policy is the same model with its adapters disabled
-(:func:`reference_forward`), never a second copy.
+(:class:`ReferencePolicy`), never a second copy.
 """
 
 from __future__ import annotations

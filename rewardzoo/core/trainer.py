@@ -44,7 +44,7 @@ from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows, toke
 from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
 from rewardzoo.core.models import ReferencePolicy, load_policy, trainable_parameters
 from rewardzoo.core.types import (Example, Generation, NonFiniteError, PolicyEvaluatingTask, Reward, RewardOutput,
-                                  Rollouts, TaskProtocol, TrainingInterrupted, check_reward, derive_seed)
+                                  Rollouts, TaskProtocol, TrainingInterrupted, check_reward, derive_seed, held_out)
 from rewardzoo.eval import batch_analysis
 
 
@@ -451,7 +451,7 @@ class Trainer:
         task with ``evaluate_policy`` (:class:`~rewardzoo.core.types.PolicyEvaluatingTask`) adds
         metrics of the policy's exact log-probabilities (:meth:`score_completions`), computed on every
         process for all held-out examples."""
-        examples = self.task.eval[: self.cfg.eval.n_examples or None]
+        examples = held_out(self.task, self.cfg.eval.split)[: self.cfg.eval.n_examples or None]
         k = self.cfg.eval.samples
         n = max(k, 1)  # completions per held-out prompt
         world, rank = self.acc.num_processes, self.acc.process_index
@@ -534,7 +534,8 @@ class Trainer:
         """``train/…`` and ``analysis/corr/…`` diagnostics from the task's exact checker, computed
         outside the reward (:func:`rewardzoo.eval.batch_analysis`)."""
         rows = self.task.row_metrics(rollouts.answers, rollouts.references, rollouts.meta)
-        return batch_analysis(rows, {"reward": out.rewards, **out.components})
+        return batch_analysis(rows, {"reward": out.rewards, **out.components},
+                              valid=[a is not None for a in rollouts.answers], groups=rollouts.group_ids)
 
     def _reward_metrics(self, rollouts: Rollouts, out: RewardOutput) -> dict[str, float]:
         r = out.rewards
