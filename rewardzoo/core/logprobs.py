@@ -321,7 +321,7 @@ def sequence_logprobs(
     completion positions to :func:`fused_token_logprobs` with the output layer's weight, scaled by
     ``logit_scale / temperature`` (logits = c·(W h + b), c from :func:`head_logit_scale`).
     ``fused=False`` takes the model's own logits over the packed rows (for heads that are not a
-    scaled linear layer).  :class:`PolicyLogProbs` shares prompts by default and falls back when the
+    scaled linear layer).  :class:`PolicyLogProbs` shares prompts when asked (off by default: under ATEN_CPU_CAPABILITY=default it moved a learned-judge statistic of tests/test_golden.py past its tolerance) and falls back when the
     model cannot; here a model that cannot raises :class:`PromptSharingUnsupported`.
     """
     from rewardzoo.core.models import causal_lm
@@ -407,7 +407,7 @@ class PolicyLogProbs(torch.nn.Module):
     """
 
     def __init__(self, model: torch.nn.Module, *, temperature: float = 1.0, chunk_size: int | None = None,
-                 share_prompts: bool = True):
+                 share_prompts: bool = False):
         from rewardzoo.core.models import causal_lm
 
         super().__init__()

@@ -55,7 +55,7 @@ def test_a_sliding_window_cache_falls_back_to_the_packed_rows_with_one_warning()
     config = transformers.MistralConfig(vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                         num_attention_heads=4, num_key_value_heads=2, sliding_window=3)
     model = transformers.AutoModelForCausalLM.from_config(config).float()
-    module = PolicyLogProbs(model)
+    module = PolicyLogProbs(model, share_prompts=True)
     batch = _batch(100)
     with pytest.warns(UserWarning, match="prompts not shared by their rows"):
         logp, _ = module(batch)
