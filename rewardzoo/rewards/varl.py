@@ -28,7 +28,7 @@ step's passing (x, φ) to both buffers, draw the negatives, one BCE step).  The 
 
 Whether D has learned anything is logged as a number: ``disc/auc_ref_vs_passing``, the AUC between
 the step's positives and its verifier-passing generations, both scored before D's step on them
-(held out from D's training so far; :func:`rewardzoo.eval.auc`, ties count ½).  Where every passing
+(held out from D's training so far; :func:`rewardzoo.eval.pairwise_auc`, ties count ½).  Where every passing
 output *is* its reference (an exact verifier with answer features) the AUC is ½ by construction:
 D has nothing to learn; on a gameable verifier, or with completion features that show a
 scratchpad, passing outputs differ from demonstrations and the AUC says how far D tells them apart.
@@ -68,7 +68,7 @@ import torch
 
 from rewardzoo.core.config import check_section
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
-from rewardzoo.eval import auc
+from rewardzoo.eval import pairwise_auc
 from rewardzoo.judges.buffers import ReplayBuffer
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
 from rewardzoo.rewards.context import RewardContext
@@ -263,7 +263,9 @@ class VARL:
         acc_ref, acc_gen = (d_pos > 0.5).float().mean().item(), (d_neg < 0.5).float().mean().item()
         d_fresh = out.components["disc_prob"][[i for i in rows if phi[i] is not None]]  # [n_passing] D before this step
         if len(d_fresh):
-            metrics["disc/auc_ref_vs_passing"] = auc(d_pos, d_fresh)
+            scores = torch.cat([d_pos.detach().cpu(), d_fresh.detach().cpu()])  # [n_pos + n_passing]
+            labels = torch.cat([torch.ones(len(d_pos)), torch.zeros(len(d_fresh))])  # [n_pos + n_passing]
+            metrics["disc/auc_ref_vs_passing"] = pairwise_auc(scores, labels)
         stats = self.discriminator.train_step(positives, negatives)
         metrics.update({"disc/accuracy": 0.5 * (acc_ref + acc_gen), "disc/accuracy_reference": acc_ref,
                         "disc/accuracy_generated": acc_gen, "disc/d_reference_mean": d_pos.mean().item(),
