@@ -51,7 +51,8 @@ Departures and choices of ours (we could not read the paper: nothing below is ch
    Polyak copy or frozen switch (RAL's stabilisers; the paper's buffers play that role here).
 6. The paper's group size 8 is in the recipes (``grpo.group_size: 8``); its advantages without std
    normalisation are not forced on them: each VARL recipe keeps its RLVR twin's ``grpo.advantage``
-   (twins differ only in ``reward.*``; ``dr_grpo`` on refdist, ``grpo`` on the multiplication tasks).
+   (``dr_grpo`` on refdist, ``grpo`` on hackable multiplication); on multiplication VARL keeps ``dr_grpo``
+   and the board's twin is its ``RLVR (dr_grpo)`` row.
    KL to the reference policy is the core's ``grpo.beta``.
 
 Untested: hub-model discriminators and GPU runs; whether our buffer split matches the paper's.

@@ -330,4 +330,6 @@ def test_varl_recipes_are_twins_of_their_rlvr_recipes(task):
     assert varl_cfg.pop("recipe")["name"] == f"varl_{task}"
     rlvr_cfg.pop("recipe")
     assert varl_cfg["grpo"]["group_size"] == 8
+    if task == "multiplication":  # the paper's dr_grpo; the board's twin is the row "RLVR (dr_grpo)" (TWIN_EXCEPTIONS)
+        assert varl_cfg["grpo"].pop("advantage") == "dr_grpo" and rlvr_cfg["grpo"].pop("advantage") == "grpo"
     assert varl_cfg == rlvr_cfg
