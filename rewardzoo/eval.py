@@ -4,6 +4,7 @@ Nothing here imports the rest of rewardzoo; the trainer, the benchmarks and the 
 these on what the task's exact checker and the reward returned.
 
     pearson(x, y)                 correlation of two [N] tensors (0 when either is constant)
+    auc(positive, negative)       ROC AUC: P(a positive scores above a negative), ties counting ½
     batch_analysis(rows, signals) train/<m> means of a batch's row metrics and the correlation of
                                   every reward signal with each (analysis/corr/<signal>/<m>)
     mean_ci(values)               mean of per-seed values with a t-interval over seeds
@@ -56,6 +57,21 @@ def pearson(x: torch.Tensor, y: torch.Tensor) -> float:
     x, y = x.double() - x.double().mean(), y.double() - y.double().mean()  # [N] each
     denom = float(x.norm() * y.norm())
     return float((x * y).sum()) / denom if denom > 0 else 0.0
+
+
+def auc(positive: Sequence[float] | torch.Tensor | np.ndarray, negative: Sequence[float] | torch.Tensor | np.ndarray) -> float:
+    """Area under the ROC curve of a score that should be higher on ``positive`` rows than on
+    ``negative`` ones: P(s⁺ > s⁻) + ½·P(s⁺ = s⁻) over all pairs, i.e. the Mann–Whitney U statistic of
+    the positives / (n⁺·n⁻) (scipy).  NaN when either side is empty.
+
+    >>> auc([0.9, 0.4], [0.4, 0.1, 0.2])  # pairs won: 3 + (½ + 1 + 1) of 6
+    0.9166666666666666
+    """
+    pos = np.asarray(positive, dtype=np.float64).ravel()  # [n+]
+    neg = np.asarray(negative, dtype=np.float64).ravel()  # [n-]
+    if pos.size == 0 or neg.size == 0:
+        return math.nan
+    return float(scipy_stats.mannwhitneyu(pos, neg, method="asymptotic").statistic / (pos.size * neg.size))
 
 
 def batch_analysis(rows: dict[str, list[float]], signals: dict[str, torch.Tensor]) -> dict[str, float]:

@@ -54,6 +54,7 @@ import torch
 
 from rewardzoo.core.config import check_section
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
+from rewardzoo.eval import auc
 from rewardzoo.judges.buffers import EVICTIONS, ReplayBuffer, replay_count
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
 from rewardzoo.judges.schedule import UpdateGate, parameter_distance, polyak_update
@@ -195,6 +196,7 @@ class RAL:
         accuracy = 0.5 * (acc_ref + acc_gen)
         metrics.update({
             "judge/accuracy": accuracy, "judge/accuracy_reference": acc_ref, "judge/accuracy_generated": acc_gen,
+            "judge/auc": auc(d_pos, d_neg),
             "judge/d_reference_mean": d_pos.mean().item(), "judge/d_generated_mean": d_neg.mean().item(),
             "judge/empty_batch": 0.0,
         })
@@ -210,6 +212,7 @@ class RAL:
             polyak_update(self.reward_judge.model, self.judge.model, self.cfg.polyak_tau)
             metrics["judge/polyak_distance"] = parameter_distance(self.reward_judge.model, self.judge.model)
         metrics["judge/updated"] = float(updated)
+        metrics.update({f"judge/{k}": v for k, v in self.judge.calibration().items()})
         metrics.update({f"judge/{k}": v for k, v in self.gate.metrics().items()})
         return metrics
 
