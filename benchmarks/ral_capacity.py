@@ -73,7 +73,7 @@ from rewardzoo.core.types import Rollouts  # noqa: E402
 from rewardzoo.eval import Estimate, auc, bootstrap_ci, mean_ci  # noqa: E402
 from rewardzoo.judges.pretrain import JudgePretrainConfig, pretrain_backbone  # noqa: E402
 from rewardzoo.leaderboard import CPU_SETTINGS, slug  # noqa: E402
-from rewardzoo.recipes import generate, sft  # noqa: E402
+from rewardzoo.recipes import generate, run_config, sft  # noqa: E402
 from rewardzoo.rewards.context import RewardContext  # noqa: E402
 from rewardzoo.rewards.ral import RAL  # noqa: E402
 from rewardzoo.sweep import RunSpec, eval_rows, run_sweep  # noqa: E402
@@ -220,8 +220,9 @@ def measure_judge(cfg, probe: Probe, policy_dir: Path) -> dict:
     before = verification_auc(reward.judge, probe)
     for b in probe.warmup:
         stats = reward.update(b, reward.score(b))
-    return {"auc_start": before, "auc_warm": verification_auc(reward.judge, probe), "warm_judge_auc": stats["judge/auc"],
-            "warm_accuracy": stats["judge/accuracy"], "seconds": time.perf_counter() - start}
+    return {"auc_start": before, "auc_warm": verification_auc(reward.judge, probe),
+            "warm_judge_auc": stats.get("judge/auc", math.nan), "warm_accuracy": stats.get("judge/accuracy", math.nan),
+            "seconds": time.perf_counter() - start}
 
 
 # ------------------------------------------------------------------------------------------ stage 5
@@ -231,7 +232,7 @@ def judge_over_training(run_dir: Path, probe: Probe, policy_dir: Path) -> dict[i
     cache = run_dir / "judge_auc.json"
     if cache.is_file():
         return {int(k): v for k, v in json.loads(cache.read_text()).items()}
-    cfg = load_config(run_dir / "config.yaml")
+    cfg = run_config(run_dir)
     reward = RAL.from_config(cfg.reward.ral, RewardContext(seed=cfg.seed, init_dir=policy_dir))
     samples: dict[int, list[dict]] = {}
     for row in read_metrics(run_dir / "samples.jsonl"):
@@ -251,15 +252,19 @@ def judge_over_training(run_dir: Path, probe: Probe, policy_dir: Path) -> dict[i
 
 
 # ------------------------------------------------------------------------------------------ helpers
+def digest(key: dict) -> str:
+    """A short hash of a JSON-able key."""
+    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
 def cached(path: Path, key: dict, compute):
     """``compute()``, stored in ``path`` as JSON under a hash of ``key`` (recomputed when the key changes)."""
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:12]
     store = json.loads(path.read_text()) if path.is_file() else {}
-    if digest not in store:
-        store[digest] = compute()
+    if digest(key) not in store:
+        store[digest(key)] = compute()
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(store, indent=1))
-    return store[digest]
+    return store[digest(key)]
 
 
 def final_and_first(run_dir: Path) -> tuple[list[float], list[float]]:
@@ -283,6 +288,17 @@ def settings_of(text: str) -> dict[str, list[str]]:
     if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
         raise SystemExit('--settings must be a JSON object of name -> list of key=value, e.g. {"RAL": ["grpo.lr=5e-4"]}')
     return data
+
+
+def level_of(method: str) -> str:
+    """The judge level of a RAL method's name (``RAL pre1000 frozen judge`` → ``pre1000``)."""
+    return method.removeprefix("RAL ").removesuffix(" frozen judge")
+
+
+def nanmean(xs: list[float]) -> float:
+    """The mean of the defined values, NaN when none is."""
+    xs = [x for x in xs if math.isfinite(x)]
+    return float(np.mean(xs)) if xs else math.nan
 
 
 def number(x: float) -> str:
@@ -356,7 +372,13 @@ def main(argv: list[str] | None = None) -> int:
                     lambda t=t: temperature_row(task, policy_dir, rl_examples, t)) for t in TEMPERATURES]
 
     # 2-3. judge levels and their verification ability before RL, for every readout
-    probe = make_probe(cfg, task, policy_dir, args.temperature)
+    probe_key = {"policy": str(policy_dir), "T": args.temperature, "task": asdict(cfg.task), "batch": cfg.grpo.batch_size,
+                 "group": cfg.grpo.group_size, "warmup": cfg.reward.ral.warmup_steps}
+    probe_file = measure / f"probe-{digest(probe_key)}.pt"
+    if not probe_file.is_file():
+        probe_file.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(make_probe(cfg, task, policy_dir, args.temperature), probe_file)
+    probe = torch.load(probe_file, weights_only=False)
     judges = []
     for name in measured:
         level = level_overrides(name, cfg.task.multiplication, args.judge_cache)
@@ -402,13 +424,13 @@ def main(argv: list[str] | None = None) -> int:
         arm = tables(method)
         ratio = ratio_ci(rlvr, arm)
         runs = [results[f"{method}/seed{s}"] for s in seeds]
-        level = method.removeprefix("RAL ").removesuffix(" frozen judge")
+        level = level_of(method)
         logs = [[r for r in run.rows if "judge/accuracy" in r and r["step"] > 0] for run in runs]
         judge_auc = {}
         if level in LEVELS:
             per_seed = [judge_over_training(run.spec.run_dir, probe, policy_dir) for run in runs]
-            judge_auc = {step: (float(np.nanmean([p[step]["probe_auc"] for p in per_seed])),
-                                float(np.nanmean([p[step]["policy_auc"] for p in per_seed])))
+            judge_auc = {step: (nanmean([p[step]["probe_auc"] for p in per_seed]),
+                                nanmean([p[step]["policy_auc"] for p in per_seed]))
                          for step in sorted(set.intersection(*(set(p) for p in per_seed)))}
             training[method] = judge_auc
         rows.append({
@@ -423,30 +445,33 @@ def main(argv: list[str] | None = None) -> int:
         })
 
     # ------------------------------------------------------------------ write
-    lines = [f"`{command.strip()}`", "", "# RAL's judge-capacity curve (issue 23)", "",
+    pilot = (len(seeds), steps, every) != tuple(args.full_size)
+    title = "# RAL's judge-capacity curve (issue 23)" + (" — PILOT (reduced size: a check of the study, not a result)"
+                                                         if pilot else "")
+    lines = [f"`{command.strip()}`", "", title, "",
              f"Multiplication 3×1 digits, one shared SFT warm start, {steps} RL steps, seeds {seeds}, sampling and held-out "
              f"avg@2 at T = {args.temperature}, KL β = {args.beta} to the warm start, the `cpu` board's 20 prompts a step; "
              f"RAL readout `{args.readout}`, judge {JUDGE}. Per-method settings: {per_method or 'the recipes'}. Gains in "
              "points over the first held-out evaluation (mean ± 95% t-interval over seeds); ratio = gain / RLVR's gain "
-             "on the same seeds, paired bootstrap over seeds × 1,000 held-out examples.", "",
+             f"on the same seeds, paired bootstrap over seeds × {rlvr[0].shape[1]:,} held-out examples.", "",
              f"RLVR gain: {rlvr_gain.format(scale=100, sign=True)} points (final {mean_ci(rlvr[1].mean(1)).format(scale=100)}%).", "",
              "| method | judge AUC before RL | final accuracy | gain | ratio to RLVR | verdict | verification AUC at the end "
              "(probe / policy's answers) | judge/auc ref vs gen (last step) | acc. refs / gens | gate skips | run (s) |",
              "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
-        ve = "—" if math.isnan(r["verif_end"][0]) else f"{r['verif_end'][0]:.3f} / {r['verif_end'][1]:.3f}"
+        ve = f"{number(r['verif_end'][0])} / {number(r['verif_end'][1])}"
         lines.append(f"| {r['method']} | {number(r['auc'])} | "
                      f"{r['final'].format(scale=100)} | {r['gain'].format(scale=100, sign=True)} | {r['ratio'].format(digits=2)} | "
-                     f"{verdict(r['ratio'])} | {ve} | {r['judge_auc_last']:.3f} | {r['acc_ref']:.2f} / {r['acc_gen']:.2f} | "
-                     f"{r['skips']:.0f} | {r['wall']:.0f} |")
+                     f"{verdict(r['ratio'])} | {ve} | {number(r['judge_auc_last'])} | {number(r['acc_ref'])} / "
+                     f"{number(r['acc_gen'])} | {number(r['skips'])} | {r['wall']:.0f} |")
     lines += ["", "## Does the judge's verification AUC rise during co-training?", "",
               "Training judge of each checkpoint, mean over seeds: AUC on the held-out probe (warm-start answers, as before "
               "RL) / on that evaluation's own held-out answers of the policy. Step 0 = after warm-up, measured before RL.", "",
               "| method | " + " | ".join(f"step {s}" for s in sorted({s for t in training.values() for s in t})) + " |",
               "| --- |" + " ---: |" * len({s for t in training.values() for s in t})]
     for method, curve in training.items():
-        lines.append(f"| {method} (start {auc_of.get(method.removeprefix('RAL ').removesuffix(' frozen judge'), math.nan):.3f}) | "
-                     + " | ".join(f"{a:.3f} / {b:.3f}" for a, b in curve.values()) + " |")
+        lines.append(f"| {method} (start {number(auc_of[level_of(method)])}) | "
+                     + " | ".join(f"{number(a)} / {number(b)}" for a, b in curve.values()) + " |")
     lines += ["", "## Verification ability of every judge level and readout, before RL", "",
               f"AUC of the judge's logit, right vs wrong valid warm-start answers on the held-out prompts ({len(probe.answers)} "
               f"answers, {sum(not c for c in probe.correct)} wrong; T = {args.temperature}): at build, and after RAL's own "
@@ -455,8 +480,9 @@ def main(argv: list[str] | None = None) -> int:
               "| --- | --- |" + " ---: |" * len(READOUTS)]
     for name in sorted(measured, key=lambda n: auc_of[n]):
         cells = [next(j for j in judges if j["level"] == name and j["readout"] == r) for r in READOUTS]
-        lines.append(f"| {name} | {LEVELS[name].what} | " + " | ".join(f"{c['auc_start']:.3f} / {c['auc_warm']:.3f}" for c in cells) + " |")
-    lines += ["", "## The warm start against the temperature (stage 1: 500 RL prompts × 4 samples)", "",
+        lines.append(f"| {name} | {LEVELS[name].what} | " + " | ".join(f"{number(c['auc_start'])} / {number(c['auc_warm'])}"
+                                                                       for c in cells) + " |")
+    lines += ["", f"## The warm start against the temperature (stage 1: {len(rl_examples)} RL prompts × 4 samples)", "",
               "| T | malformed | accuracy | accuracy on valid answers | wrong answers that recur in the prompt's samples |",
               "| ---: | ---: | ---: | ---: | ---: |"]
     lines += [f"| {t['temperature']} | {t['malformed']:.3f} | {t['accuracy']:.3f} | {t['valid_accuracy']:.3f} | "
@@ -478,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
         w.writerow(["method", "judge_auc_before_rl", "seed", "first_accuracy", "final_accuracy", "gain"])
         for m in methods:
             first, last = tables(m)
-            level = m.removeprefix("RAL ").removesuffix(" frozen judge")
+            level = level_of(m)
             for s, a, b in zip(seeds, first.mean(1), last.mean(1)):
                 w.writerow([m, auc_of.get(level, ""), s, float(a), float(b), float(b - a)])
     with open(args.out / "ral_capacity_judges.csv", "w", newline="") as f:
@@ -519,7 +545,7 @@ def plot(path: Path, rows: list[dict], training: dict, auc_of: dict) -> None:
     left.set_ylabel("RAL gain / RLVR gain (held out)")
     left.legend(fontsize=7)
     for method, curve_t in training.items():
-        right.plot([0, *curve_t], [auc_of[method.removeprefix("RAL ").removesuffix(" frozen judge")],
+        right.plot([0, *curve_t], [auc_of[level_of(method)],
                                    *[a for a, _ in curve_t.values()]], marker="o", ms=3, label=method)
     right.set_xlabel("RL step")
     right.set_ylabel("judge verification AUC (held-out probe)")

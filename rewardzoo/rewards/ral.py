@@ -39,6 +39,11 @@ Departures from seed 002 and choices of ours:
 7. g is any of the four transforms of :mod:`rewardzoo.rewards.transforms` by name (``D`` — alias
    ``identity`` — ``neg_log_one_minus_D``, ``log_D``, ``logit``), evaluated from the judge's logit
    (``g.from_logit(z)``), so no clamp is needed; 002 uses D.
+8. 002's judge is a binary sequence classifier (``judge.readout="last_token"``, the default); the
+   ``answer_mean`` and ``lm_likelihood`` readouts (:mod:`rewardzoo.judges.readouts`) are ours.
+   ``judge/auc`` (references vs this batch's answers, before the step) and, for ``lm_likelihood``,
+   the calibration ``judge/calibration_scale`` / ``judge/calibration_bias`` are logged with the
+   other judge diagnostics; none of them uses a correctness label.
 
 Untested: hub-model judges and GPU runs; multi-process runs rely on every process training its
 own judge copy identically on the same global batch (deterministic on CPU).
