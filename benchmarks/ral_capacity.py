@@ -306,9 +306,14 @@ def number(x: float) -> str:
     return "—" if not math.isfinite(x) else f"{x:.3f}"
 
 
-def verdict(ratio: Estimate) -> str:
-    """Where the ratio's interval lies against ½ and 1 of RLVR's gain."""
-    if not (math.isfinite(ratio.low) and math.isfinite(ratio.high)):
+def verdict(ratio: Estimate, rlvr_gain: Estimate, n_seeds: int) -> str:
+    """Where the ratio's interval lies against ½ and 1 of RLVR's gain — only from at least 3 seeds and
+    when the positive control (RLVR's gain) has an interval above 0; otherwise why there is no verdict."""
+    if n_seeds < 3:
+        return f"no verdict (n = {n_seeds} seed{'s' if n_seeds != 1 else ''} < 3)"
+    if not rlvr_gain.low > 0:
+        return f"testbed cannot decide (RLVR gain {rlvr_gain.format(scale=100, sign=True)} points)"
+    if not all(math.isfinite(x) for x in (ratio.mean, ratio.low, ratio.high)):
         return "undecided"
     if ratio.low > 1:
         return "above parity"
@@ -462,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
         ve = f"{number(r['verif_end'][0])} / {number(r['verif_end'][1])}"
         lines.append(f"| {r['method']} | {number(r['auc'])} | "
                      f"{r['final'].format(scale=100)} | {r['gain'].format(scale=100, sign=True)} | {r['ratio'].format(digits=2)} | "
-                     f"{verdict(r['ratio'])} | {ve} | {number(r['judge_auc_last'])} | {number(r['acc_ref'])} / "
+                     f"{verdict(r['ratio'], rlvr_gain, len(seeds))} | {ve} | {number(r['judge_auc_last'])} | {number(r['acc_ref'])} / "
                      f"{number(r['acc_gen'])} | {number(r['skips'])} | {r['wall']:.0f} |")
     lines += ["", "## Does the judge's verification AUC rise during co-training?", "",
               "Training judge of each checkpoint, mean over seeds: AUC on the held-out probe (warm-start answers, as before "
@@ -490,12 +495,19 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.perf_counter() - wall_start
     per_step = {m: float(np.median([results[f"{m}/seed{s}"].wall_s for s in seeds])) / steps for m in methods}
     n_full, steps_full, every_full = args.full_size
-    full = sum(per_step[m] * steps_full * n_full for m in methods)
+    # the full size's methods: RLVR, the control, every level, a frozen-judge row for the best level; a RAL
+    # method not run here is costed at the median step of the RAL levels that were
+    ral_steps = [v for m, v in per_step.items() if m.startswith("RAL ") and m != "RAL format-only"]
+    ral_step = float(np.median(ral_steps)) if ral_steps else per_step["RAL format-only"]
+    full_methods = ["RLVR", "RAL format-only", *[f"RAL {n}" for n in LEVELS], "RAL frozen judge"]
+    full = sum(per_step.get(m, ral_step) * steps_full * n_full for m in full_methods)
     lines += ["", f"Cost: this invocation {wall / 60:.1f} min wall (finished runs reused); runs' median wall per step "
               + ", ".join(f"{m} {v:.2f} s" for m, v in per_step.items())
-              + f". Estimated full size ({n_full} seeds × {steps_full} steps × {len(methods)} methods = "
-              f"{n_full * len(methods)} runs): {full / 3600:.1f} h of run time, ≈ {full / 3600 / args.jobs:.1f} h wall on "
-              f"{args.jobs} jobs (per-step cost scaled from this size; evaluations every {every_full} steps).", "",
+              + f". Estimated full size ({n_full} seeds × {steps_full} steps × {len(full_methods)} methods = "
+              f"{n_full * len(full_methods)} runs; levels not run here at the median RAL step, {ral_step:.2f} s): "
+              f"{full / 3600:.1f} h of run time, ≈ {full / 3600 / args.jobs:.1f} h wall on {args.jobs} jobs (per-step "
+              f"cost scaled from this size; evaluations every {every_full} steps; judge pretraining and measurement "
+              "of levels not measured here come on top).", "",
               "![RAL / RLVR gain ratio against judge AUC](ral_capacity.png)", ""]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "ral_capacity.md").write_text("\n".join(lines))

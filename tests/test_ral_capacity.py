@@ -61,7 +61,8 @@ def test_a_tiny_study_runs_every_stage(study, tmp_path, monkeypatch):
     assert md.splitlines()[2].endswith("PILOT (reduced size: a check of the study, not a result)")  # 1 seed, not 2
     for method in ("RAL format-only", "RAL scratch", "RAL pre", "RAL pre frozen judge"):
         assert f"| {method} |" in md
-    assert "Estimated full size (2 seeds × 4 steps × 5 methods = 10 runs)" in md
+    assert "Estimated full size (2 seeds × 4 steps × 5 methods = 10 runs;" in md
+    assert "| no verdict (n = 1 seed < 3) |" in md
     assert (out / "ral_capacity.png").stat().st_size > 0
     with open(out / "ral_capacity_judges.csv") as f:
         judges = list(csv.DictReader(f))
