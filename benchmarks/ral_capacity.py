@@ -528,33 +528,44 @@ def main(argv: list[str] | None = None) -> int:
         w = csv.DictWriter(f, fieldnames=list(temps[0]))
         w.writeheader()
         w.writerows(temps)
-    plot(args.out / "ral_capacity.png", rows, training, auc_of)
+    plot(args.out / "ral_capacity.png", rows, training, auc_of, rlvr_gain)
     print("\n".join(lines))
     return 0
 
 
-def plot(path: Path, rows: list[dict], training: dict, auc_of: dict) -> None:
-    """Left: ratio vs judge AUC with the format-only line; right: the judge's probe AUC over training."""
+def plot(path: Path, rows: list[dict], training: dict, auc_of: dict, rlvr_gain: Estimate) -> None:
+    """Left: ratio vs judge AUC with the format-only line (the held-out gains instead, RLVR's as a line, when
+    no ratio is defined because RLVR's gain is not above 0); right: the judge's probe AUC over training."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
     curve = [r for r in rows if r["method"].removeprefix("RAL ") in auc_of and not r["method"].endswith("frozen judge")]
-    left.errorbar([r["auc"] for r in curve], [r["ratio"].mean for r in curve], fmt="o-",
-                  yerr=[[r["ratio"].mean - r["ratio"].low for r in curve], [r["ratio"].high - r["ratio"].mean for r in curve]],
-                  capsize=3, label="RAL (co-trained judge)")
+    as_ratio = all(math.isfinite(r["ratio"].mean) for r in rows)
+    key, scale = ("ratio", 1.0) if as_ratio else ("gain", 100.0)
+
+    def bar(r: dict) -> tuple[float, float, float]:  # mean, minus, plus
+        e = r[key]
+        return scale * e.mean, scale * (e.mean - e.low), scale * (e.high - e.mean)
+
+    left.errorbar([r["auc"] for r in curve], [bar(r)[0] for r in curve], fmt="o-", yerr=[[bar(r)[1] for r in curve],
+                  [bar(r)[2] for r in curve]], capsize=3, label="RAL (co-trained judge)")
     for r in curve:
-        left.annotate(r["method"].removeprefix("RAL "), (r["auc"], r["ratio"].mean), fontsize=7, xytext=(4, 4),
+        left.annotate(r["method"].removeprefix("RAL "), (r["auc"], bar(r)[0]), fontsize=7, xytext=(4, 4),
                       textcoords="offset points")
     for r in rows:
         if r["method"].endswith("frozen judge"):
-            left.errorbar([r["auc"]], [r["ratio"].mean], yerr=[[r["ratio"].mean - r["ratio"].low], [r["ratio"].high - r["ratio"].mean]],
-                          fmt="s", capsize=3, label=r["method"])
-    control = next(r for r in rows if r["method"] == "RAL format-only")
-    left.axhline(control["ratio"].mean, color="gray", ls="--", label="format-only control")
-    if math.isfinite(control["ratio"].low):
-        left.axhspan(control["ratio"].low, control["ratio"].high, color="gray", alpha=0.15)
-    left.axhline(1.0, color="k", lw=0.8, label="RLVR (parity)")
-    left.axhline(0.5, color="k", lw=0.8, ls=":", label="½ of RLVR (002's headline)")
+            m, lo, hi = bar(r)
+            left.errorbar([r["auc"]], [m], yerr=[[lo], [hi]], fmt="s", capsize=3, label=r["method"])
+    m, lo, hi = bar(next(r for r in rows if r["method"] == "RAL format-only"))
+    left.axhline(m, color="gray", ls="--", label="format-only control")
+    if math.isfinite(lo) and math.isfinite(hi):
+        left.axhspan(m - lo, m + hi, color="gray", alpha=0.15)
+    if as_ratio:
+        left.axhline(1.0, color="k", lw=0.8, label="RLVR (parity)")
+        left.axhline(0.5, color="k", lw=0.8, ls=":", label="½ of RLVR (002's headline)")
+        left.set_ylabel("RAL gain / RLVR gain (held out)")
+    else:
+        left.axhline(100 * rlvr_gain.mean, color="k", lw=0.8, label=f"RLVR ({rlvr_gain.format(scale=100, sign=True)})")
+        left.set_ylabel("held-out gain, points (no ratio: RLVR ≤ 0)")
     left.set_xlabel("judge verification AUC before RL (after warm-up)")
-    left.set_ylabel("RAL gain / RLVR gain (held out)")
     left.legend(fontsize=7)
     for method, curve_t in training.items():
         right.plot([0, *curve_t], [auc_of[level_of(method)],
