@@ -21,8 +21,8 @@ same cache — a directory keyed by a hash of the model shape, the settings and 
 trained once, verified, and loaded offline (no download).
 
 Choices of ours (002 gives no such experiment): the corpus is every pair of the task's digit shape
-that no prompt of the task uses (2,100 equations for the 3×1-digit preset's 8,100 pairs, of which
-the task uses 6,000), in a seeded order; the equations are written in the plain prompt format
+that no prompt of the task uses (1,600 equations for the 3×1-digit preset's 8,100 pairs, of which
+the task's train, held-out and validation prompts use 6,500), in a seeded order; the equations are written in the plain prompt format
 (``736*4=`` then ``2944``), the judge's input format.
 """
 

@@ -23,25 +23,26 @@ def operands(prompt: str) -> tuple[int, int]:
 
 def test_the_recipe_corpus_is_disjoint_from_every_prompt_of_the_task():
     """The RAL multiplication recipe: 8,100 pairs, the task uses 6,000 (1,000 held out, 4,000 SFT demonstrations,
-    1,000 RL prompts); the corpus is the other 2,100, each a true equation."""
+    1,000 RL prompts) and 500 validation prompts; the corpus is the other 1,600, each a true equation."""
     cfg = load_config("ral_multiplication")
     task = Multiplication(cfg.task.multiplication)
     corpus = equation_corpus(cfg.task.multiplication)
     sft = task.train[: cfg.sft.n_examples]
     rl = task.train[cfg.sft.n_examples:]
     assert len(sft) == 4000 and len(rl) == 1000 and len(task.eval) == 1000
-    for split in (sft, rl, task.eval):
+    assert len(task.validation) == 500
+    for split in (sft, rl, task.eval, task.validation):
         assert not corpus.pairs() & {operands(e.prompt) for e in split}
-    assert len(corpus.train) == 2100 == 8100 - 6000
+    assert len(corpus.train) == 1600 == 8100 - 6500
     assert all(int(e.demonstration) == e.meta["a"] * e.meta["b"] and e.prompt == f"{e.meta['a']}*{e.meta['b']}="
                for e in corpus.train)
-    assert set(task_pairs(cfg.task.multiplication)) == {operands(e.prompt) for e in task.train + task.eval}
+    assert set(task_pairs(cfg.task.multiplication)) == {operands(e.prompt) for e in task.train + task.eval + task.validation}
 
 
 def test_corpus_order_is_seeded_and_can_be_cut():
-    task = MultiplicationConfig(digits_a=2, digits_b=1, n_train=300, n_eval=100)
+    task = MultiplicationConfig(digits_a=2, digits_b=1, n_train=300, n_eval=100, n_validation=100)
     a, b = equation_corpus(task, seed=0), equation_corpus(task, seed=1)
-    assert a.pairs() == b.pairs() and len(a.train) == 810 - 400
+    assert a.pairs() == b.pairs() and len(a.train) == 810 - 500
     assert [e.prompt for e in a.train] != [e.prompt for e in b.train]
     assert len(equation_corpus(task, n_equations=7).train) == 7
     with pytest.raises(ValueError, match="lower them"):
@@ -49,7 +50,7 @@ def test_corpus_order_is_seeded_and_can_be_cut():
 
 
 def test_pretraining_is_cached_by_its_settings_and_loads_into_a_likelihood_judge(tmp_path):
-    task = MultiplicationConfig(digits_a=2, digits_b=1, n_train=300, n_eval=100)
+    task = MultiplicationConfig(digits_a=2, digits_b=1, n_train=300, n_eval=100, n_validation=100)
     cfg = JudgePretrainConfig(tiny=TINY, steps=3, batch_size=8, cache_dir=str(tmp_path))
     path = pretrain_backbone(cfg, task)
     assert path == backbone_dir(cfg, task) and json.loads((path / "sft_done.json").read_text())["sft/loss"] > 0
