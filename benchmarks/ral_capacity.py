@@ -3,7 +3,8 @@ before its reference probability carries the reward as well as a verifier does?
 
     python benchmarks/ral_capacity.py                          # the full study (5 seeds, 100 steps)
     python benchmarks/ral_capacity.py --quick                  # the pilot size (2 seeds, 20 steps, 3 levels)
-    python benchmarks/ral_capacity.py --settings tuned.json    # per-method settings from a tuning stage
+    python benchmarks/ral_capacity.py --settings tuned.json    # per-method settings (JSON)
+    python benchmarks/ral_capacity.py --settings benchmarks/results/leaderboard/tuning.csv  # the tuning stage's choices
 
 Seed 002's judges get what they know from pretraining (Qwen3 0.6B–32B); §5 says larger judges learn
 better rewards and some tasks need judges much larger than the generator.  This study varies the
@@ -29,8 +30,11 @@ deciding variable — the judge's measured verification ability — and reports 
    at the same settings (the multiplication recipes with the ``cpu`` board's 20 prompts a step, the
    temperature, 002's KL penalty to the initial policy β, judge warm-up, gate, GRPO group
    normalisation), ≥ 5 seeds.  Per-method settings (``--settings``: ``{"RAL": [...], "RLVR": [...],
-   "<method>": [...]}``, key=value overrides; "RAL" applies to every RAL run, the control included)
-   are inputs for the tuning stage; the defaults are the recipes'.
+   "<method>": [...]}``, key=value overrides; "RAL" applies to every RAL run, the control included),
+   or the ``tuning.csv`` of the leaderboard's tuning stage (:mod:`rewardzoo.protocol`: its chosen
+   RLVR, RAL, format-only and frozen-judge settings), are inputs; the defaults are the recipes'.
+   Verdicts are the protocol's (:func:`rewardzoo.protocol.verdict`: ≥ 3 seeds, RLVR as the positive
+   control).
 5. **The judge over training.**  Each RAL run keeps a checkpoint at every evaluation; the judge of
    each checkpoint is scored on the same held-out probe (verification AUC: does it rise during
    co-training, 002's "curriculum" argument?) and on that evaluation's own held-out answers of the
@@ -73,6 +77,8 @@ from rewardzoo.core.types import Rollouts  # noqa: E402
 from rewardzoo.eval import Estimate, auc, bootstrap_ci, mean_ci  # noqa: E402
 from rewardzoo.judges.pretrain import JudgePretrainConfig, pretrain_backbone  # noqa: E402
 from rewardzoo.leaderboard import CPU_SETTINGS, slug  # noqa: E402
+from rewardzoo.protocol import Finding, word  # noqa: E402
+from rewardzoo.protocol import verdict as protocol_verdict  # noqa: E402
 from rewardzoo.recipes import generate, run_config, sft  # noqa: E402
 from rewardzoo.rewards.context import RewardContext  # noqa: E402
 from rewardzoo.rewards.ral import RAL  # noqa: E402
@@ -127,6 +133,9 @@ JUDGE = dict(lr=1e-4, head_lr=1e-2)
 (1e-3) RAL's 20 warm-up rounds erode what a pretrained backbone knows (pre300, likelihood readout: AUC 0.735 at build,
 0.634 after warm-up), at 1e-4 they keep it (0.732); the fresh readout parameters (a and b, or the head) learn at 1e-2
 so they fit within the warm-up.  The judge lr is RAL's own key for a tuning stage (``--settings``)."""
+BOARD_ROWS = ("RLVR", "RAL", "RAL format-only", "RAL frozen judge")
+"""The leaderboard's multiplication rows whose tuned settings the study takes (``--settings tuning.csv``): RLVR's
+for RLVR, RAL's for every RAL run, then the format-only control's and the frozen judge's for those rows."""
 TEMPERATURES = (0.5, 0.75, 1.0, 1.5, 2.0)
 """The temperature grid of stage 1 (2.0 is the board's)."""
 
@@ -280,13 +289,24 @@ def ratio_ci(base: tuple[np.ndarray, np.ndarray], arm: tuple[np.ndarray, np.ndar
 
 
 def settings_of(text: str) -> dict[str, list[str]]:
-    """``--settings``: a JSON object (inline or a file) of method or family name → key=value overrides."""
+    """``--settings``: a JSON object (inline or a file) of method or family name → key=value overrides, or
+    the ``tuning.csv`` of the leaderboard's tuning stage (``rewardzoo leaderboard --tune-only``): the chosen
+    setting of each multiplication row of :data:`BOARD_ROWS`."""
     if not text:
         return {}
     path = Path(text)
+    if path.suffix == ".csv":
+        with open(path, newline="") as f:
+            chosen = [r for r in csv.DictReader(f) if r["task"] == "multiplication" and r["chosen"] == "True"
+                      and r["method"] in BOARD_ROWS]
+        if not chosen:
+            raise SystemExit(f"--settings {text}: no chosen multiplication row of {sorted(BOARD_ROWS)} in it; give the "
+                             "tuning.csv the leaderboard's tuning stage wrote")
+        return {r["method"]: [] if r["setting"] == "recipe" else r["setting"].split() for r in chosen}
     data = json.loads(path.read_text() if path.is_file() else text)
     if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
-        raise SystemExit('--settings must be a JSON object of name -> list of key=value, e.g. {"RAL": ["grpo.lr=5e-4"]}')
+        raise SystemExit('--settings must be a JSON object of name -> list of key=value, e.g. {"RAL": ["grpo.lr=5e-4"]}, '
+                         "or a tuning.csv")
     return data
 
 
@@ -307,21 +327,19 @@ def number(x: float) -> str:
 
 
 def verdict(ratio: Estimate, rlvr_gain: Estimate, n_seeds: int) -> str:
-    """Where the ratio's interval lies against ½ and 1 of RLVR's gain — only from at least 3 seeds and
-    when the positive control (RLVR's gain) has an interval above 0; otherwise why there is no verdict."""
-    if n_seeds < 3:
-        return f"no verdict (n = {n_seeds} seed{'s' if n_seeds != 1 else ''} < 3)"
-    if not rlvr_gain.low > 0:
-        return f"testbed cannot decide (RLVR gain {rlvr_gain.format(scale=100, sign=True)} points)"
-    if not all(math.isfinite(x) for x in (ratio.mean, ratio.low, ratio.high)):
-        return "undecided"
-    if ratio.low > 1:
-        return "above parity"
-    if ratio.low > 0.5:
-        return "≥ ½ (CI above ½)" + ("; parity not excluded" if ratio.high >= 1 else "; below parity")
-    if ratio.high < 0.5:
-        return "< ½ (CI below ½)"
-    return "undecided (CI spans ½)"
+    """002's headline "RAL reaches ½ of RLVR's gain", then parity, read by the protocol
+    (:func:`rewardzoo.protocol.verdict`: no verdict from fewer than ``MIN_SEEDS`` seeds, and "testbed
+    cannot decide" unless the positive control, RLVR's gain over the warm start, lies above 0)."""
+    n = f"{n_seeds} seeds"
+    positive = Finding("multiplication", "RLVR gains on the warm start", "the warm start", rlvr_gain, 0.0, True,
+                       f"RLVR gain {rlvr_gain.format(scale=100, sign=True)} points", n)
+    half = protocol_verdict(Finding("multiplication", "RAL reaches ½ of RLVR's gain", "RLVR", ratio, 0.5, True,
+                                    f"ratio {ratio.format(digits=2)}", n), n_seeds, positive)
+    if half.startswith(("no verdict", "testbed cannot decide")):
+        return half
+    if not math.isfinite(ratio.mean):
+        return "undecided (CI)"
+    return f"½: {half}; parity: {word(ratio, 1.0)}"
 
 
 # ------------------------------------------------------------------------------------------ main
@@ -342,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
                                                                    "(002 §3 uses one; the tuning stage chooses it)")
     parser.add_argument("--frozen", nargs="*", default=None, help="levels that also get a frozen-judge row "
                                                                   "(default: the last level; none with --quick)")
-    parser.add_argument("--settings", default="", help='per-method overrides, JSON or a file: {"RAL": [...], "RLVR": [...]}')
+    parser.add_argument("--settings", default="", help='per-method overrides, JSON or a file: {"RAL": [...], "RLVR": [...]}, or the '
+                                                        "leaderboard tuning stage's tuning.csv")
     parser.add_argument("--override", nargs="*", default=[], help="key=value for every run")
     parser.add_argument("--judge-cache", default=None, help="cache directory of pretrained judge backbones")
     parser.add_argument("--runs", type=Path, default=Path("runs/ral_capacity"))
@@ -407,9 +426,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in frozen:
         methods[f"RAL {name} frozen judge"] = [*methods[f"RAL {name}"], "reward.ral.frozen=true"]
 
-    def overrides(method: str) -> list[str]:
+    def overrides(method: str) -> list[str]:  # the family's settings, then a control row's own (BOARD_ROWS)
         family = "RLVR" if method == "RLVR" else "RAL"
-        return [*shared, *methods[method], *per_method.get(family, []), *per_method.get(method, [])]
+        row = "RAL frozen judge" if method.endswith("frozen judge") else method
+        return [*shared, *methods[method], *per_method.get(family, []), *per_method.get(row, [])]
 
     specs = [RunSpec(f"{m}/seed{s}", RLVR_RECIPE if m == "RLVR" else RAL_RECIPE, args.runs / slug(m) / f"seed{s}",
                      (f"seed={s}", *overrides(m))) for s in seeds for m in methods]

@@ -76,3 +76,19 @@ def test_a_tiny_study_runs_every_stage(study, tmp_path, monkeypatch):
     assert any("judge/auc" in r and "judge/calibration_scale" in r for r in rows)
     with pytest.raises(SystemExit):
         study.main(["--settings", "[1, 2]"])
+
+
+def test_settings_come_from_the_boards_tuning_csv(study, tmp_path):
+    """The chosen multiplication rows of a tuning stage's tuning.csv become the study's per-method settings."""
+    rows = ["task,method,setting,seed,split,value,chosen",
+            "multiplication,RLVR,grpo.lr=0.001,1000,validation,0.5,False",
+            "multiplication,RLVR,grpo.lr=0.00025,1000,validation,0.6,True",
+            "multiplication,RAL,grpo.lr=0.0005 reward.ral.judge.lr=0.003,1000,validation,0.2,True",
+            "multiplication,RAL format-only,recipe,1000,validation,0.1,True",
+            "refdist,RLVR,grpo.lr=0.1,1000,validation,0.1,True"]
+    (tmp_path / "tuning.csv").write_text("\n".join(rows) + "\n")
+    assert study.settings_of(str(tmp_path / "tuning.csv")) == {
+        "RLVR": ["grpo.lr=0.00025"], "RAL": ["grpo.lr=0.0005", "reward.ral.judge.lr=0.003"], "RAL format-only": []}
+    (tmp_path / "other.csv").write_text(rows[0] + "\n" + rows[-1] + "\n")
+    with pytest.raises(SystemExit, match="no chosen multiplication row"):
+        study.settings_of(str(tmp_path / "other.csv"))
