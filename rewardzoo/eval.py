@@ -4,6 +4,7 @@ Nothing here imports the rest of rewardzoo; the trainer, the benchmarks and the 
 these on what the task's exact checker and the reward returned.
 
     pearson(x, y)                 correlation of two [N] tensors (0 when either is constant)
+    auc(positive, negative)       ROC AUC: P(a positive scores above a negative), ties counting ½
     pairwise_auc(s, y, same)      AUC of a score for binary labels over the pairs ``same`` allows
                                   (all pairs: the global AUC; pairs of one group: the within-group AUC)
     batch_analysis(rows, signals, valid, groups)
@@ -83,6 +84,19 @@ def pairwise_auc(scores: torch.Tensor, labels: torch.Tensor, same: torch.Tensor 
         return math.nan
     wins = (s[:, None] > s[None, :]).double() + 0.5 * (s[:, None] == s[None, :]).double()  # [N, N]
     return float((wins * pairs).sum()) / n
+
+
+def auc(positive: Sequence[float] | torch.Tensor | np.ndarray, negative: Sequence[float] | torch.Tensor | np.ndarray) -> float:
+    """Area under the ROC curve of a score that should be higher on ``positive`` rows than on
+    ``negative`` ones: P(s⁺ > s⁻) + ½·P(s⁺ = s⁻) over all pairs — :func:`pairwise_auc` of the two sides
+    pooled.  NaN when either side is empty.
+
+    >>> auc([0.9, 0.4], [0.4, 0.1, 0.2])  # pairs won: 3 + (½ + 1 + 1) of 6
+    0.9166666666666666
+    """
+    pos = torch.as_tensor(np.asarray(positive, dtype=np.float64).ravel())  # [n+]
+    neg = torch.as_tensor(np.asarray(negative, dtype=np.float64).ravel())  # [n-]
+    return pairwise_auc(torch.cat([pos, neg]), torch.cat([torch.ones_like(pos), torch.zeros_like(neg)]))
 
 
 def batch_analysis(rows: dict[str, list[float]], signals: dict[str, torch.Tensor], valid: Sequence[bool] | None = None,

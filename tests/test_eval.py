@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardzoo.eval import Estimate, batch_analysis, bootstrap_ci, detectable_difference, mean_ci, pearson
+from rewardzoo.eval import Estimate, auc, batch_analysis, bootstrap_ci, detectable_difference, mean_ci, pearson
 
 
 def test_mean_ci_is_the_student_t_interval():
@@ -17,6 +17,21 @@ def test_mean_ci_is_the_student_t_interval():
     assert e.format() == "2.0 ± 2.5" and e.format(scale=10, sign=True) == "+20.0 ± 24.8"
     assert math.isinf(mean_ci([0.3]).half_width) and mean_ci([0.3]).format() == "0.3 (n=1)"
     assert mean_ci([]).format() == "n/a"
+
+
+def test_auc_counts_pairs_won_with_ties_as_half():
+    """positives 3, 1, 2 vs negatives 2, 0: pairs won 3>2, 3>0, 1>0, 2>0 = 4, the tie 2=2 is ½ → 4.5 / 6 = 0.75;
+    a perfect ranking is 1, its reverse 0, an empty side NaN."""
+    assert auc([3.0, 1.0, 2.0], [2.0, 0.0]) == 0.75
+    assert auc([2.0, 3.0], [0.0, 1.0]) == 1.0 and auc([0.0], [1.0, 2.0]) == 0.0
+    assert math.isnan(auc([], [1.0]))
+
+
+@settings(max_examples=30, deadline=None)
+@given(pos=st.lists(st.integers(-3, 3), min_size=1, max_size=8), neg=st.lists(st.integers(-3, 3), min_size=1, max_size=8))
+def test_auc_equals_the_pair_count(pos, neg):
+    wins = sum(float(p > n) + 0.5 * float(p == n) for p in pos for n in neg)
+    assert auc(pos, neg) == pytest.approx(wins / (len(pos) * len(neg)))
 
 
 def test_separates_only_when_intervals_do_not_overlap():

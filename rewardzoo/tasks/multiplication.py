@@ -94,21 +94,28 @@ def relative_error(answer: str | None, reference: str) -> float:
     return float(min(Fraction(abs(pred - gold), max(abs(gold), 1)), 1))
 
 
-def _pairs(cfg: MultiplicationConfig, rng: random.Random) -> list[tuple[int, int]]:
-    """Distinct (a, b) pairs, eval and train first, then up to ``n_validation`` more: all of them when the
-    space is small, else a sample without repeats.  The validation pairs come after the others (and
-    whether to enumerate or sample is decided on ``n_train + n_eval`` alone), so they change neither."""
-    lo_a, hi_a = 10 ** (cfg.digits_a - 1), 10**cfg.digits_a - 1
-    lo_b, hi_b = 10 ** (cfg.digits_b - 1), 10**cfg.digits_b - 1
-    space = (hi_a - lo_a + 1) * (hi_b - lo_b + 1)
+def operand_ranges(cfg: MultiplicationConfig) -> tuple[range, range]:
+    """The values each factor can take: ``digits_a``-digit and ``digits_b``-digit integers (no leading 0)."""
+    return (range(10 ** (cfg.digits_a - 1), 10**cfg.digits_a), range(10 ** (cfg.digits_b - 1), 10**cfg.digits_b))
+
+
+def task_pairs(cfg: MultiplicationConfig) -> list[tuple[int, int]]:
+    """The operand pairs (a, b) of every prompt the task built from ``cfg`` holds: distinct pairs, eval and
+    train first, then up to ``n_validation`` more; all of them when the space is small, else a sample
+    without repeats.  The validation pairs come after the others (and whether to enumerate or sample is
+    decided on ``n_train + n_eval`` alone), so they change neither.  What a corpus of other equations
+    must avoid (:mod:`rewardzoo.judges.pretrain`)."""
+    rng = random.Random(cfg.data_seed)
+    range_a, range_b = operand_ranges(cfg)
+    space = len(range_a) * len(range_b)
     wanted = cfg.n_train + cfg.n_eval
     if space <= 4 * wanted:
-        pairs = [(a, b) for a in range(lo_a, hi_a + 1) for b in range(lo_b, hi_b + 1)]
+        pairs = [(a, b) for a in range_a for b in range_b]
         rng.shuffle(pairs)
         return pairs[: wanted + cfg.n_validation]
     seen: dict[tuple[int, int], None] = {}
     while len(seen) < min(wanted + cfg.n_validation, space):
-        seen[(rng.randint(lo_a, hi_a), rng.randint(lo_b, hi_b))] = None
+        seen[(rng.randint(range_a[0], range_a[-1]), rng.randint(range_b[0], range_b[-1]))] = None
     return list(seen)
 
 
@@ -122,7 +129,7 @@ class Multiplication(Task):
         check_section(cfg, "task.multiplication")
         self.cfg = cfg
         self.answer_format = cfg.answer_format
-        pairs = _pairs(cfg, random.Random(cfg.data_seed))
+        pairs = task_pairs(cfg)
         if len(pairs) <= cfg.n_eval:
             raise ValueError(f"only {len(pairs)} distinct pairs exist for {cfg.digits_a}×{cfg.digits_b} digits; "
                              f"lower n_eval (now {cfg.n_eval}) or use more digits")
