@@ -49,6 +49,7 @@ import torch
 from transformers import (GenerationConfig, LogitsProcessor, LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper,
                           TopPLogitsWarper)
 
+from rewardzoo.core.distributed import full_state_dict
 from rewardzoo.core.models import ModelConfig, causal_lm, is_peft
 from rewardzoo.core.types import Generation
 
@@ -440,8 +441,9 @@ def check_vllm_setup(model: ModelConfig, world: int) -> None:
 
 def base_weights(policy: torch.nn.Module) -> dict[str, torch.Tensor]:
     """The transformers state dict of the policy's base model under its own names: a peft model's
-    LoRA tensors left out and its ``.base_layer`` infix removed."""
-    state = causal_lm(policy).state_dict()
+    LoRA tensors left out and its ``.base_layer`` infix removed; full tensors, gathered on every
+    process when the policy is sharded (FSDP2: a collective)."""
+    state = full_state_dict(causal_lm(policy))
     return {name.replace(".base_layer", ""): t for name, t in state.items() if "lora_" not in name}
 
 
@@ -573,7 +575,7 @@ class VLLMEngine:
             old = self.lora_request
             self._adapter_id += 1
             path = self.dir / f"adapter-{self._adapter_id}"
-            policy.save_pretrained(path)
+            policy.save_pretrained(path, state_dict=full_state_dict(policy))  # the adapters, gathered when sharded
             self.lora_request = self._lora_request(f"policy-{self._adapter_id}", self._adapter_id, str(path))
             if old is not None:
                 self.llm.llm_engine.remove_lora(old.lora_int_id)
