@@ -5,6 +5,7 @@
     rewardzoo.train("my.yaml", task=MyTask(...), reward=MyReward())       # your own task and reward
     rewardzoo.evaluate_run("runs/rlvr_multiplication-seed0")             # a run's latest checkpoint
     rewardzoo.generate("runs/rlvr_multiplication-seed0", ["12*3="], n=4)  # sample from it
+    rewardzoo.export("runs/rlvr_multiplication-seed0", "out/model")      # a plain save_pretrained directory
 
 :func:`train` does what ``rewardzoo train`` does: check the run directory, build the task (or take
 yours), run (or reuse) the SFT warm start, build the reward (or take yours), train, evaluate.
@@ -21,6 +22,7 @@ from rewardzoo.core.config import ConfigError, resolved_run_dir
 from rewardzoo.core.engines import make_engine
 from rewardzoo.core.logger import MetricLogger, silence_library_progress_bars
 from rewardzoo.core.models import load_policy
+from rewardzoo.core.sharded_checkpoint import export_pretrained
 from rewardzoo.core.sft import warm_start
 from rewardzoo.core.trainer import Trainer, make_accelerator
 from rewardzoo.core.types import Reward, TaskProtocol
@@ -166,3 +168,12 @@ def generate(source: str | Path, prompts: list[str], n: int = 1, greedy: bool = 
         raise ConfigError(f"{source} is neither a run directory (config.yaml) nor a saved model (config.json)")
     texts = make_engine(policy.eval(), tokenizer, sampling).generate(list(prompts), n=n, greedy=greedy).texts
     return [texts[i * n : (i + 1) * n] for i in range(len(prompts))]
+
+
+def export(source: str | Path, out: str | Path) -> Path:
+    """Write a trained policy as a plain transformers directory that ``AutoModelForCausalLM.from_pretrained``
+    loads (LoRA adapters merged): ``source`` is a run directory (its newest checkpoint) or one checkpoint
+    (``run_dir/checkpoints/step_N``), sharded (FSDP2) or not; returns ``out``."""
+    source = Path(source).expanduser()
+    checkpoint = source if (source / "trainer_state.json").is_file() else latest_checkpoint(source)
+    return export_pretrained(checkpoint, out)
