@@ -43,7 +43,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException, ValidationError
 
 from rewardzoo.core.advantages import ADVANTAGE_TYPES
-from rewardzoo.core.distributed import DistributedConfig, check_precision
+from rewardzoo.core.distributed import DistributedConfig, check_combination
 from rewardzoo.core.engines import SamplingConfig, check_vllm_setup
 from rewardzoo.core.loss import KL_ESTIMATORS, LOSS_TYPES
 from rewardzoo.core.models import ModelConfig
@@ -304,13 +304,14 @@ class CoreConfig:
     def validate(self) -> None:
         """Check the run's own fields, every core section (as :class:`ConfigError` naming the key), and
         the settings that span sections: the batch over processes (``WORLD_SIZE``, as set by
-        ``accelerate launch``/``torchrun``), the prompts per generation call, and whether the vLLM
-        engine, when asked for, can run this policy."""
+        ``accelerate launch``/``torchrun``), the prompts per generation call, the distribution
+        strategy against the model and engine, and whether the vLLM engine, when asked for, can run
+        this policy."""
         check_ranges(self, "")
         for name in ("model", "grpo", "sampling", "sft", "eval", "logging", "distributed"):
             check_section(getattr(self, name), name)
         try:
-            check_precision(self.distributed, self.model.dtype)
+            check_combination(self.distributed, model_dtype=self.model.dtype, engine=self.sampling.engine)
         except ValueError as err:
             raise ConfigError(str(err)) from err
         if self.resume and self.overwrite:

@@ -76,13 +76,22 @@ class DistributedConfig:
             raise ValueError(f"mixed_precision must be one of {', '.join(MIXED_PRECISION)}; got {self.mixed_precision!r}")
 
 
-def check_precision(distributed: DistributedConfig, model_dtype: str) -> None:
-    """Raise ValueError when bf16 mixed precision is asked for a policy whose parameters are not fp32
-    (there would be no fp32 master weights)."""
+def check_combination(distributed: DistributedConfig, *, model_dtype: str, engine: str) -> None:
+    """Raise ValueError, saying what to change, on a distribution setting the rest of the run cannot
+    use: bf16 mixed precision for a policy whose parameters are not fp32 (there would be no fp32
+    master weights), ``reshard_after_forward`` set under DDP (it only means something to FSDP2), and
+    ``fsdp2`` with the vLLM engine (which trains on one process, where sharding splits nothing)."""
     if distributed.mixed_precision != "no" and model_dtype != "float32":
         raise ValueError(f"distributed.mixed_precision={distributed.mixed_precision} keeps fp32 master weights and "
                          f"computes in bf16, but model.dtype={model_dtype}; set model.dtype=float32, or "
                          f"distributed.mixed_precision=no to train {model_dtype} parameters directly")
+    if distributed.strategy == "ddp" and not distributed.reshard_after_forward:
+        raise ValueError("distributed.reshard_after_forward=false applies to distributed.strategy=fsdp2 only; "
+                         "set distributed.strategy=fsdp2, or drop the reshard_after_forward override")
+    if distributed.strategy == "fsdp2" and engine == "vllm":
+        raise ValueError("distributed.strategy=fsdp2 with sampling.engine=vllm is not supported: the vLLM engine "
+                         "trains on one process, where fsdp2 shards nothing; set sampling.engine=hf to shard over "
+                         "processes, or distributed.strategy=ddp to sample with vLLM")
 
 
 def ensure_process_group(device: torch.device) -> None:
