@@ -26,7 +26,8 @@ import torch
 import torch.distributed as dist
 
 from rewardzoo.core.distributed import DistributedConfig, Sharding
-from rewardzoo.core.engines import HFEngine, SamplingConfig, base_weights
+from rewardzoo.core.engines import HFEngine, SamplingConfig
+from rewardzoo.core.engines.vllm import base_weights
 from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows
 from rewardzoo.core.models import LoraSettings, TinyModelConfig, add_lora, char_tokenizer, tiny_causal_lm
 
