@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rewardzoo.core.checkpoint import check_run_dir, checkpoint_state, checkpoints, load_policy_weights
+from rewardzoo.core.checkpoint import check_run_dir, checkpoint_state, checkpoints
+from rewardzoo.core.sharded_checkpoint import load_any_policy_weights
 from rewardzoo.core.config import ConfigError, resolved_run_dir
 from rewardzoo.core.engines import make_engine
 from rewardzoo.core.logger import MetricLogger, silence_library_progress_bars
@@ -141,7 +142,7 @@ def evaluate_run(run_dir: str | Path, overrides: list[str] | None = None) -> tup
     cfg = run_config(run_dir, overrides)
     checkpoint = latest_checkpoint(run_dir)
     trainer = make_trainer(cfg)
-    load_policy_weights(trainer.policy, checkpoint / "policy")
+    load_any_policy_weights(trainer.policy, checkpoint / "policy")
     trainer.engine.sync_weights(trainer.policy)
     trainer.step = checkpoint_state(checkpoint)["step"]
     return _evaluate_into(trainer, Path(run_dir).expanduser() / "eval" / checkpoint.name)
@@ -158,7 +159,7 @@ def generate(source: str | Path, prompts: list[str], n: int = 1, greedy: bool = 
         if not cfg.logging.progress:
             silence_library_progress_bars()
         policy, tokenizer = load_policy(cfg.model, starting_weights(cfg, task_for(cfg)), seed=cfg.seed)
-        load_policy_weights(policy, latest_checkpoint(source) / "policy")
+        load_any_policy_weights(policy, latest_checkpoint(source) / "policy")
         sampling = cfg.sampling
     elif (source / "config.json").is_file():
         cfg = load_config(None, [f"model.name={source}", *(overrides or [])])

@@ -41,7 +41,6 @@ from omegaconf import OmegaConf
 from safetensors.torch import load_file
 
 from rewardzoo.core.config import ConfigError, CoreConfig, as_dict, resolved_run_dir
-from rewardzoo.core.distributed import load_full_state
 from rewardzoo.core.rng import rng_state, set_rng_state
 
 _STEP_DIR = re.compile(r"step_(\d+)$")
@@ -135,17 +134,9 @@ def write_atomically(run_dir: Path, step: int, write, *, accelerator, keep: int,
 
 
 def load_policy_weights(policy: torch.nn.Module, directory: Path) -> None:
-    """Load weights written by ``save_pretrained`` into an existing policy (full or LoRA) — or, for the
-    ``policy/`` of a sharded checkpoint (FSDP2), the full weights read from its shards in this one process."""
-    from rewardzoo.core.sharded_checkpoint import is_sharded_checkpoint, read_full_policy
-
+    """Load weights written by ``save_pretrained`` into an existing policy (full or LoRA); a sharded
+    checkpoint's (FSDP2) ``policy/``: :func:`~rewardzoo.core.sharded_checkpoint.load_any_policy_weights`."""
     directory = Path(directory)
-    if is_sharded_checkpoint(directory.parent):
-        missing, unexpected = load_full_state(policy, read_full_policy(directory.parent))
-        if unexpected or missing:
-            raise RuntimeError(f"sharded checkpoint {directory.parent} does not match the policy: missing {missing[:5]}, "
-                               f"unexpected {unexpected[:5]}")
-        return
     adapter = directory / "adapter_model.safetensors"
     if adapter.exists():
         from peft import set_peft_model_state_dict

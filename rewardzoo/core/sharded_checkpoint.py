@@ -21,7 +21,7 @@ reads its own shards.
 
 Reading without the run: :func:`read_full_policy` assembles the full weights in one process (no
 process group) from every shard, which is what ``rewardzoo eval RUN_DIR`` / ``generate RUN_DIR``
-do through :func:`~rewardzoo.core.checkpoint.load_policy_weights`; :func:`export_pretrained` writes
+do through :func:`~rewardzoo.core.sharded_checkpoint.load_any_policy_weights`; :func:`export_pretrained` writes
 them as a plain transformers directory (LoRA adapters merged into the base weights).
 """
 
@@ -37,7 +37,8 @@ from torch.distributed.checkpoint.metadata import TensorStorageMetadata
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 from torch.distributed.tensor import DTensor
 
-from rewardzoo.core.checkpoint import restore_rng, write_atomically
+from rewardzoo.core.checkpoint import load_policy_weights, restore_rng, write_atomically
+from rewardzoo.core.distributed import load_full_state
 from rewardzoo.core.models import causal_lm, is_peft
 
 SHARDED_DIR = "sharded"
@@ -177,3 +178,15 @@ def export_pretrained(checkpoint: Path, out: Path) -> Path:
     AutoTokenizer.from_pretrained(source).save_pretrained(out)
     (out / "rewardzoo_export.json").write_text(json.dumps({"checkpoint": str(checkpoint)}))
     return out
+
+
+def load_any_policy_weights(policy: torch.nn.Module, directory: Path) -> None:
+    """Load a checkpoint's ``policy/`` into an existing policy in this one process: the full weights read
+    from the shards of a sharded checkpoint (FSDP2), else :func:`~rewardzoo.core.checkpoint.load_policy_weights`."""
+    directory = Path(directory)
+    if not is_sharded_checkpoint(directory.parent):
+        return load_policy_weights(policy, directory)
+    missing, unexpected = load_full_state(policy, read_full_policy(directory.parent))
+    if unexpected or missing:
+        raise RuntimeError(f"sharded checkpoint {directory.parent} does not match the policy: missing {missing[:5]}, "
+                           f"unexpected {unexpected[:5]}")
