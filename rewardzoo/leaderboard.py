@@ -135,7 +135,7 @@ vary RL only); on refdist 40 RL steps instead of 100 (on the 100-step board ever
 decided by step 40)."""
 HACKABLE_SETTINGS = {"hackable_multiplication": ("grpo.advantage=dr_grpo",)}
 """The ``hackable`` board's change: Dr. GRPO advantages for every row — VARL's paper setting, run by its RLVR
-twin too (the recipes: RLVR ``grpo``, VARL ``dr_grpo``); the board has no RAL row to keep on ``grpo``."""
+twin too (both recipes default to ``grpo``); the board has no RAL row to keep on ``grpo``."""
 GPU = ("model.name=Qwen/Qwen3-0.6B", "model.dtype=bfloat16", "model.lora.enabled=true", "model.lora.r=32",
        "model.lora.alpha=64", "sampling.engine=vllm", "sampling.vllm.gpu_memory_utilization=0.3",
        "sampling.max_new_tokens=64", "grpo.lr=1e-5", "grpo.micro_batch_size=64", "sft.lr=1e-4", "sft.steps=300",

@@ -151,7 +151,7 @@ def _child(module: str, argv: list[str], log: str, path: list[str]) -> None:
     """The body of one run's process: its output to ``log``, one intra-op thread, the sweep's own
     ``sys.path`` (``path``: a reward factory's module is found as in the sweep's process), then
     ``python -m module *argv``; exits with the command's status (an exception prints its traceback to
-    the log and exits 1)."""
+    the log and exits 1), and records that status in ``log.status``."""
     sys.path[:0] = [p for p in path if p not in sys.path]
     os.environ.update(THREAD_ENV)
     torch.set_num_threads(1)
@@ -162,24 +162,54 @@ def _child(module: str, argv: list[str], log: str, path: list[str]) -> None:
     os.dup2(fd, 2)
     os.close(fd)
     sys.argv = [module, *argv]
+    status = 1  # an exception: multiprocessing prints its traceback to the log and exits 1
     try:  # ``python -m module *argv``, in this process: the sweep starts the command, as a shell would
         runpy.run_module(module, run_name="__main__", alter_sys=True)
+        status = 0
+    except SystemExit as done:
+        status = done.code if isinstance(done.code, int) else int(done.code is not None)
+        raise
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
+        Path(log + ".status").write_text(str(status))
+
+
+LOST_STATUS = 255
+"""The exit code multiprocessing reports when the fork server could not pass a child's status on."""
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def _run(argv: list[str], log: Path, module: str = "rewardzoo.cli") -> tuple[int, float]:
     """Run ``python -m module *argv`` in a process forked from the sweep's fork server (:data:`PRELOAD`),
-    its output to ``log``; returns the exit status and the wall time."""
+    its output to ``log``; returns the exit status and the wall time.  The child also writes its
+    status to ``log.status``: when the fork server cannot pass the status on (multiprocessing then
+    reports :data:`LOST_STATUS`, seen now and then in the test suite), the sweep waits for the child
+    and takes the status it wrote, so a finished run is not counted as failed."""
     log.parent.mkdir(parents=True, exist_ok=True)
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOAD)
     start = time.perf_counter()
     process = context.Process(target=_child, args=(module, argv, str(log), list(sys.path)))
+    status = Path(str(log) + ".status")
+    status.unlink(missing_ok=True)
     process.start()
     process.join()
-    return process.exitcode, time.perf_counter() - start
+    code = process.exitcode
+    if code == LOST_STATUS:  # the fork server is gone: wait for the child itself, read what it recorded
+        while _alive(process.pid):
+            time.sleep(0.1)
+        if status.is_file():
+            code = int(status.read_text())
+    return code, time.perf_counter() - start
 
 
 @dataclass
