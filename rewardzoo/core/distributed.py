@@ -184,9 +184,16 @@ def autocast_decoder(model: torch.nn.Module, device_type: str) -> None:
 
 
 def _reshard_without_autograd(module, args, output) -> None:
-    """Forward hook of a trained FSDP root: after a forward without autograd, free its gathered weights."""
+    """Forward hook of a trained FSDP root: after a forward without autograd, free the gathered weights of
+    the root and of every unit under it (with ``reshard_after_forward=false`` the blocks keep theirs after
+    a forward, and a forward without a backward would leave the full tensors registered, which the
+    optimizer and the state dicts do not know)."""
     if not torch.is_grad_enabled():
-        module.reshard()
+        from torch.distributed.fsdp import FSDPModule
+
+        for unit in module.modules():
+            if isinstance(unit, FSDPModule):
+                unit.reshard()
 
 
 class Sharding:
