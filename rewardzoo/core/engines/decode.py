@@ -100,7 +100,7 @@ def decode(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torc
 
     ``draw`` maps ([A, V] logits, [A, 1] uniforms) to [A] tokens (:meth:`InverseCDFSampler.draw`).
     Positions count non-pad tokens (left padding), as ``generate`` computes them.  ``fast`` lets a
-    Llama-family model run the lean forward (:func:`stepper`), which gives the same tokens."""
+    Llama-family model run the lean forward (``stepper``), which gives the same tokens."""
     device = input_ids.device
     B = int(repeats.sum())
     rows = torch.arange(len(repeats), device=device).repeat_interleave(repeats)  # [B] prompt of each row

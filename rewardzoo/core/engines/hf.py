@@ -1,7 +1,7 @@
 """Generation on the policy itself (``sampling.engine=hf``, the default): :class:`HFEngine`.
 
 It works with any causal LM, peft-wrapped or not, on every device.  With the default sampler it runs
-the KV-cache decode loop (:func:`~rewardzoo.core.engines.decode.decode`); with
+the KV-cache decode loop (``decode`` in ``rewardzoo.core.engines.decode``); with
 ``sampling.sampler=multinomial``, or a hub model whose generation config asks for logits processors
 the loop does not apply, it calls transformers ``generate`` (batched, KV cache, left padding).
 """

@@ -29,7 +29,7 @@ query head, as transformers' sdpa path does under a mask.  Anything else — ano
 model, a rope type other than a static one, a sliding window the call reaches, another attention
 kernel than ``sdpa``, weights that are not plain ``nn.Linear``, a module with forward hooks (the lean
 forward calls no module) — gets :func:`why_not_llama_family`'s reason and the transformers forward
-(:class:`~rewardzoo.core.engines.decode.TransformersStepper`).
+(``TransformersStepper`` in ``rewardzoo.core.engines.decode``).
 """
 
 from __future__ import annotations
