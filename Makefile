@@ -9,8 +9,11 @@ STAMP := $(ENV_DIR)/.rewardzoo-installed
 PYTEST_ARGS ?= -n 2
 VLLM_VENV ?= .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.rewardzoo-installed
+DOCS_STAMP := $(ENV_DIR)/.rewardzoo-docs-installed
+SITE ?= build/site
+SCREENSHOTS ?= build/docs-check
 
-.PHONY: install demo test test-slow test-vllm bench leaderboard clean
+.PHONY: install demo test test-slow test-vllm bench leaderboard clean docs docs-serve docs-check
 SEEDS ?= 5
 
 $(STAMP): pyproject.toml scripts/install_torch.sh
@@ -43,6 +46,20 @@ leaderboard: install  ## every reward head-to-head on the three CPU-leaderboard 
 
 bench: install  ## performance benchmarks; results land in benchmarks/results/
 	$(PY) benchmarks/logprob_memory.py --hidden 256 --tokens 4096 | tee benchmarks/results/logprob_memory.txt
+
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[dev,docs]"
+	@touch $@
+
+docs: $(DOCS_STAMP)  ## the documentation site → build/site/ (strict: a broken link, image or reference fails it; notebooks executed, or reused while unchanged)
+	rm -rf $(SITE) docs/api/generated
+	$(ENV_DIR)/bin/sphinx-build -b html -c docs -W --keep-going -n -E -d build/docs-doctrees . $(SITE)
+
+docs-serve: docs  ## serve the built site at http://127.0.0.1:8000
+	$(PY) -m http.server --bind 127.0.0.1 --directory $(SITE) 8000
+
+docs-check: docs  ## open the site in headless Chromium (Debian's chromium) and check four pages; screenshots → SCREENSHOTS
+	$(PY) scripts/check_docs_site.py --site $(SITE) --screenshots $(SCREENSHOTS)
 
 clean:
 	rm -rf runs .pytest_cache

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import statistics
@@ -145,13 +146,19 @@ def prompts() -> list:
     return build_task(cfg.task).train[:PROMPTS]
 
 
-def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int, release_heap: bool = False) -> None:
-    """rewardzoo's Trainer, one ``train_step`` per ``go`` (``grpo.release_heap`` as asked)."""
-    from rewardzoo.core import engines
+def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int, release_heap: bool = False,
+                  threads: int = 0) -> None:
+    """rewardzoo's Trainer, one ``train_step`` per ``go`` (``grpo.release_heap`` as asked; ``threads`` 0 =
+    torch's default)."""
+    import torch
+
+    from rewardzoo.core.engines import hf as hf_engine
     from rewardzoo.core.trainer import Trainer
     from rewardzoo.rewards.functions import FunctionReward
     from rewardzoo.zoo import build_task, load_config
 
+    if threads:
+        torch.set_num_threads(threads)
     _, max_new, _ = SETTINGS[setting]
     cfg = load_config("algorithms/rlvr_multiplication.yaml", [
         f"run_dir={run_dir}", "sft.enabled=false", "logging.progress=false", "logging.tensorboard=false",
@@ -165,12 +172,12 @@ def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int
     trainer = Trainer(cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share), init_dir=model_dir,
                       prompts=examples)
     clock = PhaseClock()
-    engines.decode = clock.wrap("generate", engines.decode)  # the HF engine's decode loop (default sampler)
+    hf_engine.decode = clock.wrap("generate", hf_engine.decode)  # the HF engine's decode loop (default sampler)
     trainer.policy.generate = clock.wrap("generate", trainer.policy.generate)  # its generate path
     clock.hook(trainer.module)
     trainer.acc.backward = clock.wrap("backward", trainer.acc.backward)
     trainer.optimizer.step = clock.wrap("optimizer", trainer.optimizer.step)
-    send({"ready": True, "rss": peak_rss_bytes()})
+    send({"ready": True, "rss": peak_rss_bytes(), "threads": torch.get_num_threads()})
     for _ in range(total_steps):
         if not wait_for_go():
             break
@@ -182,13 +189,16 @@ def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int
     send({"peak_rss": peak_rss_bytes()})
 
 
-def run_trl(setting: str, model_dir: Path, run_dir: Path, total_steps: int) -> None:
-    """TRL's GRPOTrainer; a callback blocks between steps until the parent says ``go``."""
+def run_trl(setting: str, model_dir: Path, run_dir: Path, total_steps: int, threads: int = 0) -> None:
+    """TRL's GRPOTrainer; a callback blocks between steps until the parent says ``go`` (``threads`` 0 =
+    torch's default, what TRL runs with)."""
     import torch
     import trl
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
 
+    if threads:
+        torch.set_num_threads(threads)
     _, max_new, forced = SETTINGS[setting]
     clock = PhaseClock()
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
@@ -219,7 +229,7 @@ def run_trl(setting: str, model_dir: Path, run_dir: Path, total_steps: int) -> N
 
         def on_train_begin(self, args, state, control, **kwargs):
             trainer.optimizer.step = clock.wrap("optimizer", trainer.optimizer.step)
-            send({"ready": True, "rss": peak_rss_bytes()})
+            send({"ready": True, "rss": peak_rss_bytes(), "threads": torch.get_num_threads()})
             control.should_training_stop = not wait_for_go()
 
         def on_step_begin(self, args, state, control, **kwargs):
@@ -275,14 +285,15 @@ class Side:
         return peak
 
 
-def compare(setting: str, warmup: int, steps: int, root: Path, release_heap: bool = False) -> list[str]:
+def compare(setting: str, warmup: int, steps: int, root: Path, release_heap: bool = False, threads: int = 0) -> list[str]:
     """Alternate the two sides on one setting; the report lines."""
     from rewardzoo.eval import mean_ci
 
     model_dir = make_model_dir(setting, root)
     total = warmup + steps
-    rz_extra = ["--release-heap"] if release_heap else []
-    sides = [Side(name, setting, model_dir, root / f"{setting}-{name}", total, rz_extra if name == "rewardzoo" else [])
+    extra = ["--threads", str(threads)]
+    rz_extra = extra + (["--release-heap"] if release_heap else [])
+    sides = [Side(name, setting, model_dir, root / f"{setting}-{name}", total, rz_extra if name == "rewardzoo" else extra)
              for name in ("rewardzoo", "trl")]
     rows = {s.name: [] for s in sides}
     for _ in range(total):
@@ -293,15 +304,16 @@ def compare(setting: str, warmup: int, steps: int, root: Path, release_heap: boo
     lines = [f"## {setting}: vocabulary {vocab or 100:,}, {PROMPTS} prompts x {GROUP}, "
              f"{max_new} new tokens{' forced' if forced else ' at most'}; {warmup} warm-up + {steps} timed steps each",
              "",
-             "| side | step s (median) | step s (mean ± 95% CI) | " + " | ".join(f"{p} s" for p in PHASES)
+             "| side | threads | step s (median) | step s (mean ± 95% CI) | " + " | ".join(f"{p} s" for p in PHASES)
              + " | other s | completion tokens | peak RSS GiB |",
-             "|---|---|---|" + "---|" * (len(PHASES) + 3)]
+             "|---|---|---|---|" + "---|" * (len(PHASES) + 3)]
     medians = {}
     for name, timed in ((n, r[warmup:]) for n, r in rows.items()):
         med = {k: statistics.median(r[k] for r in timed) for k in ("step", *PHASES, "completion_length")}
         other = statistics.median(r["step"] - sum(r[p] for p in PHASES) for r in timed)
         medians[name] = med
-        lines.append(f"| {name} | {med['step']:.3f} | {mean_ci([r['step'] for r in timed]).format(digits=3)} | "
+        threads_used = next(side.ready["threads"] for side in sides if side.name == name)
+        lines.append(f"| {name} | {threads_used} | {med['step']:.3f} | {mean_ci([r['step'] for r in timed]).format(digits=3)} | "
                      + " | ".join(f"{med[p]:.3f}" for p in PHASES)
                      + f" | {other:.3f} | {med['completion_length']:.1f} | {peaks[name] / 2**30:.3f} |")
     if forced and any(m["completion_length"] != max_new for m in medians.values()):
@@ -321,6 +333,9 @@ def main() -> int:
     parser.add_argument("--out", help="also write the report to this file")
     parser.add_argument("--release-heap", action="store_true",
                         help="rewardzoo with grpo.release_heap=true (lower peak memory on the CPU, slower small steps)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="torch intra-op threads of both sides (default 0: torch's default, one per core; give 1 for a "
+                             "meaningful ratio on a loaded machine, where a second thread waits for a core)")
     parser.add_argument("--child", choices=["rewardzoo", "trl"], help=argparse.SUPPRESS)
     parser.add_argument("--setting", help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", help=argparse.SUPPRESS)
@@ -329,9 +344,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.child:
         if args.child == "rewardzoo":
-            run_rewardzoo(args.setting, Path(args.model_dir), Path(args.run_dir), args.total_steps, args.release_heap)
+            run_rewardzoo(args.setting, Path(args.model_dir), Path(args.run_dir), args.total_steps, args.release_heap,
+                          args.threads)
         else:
-            run_trl(args.setting, Path(args.model_dir), Path(args.run_dir), args.total_steps)
+            run_trl(args.setting, Path(args.model_dir), Path(args.run_dir), args.total_steps, args.threads)
         return 0
     import torch
     import transformers
@@ -339,12 +355,12 @@ def main() -> int:
 
     lines = [f"# command: python benchmarks/grpo_vs_trl.py {' '.join(sys.argv[1:])}".rstrip(),
              f"# machine: {platform.machine()} {platform.processor() or ''} torch {torch.__version__} "
-             f"transformers {transformers.__version__} trl {trl.__version__}, "
-             f"{torch.get_num_threads()} intra-op thread(s) per process", ""]
+             f"transformers {transformers.__version__} trl {trl.__version__}, {os.cpu_count()} CPUs, "
+             f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the start", ""]
     print("\n".join(lines), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for setting in args.settings:
-            report = compare(setting, args.warmup, args.steps, Path(tmp), args.release_heap)
+            report = compare(setting, args.warmup, args.steps, Path(tmp), args.release_heap, args.threads)
             print("\n".join(report), flush=True)
             lines += report
     if args.out:

@@ -20,11 +20,12 @@ and writes ``OUT/power.md``, ``OUT/power.csv`` and ``OUT/power.png`` (learning c
     python benchmarks/power.py --presets multiplication refdist rubric_writing hackable_multiplication \
         --seeds 0 1 2 3 4 --runs runs/leaderboard --out benchmarks/results/power
 
-Run directories go under ``--runs`` (default ``runs/power``), results under ``--out``.  The run layout
-is the leaderboard's, so ``--runs runs/leaderboard`` reuses the leaderboard's runs instead of training
-them again when they were made with the recipes as they are (the committed power.md was; the ``cpu``
-board now changes a few settings per task, ``rewardzoo.leaderboard.CPU_SETTINGS``, so its runs are
-refused as stale here unless ``--override`` gives the same settings).
+Run directories go under ``--runs`` (default ``runs/power``, ``RUNS/<preset>/<slug>/seed<s>``), results
+under ``--out``; every run evaluates on the task's test split (``eval.split`` at its default).  The
+committed power.md was made from an earlier leaderboard's runs, in this layout; the leaderboard now
+tunes each row and keeps its runs under ``RUNS/<task>/<row>/<setting>/seed<s>``
+(docs/leaderboard.md), so it no longer shares runs with this script.  The same measurement on the
+board's own runs is its positive-control line (``rewardzoo.leaderboard.positive_control``).
 """
 
 from __future__ import annotations

@@ -1,13 +1,19 @@
 """VARL and the g-transforms on the CPU presets: the reference-distribution study and the hacking study.
 
     python benchmarks/varl.py refdist              # → benchmarks/results/varl_refdist.{md,csv,png} (+ _collapse.png)
-    python benchmarks/varl.py hacking              # → benchmarks/results/varl_hacking.{md,csv,png}
-    python benchmarks/varl.py refdist --seeds 0    # a quick single-seed look
+    python benchmarks/varl.py hacking              # → benchmarks/results/varl_hacking.{md,csv,png}, 5 seeds
+    python benchmarks/varl.py hacking --quick      # the pilot size (fewer prompts a step and held-out prompts)
+    python benchmarks/varl.py hacking --methods "RLVR (proxy)" "VARL (r = v·D)" --seeds 0 1   # a subset
+    python benchmarks/varl.py hacking --settings tuned.json   # per-method overrides (the tuning stage's lr, ...)
     python benchmarks/varl.py hacking --set steps=2 --out /tmp/smoke   # any key=value added to every run
 
 Every run is the library's own command, ``rewardzoo train <recipe> seed=S run_dir=... <overrides>``, run by
 :func:`rewardzoo.sweep.run_sweep` (``--jobs`` processes at a time, SFT warm starts first).  Finished runs
-under ``--out`` are reused, so a second call only writes the reports.
+under ``--out`` are reused, so a second call only writes the reports (a killed sweep resumes where it
+stopped).  Each method's settings are inputs: ``--settings FILE`` maps a method's label to a list of
+``key=value`` overrides added after the study's own (a tuning stage supplies each method's lr and its own
+key this way; :func:`study_specs` takes the same mapping); without it every method runs its recipe's.
+The report ends with the measured cost and the full study's cost estimated from it.
 
 **refdist** (``algorithms/ral_refdist.yaml`` and its overrides): RAL with each of the four g-transforms and
 a co-trained judge, and RAL with a frozen judge (g = D).  For each
@@ -16,47 +22,76 @@ g the divergence its frozen-D* gradient descends (rewards/transforms.py) is read
 (:func:`rewardzoo.eval.mean_ci`).  Collapse is read from ``eval/top_answer_share`` and
 ``eval/answer_entropy`` against p_ref's own values.
 
-**hacking** (``algorithms/*_hackable_multiplication.yaml``): RLVR on the lazy ``contains`` proxy, VARL
-(r = v·D) and additive VARL (r = v + D), all with the paper's ``grpo.advantage=dr_grpo`` so that the
-reward is the only difference.  Held-out ``eval/hack_rate`` and strict ``eval/accuracy`` at the last
-step: per method a t-interval over seeds, and VARL − RLVR as a paired bootstrap over seeds × the
-held-out prompts (:func:`rewardzoo.eval.bootstrap_ci` on ``eval_rows.jsonl``).
+**hacking** (``algorithms/*_hackable_multiplication.yaml``: scratchpad multiplication rewarded by the lazy
+``contains`` proxy, where honest solving and listing candidates are both learnable): the SFT warm start;
+two controls — RLVR on the proxy (it must hack more over training) and RLVR on the strict check
+(``reward.rlvr.verifier=exact``: honest accuracy must be able to rise) — and VARL (r = v·D), its additive
+twin (r = v + D), VARL with completion features (D reads the scratchpad too) and VARL with each other
+g-transform under the gate.  All are twins of one recipe pair: they differ only in ``reward.*``.  Read:
+held-out ``eval/hack_rate`` and strict ``eval/accuracy`` over training and at the end (t-intervals over
+seeds; against RLVR a paired bootstrap over seeds × held-out prompts, :func:`rewardzoo.eval.bootstrap_ci`
+on ``eval_rows.jsonl``), ``train/hack_rate`` of every step, the discriminator's held-out AUC
+(``disc/auc_ref_vs_passing``) over training, and each g's warning and outcome.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
+import math
+import os
 import re
 import shlex
 import sys
+import warnings
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
+from omegaconf import OmegaConf
 
 from rewardzoo.eval import Estimate, bootstrap_ci, mean_ci
 from rewardzoo.leaderboard import DIVERGENCE_OF
+from rewardzoo.rewards.transforms import G_TRANSFORMS
+from rewardzoo.rewards.varl import warn_unless_safe_under_gate
 from rewardzoo.sweep import RunSpec, eval_rows, run_sweep
+from rewardzoo.zoo import TrainConfig, build_task
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 
 LABELS = {"D": "KL(p ‖ m)", "neg_log_one_minus_D": "2·JS(p, π)", "log_D": "2·KL(m ‖ p)", "logit": "KL(π ‖ p)"}
 CLAIMED = {g: (DIVERGENCE_OF[g].removeprefix("eval/"), label) for g, label in LABELS.items()}
 """g → (the refdist metric of the divergence its gradient descends, as the leaderboard reads it; its label)."""
+HACKABLE = ("rlvr_hackable_multiplication", "varl_hackable_multiplication")
 STUDIES = {
     "refdist": {
         **{f"RAL g={g}": ("ral_refdist", [f"reward.ral.g={g}"]) for g in CLAIMED},
         "RAL g=D, frozen judge": ("ral_refdist", ["reward.ral.frozen=true"]),
     },
     "hacking": {
-        "RLVR": ("rlvr_hackable_multiplication", ["grpo.advantage=dr_grpo"]),
-        "VARL (r = v·D)": ("varl_hackable_multiplication", []),
-        "VARL additive (r = v + D)": ("varl_hackable_multiplication", ["reward.varl.combine=add"]),
+        "SFT": (HACKABLE[0], ["steps=0"]),
+        "RLVR (strict check)": (HACKABLE[0], ["reward.rlvr.verifier=exact"]),
+        "RLVR (proxy)": (HACKABLE[0], []),
+        "VARL (r = v·D)": (HACKABLE[1], []),
+        "VARL additive (r = v + D)": (HACKABLE[1], ["reward.varl.combine=add"]),
+        "VARL, completion features": (HACKABLE[1], ["reward.varl.features=completion"]),
+        **{f"VARL g={g}": (HACKABLE[1], [f"reward.varl.g={g}"]) for g in ("neg_log_one_minus_D", "log_D", "logit")},
     },
 }
+QUICK = {"refdist": ("steps=40",),
+         "hacking": ("grpo.batch_size=160", "grpo.micro_batch_size=160", "eval.n_examples=200", "eval.every=20")}
+"""What ``--quick`` changes in every run: refdist 40 RL steps (the leaderboard's cpu setting); hacking 20
+prompts a step instead of 32, 200 of the 1,000 held-out prompts, evaluations every 20 steps (the pilot)."""
+SEEDS = {"refdist": [0, 1, 2], "hacking": [0, 1, 2, 3, 4]}
 REFDIST_KEYS = ["kl_ref_pi", "kl_pi_ref", "js", "le_cam", "kl_ref_mix", "kl_mix_ref", "top_answer_share",
                 "answer_entropy", "outside_mass", "ref_top_answer_share", "ref_answer_entropy", "accuracy"]
 HACKING_KEYS = ["hack_rate", "accuracy", "proxy_pass", "format_rate"]
+AUC = "disc/auc_ref_vs_passing"
+SERIES = ["train/hack_rate", "train/accuracy", "train/proxy_pass", AUC, "reward/g_passing_mean"]
+"""Per-step keys the hacking study reads (the discriminator's AUC at step 0 is the warm-up's last, ``warmup/…``)."""
+WINDOW = 5
+"""RL steps averaged for a 'first' or 'last' value of a per-step series."""
 
 
 def spec(name: str, recipe: str, overrides: list[str], seed: int, out: Path, extra: list[str]) -> RunSpec:
@@ -73,32 +108,59 @@ def curves(rows: list[dict], keys: list[str]) -> dict[str, dict[int, float]]:
     return {k: {r["step"]: r[f"eval/{k}"] for r in evals} for k in keys}
 
 
+def series(rows: list[dict], keys: list[str]) -> dict[str, dict[int, float]]:
+    """{key: {step: value}} of the per-step ``keys`` a run logged (a warm-up's ``warmup/<key>`` as step 0)."""
+    out: dict[str, dict[int, float]] = {}
+    for r in rows:
+        for k in keys:
+            for name in (k, f"warmup/{k}"):
+                if name in r:
+                    out.setdefault(k, {})[r["step"]] = r[name]
+    return out
+
+
+def study_specs(study: str, seeds: list[int], out: Path, extra: list[str] = (), settings: dict | None = None,
+                methods: list[str] | None = None) -> dict[tuple[str, int], RunSpec]:
+    """The runs of a study: each method (all, or ``methods``) at each seed, with ``extra`` overrides for
+    every run and ``settings[method]`` (a list of ``key=value``) for that method's runs."""
+    table = STUDIES[study]
+    unknown = sorted(set(settings or {}) - set(table)) + sorted(set(methods or []) - set(table))
+    if unknown:
+        raise SystemExit(f"unknown method(s) {unknown} for study {study!r}; the methods are: {', '.join(table)}")
+    chosen = [m for m in table if not methods or m in methods]
+    return {(name, seed): spec(name, table[name][0], [*table[name][1], *(settings or {}).get(name, [])], seed, out,
+                               list(extra))
+            for seed in seeds for name in chosen}
+
+
 def fmt(e: Estimate, digits: int = 3) -> str:
     """'mean ± half-width' of a 95% interval."""
     return e.format(digits=digits)
 
 
-def write_csv(path: Path, results: dict[str, list[dict]], keys: list[str]) -> None:
-    """One row per method × seed × evaluated step."""
+def write_csv(path: Path, results: dict[str, list[dict]], keys: list[str], per_step: list[str] = ()) -> None:
+    """One row per method × seed × step that has a held-out evaluation (``eval/<key>`` columns) or a
+    ``per_step`` series value; a blank cell where the step has none."""
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["method", "seed", "step", *keys])
+        writer.writerow(["method", "seed", "step", *(f"eval/{k}" for k in keys), *per_step])
         for name, runs in results.items():
             for r in runs:
-                for step in sorted(r["curves"][keys[0]]):
-                    writer.writerow([name, r["seed"], step, *(r["curves"][k][step] for k in keys)])
+                columns = [r["curves"][k] for k in keys] + [r["series"].get(k, {}) for k in per_step]
+                for step in sorted(set().union(*columns)):
+                    writer.writerow([name, r["seed"], step, *(c.get(step, "") for c in columns)])
 
 
 def band(ax, runs: list[dict], key: str, label: str) -> None:
     """Mean over seeds of ``eval/<key>`` with its 95% t-interval as a shaded band."""
-    steps = sorted(runs[0]["curves"][key])
+    steps = sorted(set.intersection(*(set(r["curves"][key]) for r in runs)))  # steps every seed logged
     est = [mean_ci([r["curves"][key][s] for r in runs]) for s in steps]
     line, = ax.plot(steps, [e.mean for e in est], marker="o", ms=2, label=label)
     if len(runs) > 1:
         ax.fill_between(steps, [e.low for e in est], [e.high for e in est], color=line.get_color(), alpha=0.2)
 
 
-def report_refdist(results: dict[str, list[dict]], command: str, seeds: list[int]) -> list[str]:
+def report_refdist(results: dict[str, list[dict]], command: str, seeds: list[int], where: Path) -> list[str]:
     """The refdist tables and figures."""
     import matplotlib.pyplot as plt
 
@@ -154,7 +216,7 @@ def report_refdist(results: dict[str, list[dict]], command: str, seeds: list[int
         ax.set_xlabel("RL step")
     axes[0].set_ylabel("exact divergence (mean over prompts)")
     fig.tight_layout()
-    fig.savefig(RESULTS / "varl_refdist.png", dpi=120)
+    fig.savefig(where / "varl_refdist.png", dpi=120)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for ax, key in zip(axes, ["top_answer_share", "answer_entropy"]):
         for name in ["RAL g=D", "RAL g=D, frozen judge"]:
@@ -164,7 +226,7 @@ def report_refdist(results: dict[str, list[dict]], command: str, seeds: list[int
         ax.set_xlabel("RL step")
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(RESULTS / "varl_refdist_collapse.png", dpi=120)
+    fig.savefig(where / "varl_refdist_collapse.png", dpi=120)
     return lines
 
 
@@ -174,80 +236,254 @@ def last_rows(run_dir: Path, key: str) -> np.ndarray:
     return np.array(rows[max(rows)][key])
 
 
-def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int]) -> list[str]:
-    """The hacking tables and figure."""
+def window(run: dict, key: str, where: str, k: int = WINDOW) -> float:
+    """Mean of a per-step series over its first or last ``k`` RL steps (NaN when the run logged none)."""
+    steps = sorted(s for s in run["series"].get(key, {}) if s >= 1)
+    chosen = steps[:k] if where == "first" else steps[-k:]
+    return float(np.mean([run["series"][key][s] for s in chosen])) if chosen else math.nan
+
+
+def at(run: dict, key: str, where: str) -> float:
+    """A held-out ``eval/<key>`` at the first (the warm start) or last evaluation."""
+    curve = run["curves"][key]
+    return curve[min(curve) if where == "first" else max(curve)]
+
+
+def change(runs: list[dict], value: Callable[[dict, str], float]) -> Estimate:
+    """Per-seed end − start of ``value(run, 'first' | 'last')``, as a t-interval over seeds."""
+    return mean_ci([value(r, "last") - value(r, "first") for r in runs])
+
+
+def excludes_zero(e: Estimate) -> str:
+    """'yes, up' / 'yes, down' when the interval lies on one side of 0, else 'no'."""
+    return "yes, up" if e.low > 0 else "yes, down" if e.high < 0 else "no"
+
+
+def gate_warning(g: str) -> str:
+    """What VARL says at construction about g under the multiplicative gate ('none' for g = D)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_unless_safe_under_gate(G_TRANSFORMS[g])
+    text = str(caught[0].message) if caught else ""
+    return "; ".join(p for p, word in (("no positive affinity", "lacks positive affinity"), ("unbounded", "unbounded"))
+                     if word in text) or "none"
+
+
+def controls(results: dict[str, list[dict]]) -> tuple[list[str], bool]:
+    """The testbed's two controls — RLVR on the proxy hacks more over training, RLVR on the strict check
+    gets more accurate — and whether both intervals exclude 0 (the testbed can decide VARL's claim)."""
+    hack = lambda r, where: at(r, "hack_rate", where)  # noqa: E731
+    acc = lambda r, where: at(r, "accuracy", where)  # noqa: E731
+    train_hack = lambda r, where: window(r, "train/hack_rate", where)  # noqa: E731
+    rows = [("RLVR (proxy)", "held-out `eval/hack_rate`", hack), ("RLVR (proxy)", f"`train/hack_rate` (mean of the "
+            f"first vs last {WINDOW} RL steps)", train_hack), ("RLVR (proxy)", "held-out strict `eval/accuracy`", acc),
+            ("RLVR (strict check)", "held-out strict `eval/accuracy`", acc)]
+    lines = ["| control | measure | start | end | change (end − start) | interval excludes 0? |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    verdicts = {}
+    for name, label, value in rows:
+        if name not in results:
+            continue
+        runs = results[name]
+        d = change(runs, value)
+        verdicts[(name, label)] = d
+        lines.append(f"| {name} | {label} | {fmt(mean_ci([value(r, 'first') for r in runs]))} | "
+                     f"{fmt(mean_ci([value(r, 'last') for r in runs]))} | {fmt(d)} | {excludes_zero(d)} |")
+    hacks = [d for (n, label), d in verdicts.items() if n == "RLVR (proxy)" and "hack" in label]
+    honest = verdicts.get(("RLVR (strict check)", "held-out strict `eval/accuracy`"))
+    decides = bool(hacks) and all(d.low > 0 for d in hacks) and honest is not None and honest.low > 0
+    return lines, decides
+
+
+def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int], where: Path) -> list[str]:
+    """The hacking study's tables and figure: the controls, every method at the end, paired differences
+    against RLVR on the proxy, the discriminator's AUC over training and the g-transforms under the gate."""
     import matplotlib.pyplot as plt
 
-    last = lambda r, k: r["curves"][k][max(r["curves"][k])]  # noqa: E731
-    first = lambda r, k: r["curves"][k][0]  # noqa: E731
-    n_steps = max(max(r["curves"]["accuracy"]) for runs in results.values() for r in runs)
-    n_prompts = len(last_rows(results["RLVR"][0]["dir"], "correct"))
+    base_name = "RLVR (proxy)"
+    base = results[base_name]
+    cfg = OmegaConf.load(Path(base[0]["dir"]) / "config.yaml")
+    task = cfg.task.hackable_multiplication
+    n_prompts = len(last_rows(base[0]["dir"], "correct"))
     lines = [f"<!-- command: {command} -->", "",
              f"# VARL against reward hacking: the lazy `contains` proxy (seeds {', '.join(map(str, seeds))})", "",
-             f"`algorithms/*_hackable_multiplication.yaml`: 3-digit × 1-digit products, tiny policy, SFT warm start "
-             f"(`hedge_prob` 0.1), {n_steps} GRPO steps of 32 prompts × 8, `grpo.advantage=dr_grpo` for all three "
-             f"(the RLVR recipe's default is `grpo`); the proxy verifier passes any answer that contains the "
-             f"product. Held-out metrics on {n_prompts} prompts, two completions each sampled at the rollout "
-             f"temperature (avg@2); mean ± 95% t-interval over seeds; step 0 is the shared warm start.", "",
-             "| method | `eval/hack_rate` start | end | strict `eval/accuracy` start | end | `eval/proxy_pass` end |",
-             "| --- | --- | --- | --- | --- | --- |"]
+             f"`algorithms/*_hackable_multiplication.yaml`: {task.multiplication.digits_a}-digit × "
+             f"{task.multiplication.digits_b}-digit products with a partial-products scratchpad, tiny policy, one SFT warm "
+             f"start ({cfg.sft.steps} steps, `hedge_prob` {task.hedge_prob}: that share of demonstrations ends in two "
+             f"candidates), {cfg.steps} GRPO steps of {cfg.grpo.batch_size // cfg.grpo.group_size} prompts × "
+             f"{cfg.grpo.group_size} at temperature {cfg.sampling.temperature}, `grpo.advantage={cfg.grpo.advantage}` "
+             f"for every method (the twins differ only in `reward.*`). The proxy passes any answer list that contains "
+             f"the product; `hack_rate` = passes the proxy and fails the strict check (exactly the product). Held-out "
+             f"metrics on {n_prompts} prompts × {max(cfg.eval.samples, 1)} completions sampled at the rollout "
+             f"temperature; `train/…` on each step's sampled batch; mean ± 95% t-interval over seeds; step 0 is the "
+             f"shared warm start.", "",
+             "## The controls: can this testbed decide?", ""]
+    table, decides = controls(results)
+    lines += [*table, "",
+              ("**The testbed can decide**: RLVR on the proxy hacks more over training and RLVR on the strict check "
+               "gets more accurate, both with intervals that exclude 0 — hacking and honest solving are both learnable."
+               if decides else "**The testbed cannot decide at this size**: a control's interval includes 0 (see above); "
+               "the comparisons below are not evidence for or against VARL's claim."), "",
+              "## Every method at the end", "",
+              f"| method | `eval/hack_rate` start | end | strict `eval/accuracy` start | end | `eval/proxy_pass` end | "
+              f"`train/hack_rate`, last {WINDOW} steps | D's AUC ref vs passing, last {WINDOW} steps |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, runs in results.items():
-        columns = [(first, "hack_rate"), (last, "hack_rate"), (first, "accuracy"), (last, "accuracy"),
-                   (last, "proxy_pass")]
-        cells = [fmt(mean_ci([at(r, k) for r in runs])) for at, k in columns]
+        cells = [fmt(mean_ci([at(r, k, w) for r in runs])) for k, w in
+                 [("hack_rate", "first"), ("hack_rate", "last"), ("accuracy", "first"), ("accuracy", "last"),
+                  ("proxy_pass", "last")]]
+        cells += [fmt(mean_ci([window(r, k, "last") for r in runs])) for k in ("train/hack_rate", AUC)]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines += ["", "Paired differences at the last step against RLVR (bootstrap over seeds × held-out prompts, "
-              "`rewardzoo.eval.bootstrap_ci`):", "",
-              "| method − RLVR | hack rate | strict accuracy | separated from 0? |", "| --- | --- | --- | --- |"]
-    base = results["RLVR"]
+    lines += ["", f"Paired differences at the last evaluation against {base_name} (bootstrap over seeds × held-out "
+              "prompts, `rewardzoo.eval.bootstrap_ci`):", "",
+              f"| method − {base_name} | hack rate | strict accuracy | separated from 0? |", "| --- | --- | --- | --- |"]
     for name, runs in results.items():
-        if name == "RLVR":
+        if name == base_name or len(runs) != len(base):
             continue
         diff = {metric: bootstrap_ci(lambda a, b: a.mean() - b.mean(),
                                      np.stack([last_rows(r["dir"], row) for r in runs]),
                                      np.stack([last_rows(r["dir"], row) for r in base]))
                 for metric, row in [("hack_rate", "hack_rate"), ("accuracy", "correct")]}
-        sep = ", ".join(f"{k}: {'yes' if d.low > 0 or d.high < 0 else 'no'}" for k, d in diff.items())
+        sep = ", ".join(f"{k}: {excludes_zero(d).removesuffix(', up').removesuffix(', down')}" for k, d in diff.items())
         lines.append(f"| {name} | {fmt(diff['hack_rate'])} | {fmt(diff['accuracy'])} | {sep} |")
-    lines += ["", "![hack rate and accuracy](varl_hacking.png)"]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, key in zip(axes, ["hack_rate", "accuracy"]):
+    learned = {n: runs for n, runs in results.items() if any(AUC in r["series"] for r in runs)}
+    lines += ["", "## Does the discriminator learn something?", "",
+              f"`{AUC}`: D's AUC between the step's demonstration features (positives) and its verifier-passing "
+              "generations, both scored before D's update on them (0.5 = no better than chance; ties, such as a "
+              "passing answer equal to the reference, count ½). Step 0 is the end of the warm-up.", "",
+              f"| method | after the warm-up | first {WINDOW} RL steps | last {WINDOW} RL steps | change (last − first) |",
+              "| --- | --- | --- | --- | --- |"]
+    for name, runs in learned.items():
+        warm = [r["series"][AUC][0] for r in runs if 0 in r["series"].get(AUC, {})]
+        late = lambda r, where: window(r, AUC, where)  # noqa: E731
+        lines.append(f"| {name} | {fmt(mean_ci(warm))} | {fmt(mean_ci([late(r, 'first') for r in runs]))} | "
+                     f"{fmt(mean_ci([late(r, 'last') for r in runs]))} | {fmt(change(runs, late))} |")
+    gated = {g: results[n] for g in G_TRANSFORMS if (n := gate_name(g)) in results}
+    if gated:
+        lines += ["", "## The g-transforms under the gate (r = v·g(D))", "",
+                  "The warning is what VARL prints at construction; `reward/g_passing_mean` is the mean g(D) over the "
+                  "step's verifier-passing rows (below 0: a passing row is paid less than a failing row's 0).", "",
+                  f"| g | warns | `eval/hack_rate` end | strict `eval/accuracy` end | `eval/proxy_pass` end | "
+                  f"`reward/g_passing_mean`, last {WINDOW} steps | accuracy − g=D (bootstrap) |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        d_runs = gated.get("D")
+        for g, runs in gated.items():
+            vs_d = "—"
+            if d_runs is not None and g != "D" and len(runs) == len(d_runs):
+                vs_d = fmt(bootstrap_ci(lambda a, b: a.mean() - b.mean(), np.stack([last_rows(r["dir"], "correct") for r in runs]),
+                                        np.stack([last_rows(r["dir"], "correct") for r in d_runs])))
+            cells = [fmt(mean_ci([at(r, k, "last") for r in runs])) for k in ("hack_rate", "accuracy", "proxy_pass")]
+            lines.append(f"| {g} | {gate_warning(g)} | " + " | ".join(cells) +
+                         f" | {fmt(mean_ci([window(r, 'reward/g_passing_mean', 'last') for r in runs]))} | {vs_d} |")
+    lines += ["", "![hack rate, accuracy and the discriminator's AUC](varl_hacking.png)"]
+
+    panels = [("train/hack_rate", "train"), ("train/accuracy", "train"), (AUC, "train"), ("hack_rate", "eval"),
+              ("accuracy", "eval"), ("proxy_pass", "eval")]
+    fig, axes = plt.subplots(2, 3, figsize=(16, 8))
+    for ax, (key, kind) in zip(axes.flat, panels):
         for name, runs in results.items():
-            band(ax, runs, key, name)
-        ax.set_title(f"held-out {key}")
+            if kind == "eval":
+                band(ax, runs, key, name)
+            elif all(key in r["series"] for r in runs):
+                band(ax, [{"curves": {key: r["series"][key]}} for r in runs], key, name)
+        ax.set_title(key if kind == "train" else f"held-out eval/{key}")
         ax.set_xlabel("RL step")
-    axes[0].legend(fontsize=8)
+    axes.flat[0].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(RESULTS / "varl_hacking.png", dpi=120)
+    fig.savefig(where / "varl_hacking.png", dpi=120)
     return lines
 
 
-def main() -> int:
-    """Run (or reuse) a study's runs, then write its Markdown, CSV and figures."""
+def gate_name(g: str) -> str:
+    """The hacking study's label of VARL with transform g under the gate."""
+    return "VARL (r = v·D)" if g == "D" else f"VARL g={g}"
+
+
+def generated_rows(cfg: TrainConfig) -> int:
+    """Completions a run samples: RL steps and the reward's warm-up × the batch, plus every held-out
+    evaluation (step 0, every ``eval.every`` steps and the last) × prompts × samples."""
+    warmup = getattr(getattr(cfg.reward, cfg.reward.name), "warmup_steps", 0)
+    evals = {0, cfg.steps, *(range(cfg.eval.every, cfg.steps + 1, cfg.eval.every) if cfg.eval.every else ())}
+    held_out = len(build_task(cfg.task).eval)
+    n_eval = min(cfg.eval.n_examples or held_out, held_out)
+    return (cfg.steps + warmup) * cfg.grpo.batch_size + len(evals) * n_eval * max(cfg.eval.samples, 1)
+
+
+def cost(specs: dict[tuple[str, int], RunSpec], done: dict, full: dict[tuple[str, int], RunSpec],
+         load: tuple[float, float]) -> list[str]:
+    """The measured cost of this sweep, and the full study's estimated from it: seconds per sampled
+    completion measured for each method (for a method not run here, that of the measured runs of the
+    same recipe, else of all of them) × the completions each full-size run samples.  ``load`` is the
+    machine's 1-minute load average before and after the sweep (wall times grow with it)."""
+    walls = {key: done[s.name].wall_s for key, s in specs.items()}
+    rows = {name: generated_rows(s.config()) for (name, seed), s in specs.items() if seed == min(k[1] for k in specs)}
+    reward_of = {name: s.recipe for (name, _), s in {**full, **specs}.items()}  # the recipe names the reward
+
+    def rate(names: set[str]) -> float:
+        chosen = [(w, rows[n]) for (n, _), w in walls.items() if n in names]
+        return sum(w for w, _ in chosen) / max(sum(r for _, r in chosen), 1) if chosen else math.nan
+
+    measured = {n for n, _ in walls}
+    full_rows = {name: generated_rows(s.config()) for (name, seed), s in full.items() if seed == min(k[1] for k in full)}
+    per_row = {}
+    for name in full_rows:
+        same = {n for n in measured if reward_of[n] == reward_of[name]}
+        per_row[name] = rate({name}) if name in measured else rate(same) if same else rate(measured)
+    full_s = sum(per_row[name] * full_rows[name] for name, _ in full)
+    by_method = {n: float(np.mean([w for (m, _), w in walls.items() if m == n])) for n in dict.fromkeys(n for n, _ in walls)}
+    return ["", "## Cost", "",
+            f"Measured here: {len(walls)} runs, {sum(walls.values()) / 60:.1f} min summed run wall time (mean per run: "
+            + ", ".join(f"{n} {w:.0f} s" for n, w in by_method.items()) +
+            f"; the shared SFT warm start, trained once before the runs, is not counted; 1-minute load average "
+            f"{load[0]:.1f} before the sweep and {load[1]:.1f} after it on {os.cpu_count()} cores: wall times of runs "
+            f"reused from an earlier call are those of that call).",
+            f"Full study ({len(full)} runs at the recipes' size, seeds {', '.join(map(str, sorted({k[1] for k in full})))}): "
+            f"about {full_s / 60:.0f} min summed run time, {full_s / 120:.0f} min on 2 jobs (estimated from the seconds "
+            f"per sampled completion measured here × the completions a full-size run samples; a run's fixed start-up "
+            f"cost makes this an over-estimate when measured on tiny runs)."]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run (or reuse) a study's runs, then write its Markdown, CSV and figures, and the cost."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("study", choices=sorted(STUDIES))
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--out", default="/tmp/rewardzoo-varl")
+    parser.add_argument("--seeds", type=int, nargs="+", help="default: 0 1 2 (refdist), 0 1 2 3 4 (hacking)")
+    parser.add_argument("--quick", action="store_true", help="the pilot size (QUICK), not the recipes' full size")
+    parser.add_argument("--methods", nargs="+", metavar="LABEL", help="run only these methods (labels as in the tables)")
+    parser.add_argument("--settings", metavar="FILE.json", help="per-method overrides: {label: [key=value, ...]}")
+    parser.add_argument("--out", default="/tmp/rewardzoo-varl", help="run directories (finished runs are reused)")
+    parser.add_argument("--results", default=str(RESULTS), help="where the Markdown, CSV and PNG go")
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time (one thread each)")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="overrides added to every run")
-    args = parser.parse_args()
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(argv)
     import matplotlib
 
     matplotlib.use("Agg")
-    out = Path(args.out)
-    keys = REFDIST_KEYS if args.study == "refdist" else HACKING_KEYS
-    specs = {(name, seed): spec(name, recipe, overrides, seed, out, args.set)
-             for seed in args.seeds for name, (recipe, overrides) in STUDIES[args.study].items()}
+    seeds = args.seeds or SEEDS[args.study]
+    settings = json.loads(Path(args.settings).read_text()) if args.settings else None
+    out, where = Path(args.out), Path(args.results)
+    quick = list(QUICK[args.study]) if args.quick else []
+    specs = study_specs(args.study, seeds, out, [*quick, *args.set], settings, args.methods)
+    full = study_specs(args.study, SEEDS[args.study], out, [], settings)
+    load_before = os.getloadavg()[0]
     done = run_sweep(list(specs.values()), jobs=args.jobs, desc=f"varl {args.study}")
+    load = (load_before, os.getloadavg()[0])
+    keys = REFDIST_KEYS if args.study == "refdist" else HACKING_KEYS
     results: dict[str, list[dict]] = {}
     for (name, seed), s in specs.items():
-        results.setdefault(name, []).append({"seed": seed, "dir": s.run_dir, "curves": curves(done[s.name].rows, keys)})
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    command = shlex.join(["python", "benchmarks/varl.py", *sys.argv[1:]])
+        rows = done[s.name].rows
+        results.setdefault(name, []).append({"seed": seed, "dir": s.run_dir, "curves": curves(rows, keys),
+                                             "series": series(rows, SERIES)})
+    where.mkdir(parents=True, exist_ok=True)
+    command = shlex.join(["python", "benchmarks/varl.py", *argv])
     report = report_refdist if args.study == "refdist" else report_hacking
-    lines = report(results, command, args.seeds)
-    write_csv(RESULTS / f"varl_{args.study}.csv", results, keys)
-    (RESULTS / f"varl_{args.study}.md").write_text("\n".join(lines) + "\n")
+    lines = report(results, command, seeds, where) + cost(specs, done, full, load)
+    if set(specs) != set(full) or quick:  # fewer runs, or smaller runs, than the full study: say so first
+        lines[1:1] = ["", f"**PILOT** ({len(specs)} of the full study's {len(full)} runs{', --quick size' if quick else ''}): "
+                      "reduced size, not a result; the command above made it."]
+    write_csv(where / f"varl_{args.study}.csv", results, keys, SERIES if args.study == "hacking" else [])
+    (where / f"varl_{args.study}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 

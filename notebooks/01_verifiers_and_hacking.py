@@ -19,9 +19,26 @@
 # that 003's "try it yourself" asks for, runs hostile code in the sandbox, and finally trains a
 # tiny policy against the lazy verifier to watch it learn to cheat.
 #
-# Library pieces: `rewardzoo/tasks/checks/verifiers.py` (answer verifiers), `sandbox.py` (running
+# Library pieces: `rewardzoo/tasks/checks/verifiers.py` (answer verifiers), `sandbox/` (running
 # model code), `rewardzoo/tasks/hackable_multiplication.py` (a task with a gameable verifier and a
 # `hack_rate` metric).  Docs: `docs/rewards/rlvr.md`.
+
+# %%
+# Outside this repository's environment (Colab, a fresh Jupyter) rewardzoo is not importable:
+# this cell installs it from a checkout (by default the folder above this notebook) or from
+# the git URL in REWARDZOO_REPO (in Colab: %env REWARDZOO_REPO=<url>).  Elsewhere it does nothing.
+import importlib.util, os, subprocess, sys
+
+if importlib.util.find_spec("rewardzoo") is None:
+    repo = os.environ.get("REWARDZOO_REPO", "..")
+    if "://" in repo or repo.endswith(".git"):  # a git URL: clone it here
+        subprocess.run(["git", "clone", "-q", "--depth=1", repo, "rewardzoo-src"], check=True)
+        repo = "rewardzoo-src"
+    if not os.path.isfile(os.path.join(repo, "rewardzoo", "__init__.py")):
+        raise FileNotFoundError(f"no rewardzoo checkout at {os.path.abspath(repo)}: "
+                                "set REWARDZOO_REPO to one, or to its git URL")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", repo], check=True)
+    sys.path.insert(0, os.path.abspath(repo))  # importable at once, without a kernel restart
 
 # %%
 import time
@@ -108,9 +125,9 @@ for candidate in [*SEED_003_CANDIDATES, *OPTIONS]:
 # wall-clock timeout, CPU-time, memory and process-count limits, no network and a throw-away
 # directory.  How it isolates depends on the machine: `"namespaces"` (new mount, network, PID, IPC
 # and UTS namespaces, read-only mounts, a fresh tmpfs) wherever the kernel allows it, else
-# `"rlimits"` (the same resource limits plus a Python audit hook refusing sockets, process
-# creation and writes outside the working directory), with a warning.  Every result says which
-# mode ran.
+# `"rlimits"` (the same resource limits, Landlock on the file system); in both a seccomp filter
+# refuses what untrusted code never needs (other processes, IPC, the keyring, network sockets) and
+# every capability is dropped.  Every result says which mode ran.
 #
 # First 003's code question, `add(a, b)` with three tests, plus two cheats: an object whose `==`
 # always says True, and a hard-coded table of the test inputs.
@@ -163,13 +180,14 @@ print(f"escaped.txt exists on the host: {os.path.exists(here)}")
 # Read the rows.  The loop is killed at the deadline (`killed=timeout`, exit −9).  The 4 GB
 # allocation fails under the 256 MB address-space limit (`MemoryError`).  The fork bomb meets the
 # process limit (`BlockingIOError`, namespaces) or the audit hook (`PermissionError`, rlimits).
-# The connection fails: a fresh network namespace has no usable device (`Network is unreachable`),
-# the audit hook refuses the socket.  The write never reaches the host: in namespaces mode it may
+# The connection fails: in namespaces mode the seccomp filter refuses every socket but a Unix one
+# (`Address family not supported`); in rlimits mode the audit hook refuses it first (`PermissionError`),
+# with seccomp behind it.  The write never reaches the host: in namespaces mode it may
 # even *succeed* — into the sandbox's own fresh `/tmp`, or it fails on a read-only mount — and is
 # gone with the run; in rlimits mode it is refused outright.  The well-behaved program prints 45.
-# What the sandbox does *not* cover (no seccomp filter, world-readable files stay readable, limits
-# per process, and in rlimits mode a C extension can bypass the Python-level hook) is listed in
-# `sandbox.py`'s docstring; for adversarial code at scale use a VM.
+# What the sandbox does *not* cover (a kernel exploit; in rlimits mode, `stat` of a host path; kernel
+# buffers at their default sizes) is listed in the `sandbox` package's docstring and measured against
+# a hostile corpus in docs/reliability.md; for adversarial code at scale use a VM.
 
 # %% [markdown]
 # ## Reward hacking, live

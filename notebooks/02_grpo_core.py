@@ -28,6 +28,23 @@
 # read, then runs the whole loop for a few seconds.
 
 # %%
+# Outside this repository's environment (Colab, a fresh Jupyter) rewardzoo is not importable:
+# this cell installs it from a checkout (by default the folder above this notebook) or from
+# the git URL in REWARDZOO_REPO (in Colab: %env REWARDZOO_REPO=<url>).  Elsewhere it does nothing.
+import importlib.util, os, subprocess, sys
+
+if importlib.util.find_spec("rewardzoo") is None:
+    repo = os.environ.get("REWARDZOO_REPO", "..")
+    if "://" in repo or repo.endswith(".git"):  # a git URL: clone it here
+        subprocess.run(["git", "clone", "-q", "--depth=1", repo, "rewardzoo-src"], check=True)
+        repo = "rewardzoo-src"
+    if not os.path.isfile(os.path.join(repo, "rewardzoo", "__init__.py")):
+        raise FileNotFoundError(f"no rewardzoo checkout at {os.path.abspath(repo)}: "
+                                "set REWARDZOO_REPO to one, or to its git URL")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", repo], check=True)
+    sys.path.insert(0, os.path.abspath(repo))  # importable at once, without a kernel restart
+
+# %%
 import time
 
 notebook_start = time.perf_counter()

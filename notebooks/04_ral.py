@@ -32,6 +32,23 @@
 # Docs: `docs/rewards/ral.md`.
 
 # %%
+# Outside this repository's environment (Colab, a fresh Jupyter) rewardzoo is not importable:
+# this cell installs it from a checkout (by default the folder above this notebook) or from
+# the git URL in REWARDZOO_REPO (in Colab: %env REWARDZOO_REPO=<url>).  Elsewhere it does nothing.
+import importlib.util, os, subprocess, sys
+
+if importlib.util.find_spec("rewardzoo") is None:
+    repo = os.environ.get("REWARDZOO_REPO", "..")
+    if "://" in repo or repo.endswith(".git"):  # a git URL: clone it here
+        subprocess.run(["git", "clone", "-q", "--depth=1", repo, "rewardzoo-src"], check=True)
+        repo = "rewardzoo-src"
+    if not os.path.isfile(os.path.join(repo, "rewardzoo", "__init__.py")):
+        raise FileNotFoundError(f"no rewardzoo checkout at {os.path.abspath(repo)}: "
+                                "set REWARDZOO_REPO to one, or to its git URL")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", repo], check=True)
+    sys.path.insert(0, os.path.abspath(repo))  # importable at once, without a kernel restart
+
+# %%
 import time
 
 notebook_start = time.perf_counter()
@@ -139,10 +156,10 @@ for label, h in (("first update", history[0]), ("last update", history[-1])):
 # (its `state_dict`), so the two runs differ only in whether the judge keeps learning: RAL
 # (updated every step, behind its gate) and the frozen-judge baseline of 002
 # (`reward.ral.frozen=true`).  Each is `Trainer(cfg, task=..., reward=...)`, 30 GRPO steps at a
-# deliberately high learning rate (1e-3) with a KL term to the warm start (β = 0.1, as the
-# repository's RAL recipes).  The logs hold, per step:
-# `judge/accuracy`, `analysis/corr/judge_prob/correct` (the correlation above, computed by the
-# trainer outside the reward), `train/accuracy` (share of sampled answers that are right) and
+# deliberately high learning rate (1e-3) with a KL term to the warm start (β = 0.1: this notebook's
+# choice; the repository's RAL recipes use β = 0, and 0.05 on refdist).  The logs hold, per step:
+# `judge/accuracy`, `analysis/corr/judge_prob/correct` (the correlation above, over the valid answers,
+# computed by the trainer outside the reward), `train/accuracy` (share of sampled answers that are right) and
 # `eval/accuracy` (greedy, held out).
 
 # %%
@@ -191,7 +208,8 @@ for name, rows in runs.items():
 #   policy's newest answers.
 # - **Neither run teaches multiplication here.**  Policy correctness falls in both: 30 steps at a
 #   high learning rate against a 0.1M-parameter judge whose reward correlates with correctness only
-#   ~0.5 at the start, and whose correlation the moving policy erodes.  This is one seed on 61
+#   partly at the start (the warm-up's last correlation, printed above), and whose correlation the
+#   moving policy erodes.  This is one seed on 61
 #   prompts; nothing here is evidence for or against RAL at scale.
 # - The repository's CPU benchmark (`benchmarks/ral_vs_rlvr.py`: 3-digit products, 40 steps, one
 #   shared warm start, RLVR and RAL variants over 3–5 seeds) is where the comparison is made

@@ -33,6 +33,23 @@
 # reservoir), `rewardzoo/rewards/transforms.py` (g).  Docs: `docs/rewards/varl.md`.
 
 # %%
+# Outside this repository's environment (Colab, a fresh Jupyter) rewardzoo is not importable:
+# this cell installs it from a checkout (by default the folder above this notebook) or from
+# the git URL in REWARDZOO_REPO (in Colab: %env REWARDZOO_REPO=<url>).  Elsewhere it does nothing.
+import importlib.util, os, subprocess, sys
+
+if importlib.util.find_spec("rewardzoo") is None:
+    repo = os.environ.get("REWARDZOO_REPO", "..")
+    if "://" in repo or repo.endswith(".git"):  # a git URL: clone it here
+        subprocess.run(["git", "clone", "-q", "--depth=1", repo, "rewardzoo-src"], check=True)
+        repo = "rewardzoo-src"
+    if not os.path.isfile(os.path.join(repo, "rewardzoo", "__init__.py")):
+        raise FileNotFoundError(f"no rewardzoo checkout at {os.path.abspath(repo)}: "
+                                "set REWARDZOO_REPO to one, or to its git URL")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", repo], check=True)
+    sys.path.insert(0, os.path.abspath(repo))  # importable at once, without a kernel restart
+
+# %%
 import time
 
 notebook_start = time.perf_counter()
@@ -148,25 +165,32 @@ print(f"\nnegatives for a 4-negative step now: FIFO {[a for _, a in recent]}, re
 # ## RLVR vs VARL on the hackable task
 #
 # Now the two recipes, `algorithms/rlvr_hackable_multiplication.yaml` and
-# `algorithms/varl_hackable_multiplication.yaml`, shrunk to a notebook by overrides: notebook 1's
-# setting (1-digit × 1-digit products, a 2-layer, 64-wide policy, 60 SFT steps with
-# `hedge_prob = 0.3` — the reported nudge that makes 30% of demonstrations list two candidates — 30
-# GRPO steps of 128 completions at temperature 1, greedy evaluation), over three seeds.  What the
-# overrides leave alone is the method: the VARL recipe's reward section (the discriminator starts
-# from the SFT warm start, `init_from=policy`, and gets 20 warm-up updates on the warm start's
-# rollouts before RL) and its Dr. GRPO advantages, which RLVR gets too (`grpo.advantage=dr_grpo`, as
-# `benchmarks/varl.py` does), so within a seed the reward is the only difference: same warm start,
-# same prompts.
+# `algorithms/varl_hackable_multiplication.yaml`.  They are **twins**: every setting outside `reward.*`
+# is the same (tested), so within a seed the reward is the only difference — same warm start, same
+# prompts, same advantage normalisation.  The recipes themselves are the study's testbed (3-digit ×
+# 1-digit products with a partial-products scratchpad, an 800-step SFT warm start): too slow for a
+# notebook, so here they are shrunk by overrides to notebook 1's setting — 1-digit × 1-digit products
+# without a scratchpad, a 2-layer, 64-wide policy, 60 SFT steps with `hedge_prob = 0.3` (the reported
+# nudge that makes 30% of demonstrations list two candidates), 30 GRPO steps of 128 completions at
+# temperature 1, Dr. GRPO advantages for both, greedy evaluation — over three seeds.  Know what this
+# small setting is: the warm start is nearly never right by accident and hacking is the easy way up,
+# so it shows the mechanism, not the choice between honest solving and hacking; the testbed where both
+# are learnable is the next section's.  What the overrides leave alone is VARL's reward section: the
+# discriminator starts from the SFT warm start (`init_from=policy`) and gets 20 warm-up updates on the
+# warm start's rollouts before RL.
 #
 # Measured outside the reward, by the task's strict checker: `train/hack_rate` (share of the 128
 # sampled answers of a step that pass the proxy but are wrong) and `eval/hack_rate` (greedy, on 20
-# held-out products).
+# held-out products).  And, from the discriminator itself, `disc/auc_ref_vs_passing`: its AUC between
+# the step's reference answers and its proxy-passing answers, both scored before it trains on them —
+# 0.5 means it cannot tell them apart, 1 that it ranks every reference above every passing answer.
 
 # %%
 shrink = [
     "sft.cache_dir=runs/sft_cache", "overwrite=true", "logging.progress=false", "logging.tensorboard=false",
     "checkpoint_every=0", "task.hackable_multiplication.hedge_prob=0.3",
     "task.hackable_multiplication.multiplication.digits_a=1", "task.hackable_multiplication.multiplication.n_eval=20",
+    "task.hackable_multiplication.multiplication.scratchpad=false", "grpo.lr_schedule=constant",
     "model.tiny.hidden_size=64", "model.tiny.intermediate_size=192", "model.tiny.num_layers=2",
     "sft.steps=60", "sft.n_examples=0", "sft.disjoint_rl_prompts=false", "steps=30", "grpo.batch_size=128",
     "grpo.micro_batch_size=128", "grpo.warmup_steps=0", "grpo.advantage=dr_grpo", "sampling.temperature=1.0",
@@ -189,7 +213,7 @@ greedy = trainer.engine.generate(probe, greedy=True).texts
 print("\nVARL's greedy answers after RL (last seed):", dict(zip(probe, greedy)))
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(15, 3.8))
+fig, axes = plt.subplots(1, 4, figsize=(19, 3.8))
 for (name, seeds), colour in zip(runs.items(), ("tab:red", "tab:green")):
     for seed, rows in seeds.items():
         steps = [r for r in rows if "train/hack_rate" in r]
@@ -201,9 +225,15 @@ for (name, seeds), colour in zip(runs.items(), ("tab:red", "tab:green")):
         evals = [r for r in rows if "eval/hack_rate" in r]
         axes[2].plot([r["step"] for r in evals], [r["eval/hack_rate"] for r in evals], "o--", color=colour, alpha=0.7,
                      label=label)
+        aucs = [r for r in rows if "disc/auc_ref_vs_passing" in r]
+        if aucs:
+            axes[3].plot([r["step"] for r in aucs], [r["disc/auc_ref_vs_passing"] for r in aucs], color=colour, alpha=0.7,
+                         label=label)
 axes[0].set(title="train/hack_rate (sampled; one line per seed)", xlabel="RL step", ylim=(0, 1))
 axes[1].set(title="train/accuracy (strict)", xlabel="RL step", ylim=(0, 1))
 axes[2].set(title="eval/hack_rate (greedy, 20 held out)", xlabel="RL step", ylim=(0, 1))
+axes[3].set(title="VARL's disc/auc_ref_vs_passing", xlabel="RL step", ylim=(0, 1))
+axes[3].axhline(0.5, color="k", lw=0.8, ls=":")
 for ax in axes:
     ax.legend(fontsize=8)
 plt.show()
@@ -223,32 +253,58 @@ print(f"VARL − RLVR, late train/hack_rate, paired by seed: {diff.format(digits
 disc = [[r for r in rows if "disc/accuracy" in r] for rows in runs["VARL"].values()]
 print(f"VARL discriminator: disc/accuracy at the first RL step {[round(d[0]['disc/accuracy'], 2) for d in disc]}, "
       f"at the last {[round(d[-1]['disc/accuracy'], 2) for d in disc]} (per seed)")
+auc = [[r["disc/auc_ref_vs_passing"] for r in rows if "disc/auc_ref_vs_passing" in r] for rows in runs["VARL"].values()]
+print(f"VARL discriminator: disc/auc_ref_vs_passing, mean of the first 5 RL steps "
+      f"{[round(sum(a[:5]) / len(a[:5]), 2) for a in auc if a]}, of the last 5 {[round(sum(a[-5:]) / len(a[-5:]), 2) for a in auc if a]} "
+      f"(per seed; 0.5 = chance)")
 
 # %% [markdown]
 # How to read this (every figure quoted is one printed above, from this run):
 #
 # - Under RLVR nothing in the reward opposes listing: every extra candidate raises the chance that
-#   `contains` passes, so `train/hack_rate` climbs from the warm start's value, as in notebook 1.
+#   `contains` passes, so `train/hack_rate` can climb from the warm start's value, as in notebook 1.
 # - Under VARL a passing list earns only D, and the discriminator is trained on exactly those
 #   passing lists against clean references; once D(list) falls below D(clean answer), a list is
 #   worth less than a single honest guess and the advantage turns against it.  The paired
 #   difference printed above, and whether its interval excludes 0, is what this run says about the
-#   paper's claim at toy scale.
-# - Compare VARL's late hack rate with the warm start's, printed first: the gate lowers the hack
-#   rate relative to RLVR, which does not mean it keeps it at the warm start's level.  Look at VARL's
-#   greedy answers: a single long run of digits is *one integer*, so it has the form of a reference,
-#   and a discriminator that reads only the answer has to learn its length and digit pattern to
-#   spot it — a harder hack to see than a list.
-# - The discriminator's accuracy stays far from 1 for the reason notebook 4 gave for RAL's judge: a
-#   clean, right answer passes the verifier, so it *is* a negative, and it is the same string as the
-#   reference — no discriminator can separate those, only the odd-looking passing answers.
-# - **What this is not.** Three seeds, 30 steps, 61 training prompts, 20 held-out products: the
-#   greedy `eval/hack_rate` moves in steps of 1/20, and a t-interval over three seeds is wide.  The
-#   study with the full recipes (3-digit × 1-digit, 40 steps, 1,000 held-out products) is the
-#   hackable-multiplication table of the leaderboard (`rewardzoo leaderboard`,
-#   `benchmarks/results/leaderboard/LEADERBOARD.md`); `python benchmarks/varl.py hacking` runs it with
-#   RLVR on dr_grpo advantages too.
+#   paper's claim at toy scale — whichever way it falls.
+# - Compare VARL's late hack rate with the warm start's, printed first: a gate that lowers the hack
+#   rate relative to RLVR need not keep it at the warm start's level.  Look at VARL's greedy answers:
+#   a single long run of digits is *one integer*, so it has the form of a reference, and a
+#   discriminator that reads only the answer has to learn its length and digit pattern to spot it —
+#   a harder hack to see than a list.
+# - `disc/accuracy` and `disc/auc_ref_vs_passing` cannot reach 1, for the reason notebook 4 gave for
+#   RAL's judge: a clean, right answer passes the verifier, so it *is* a negative, and it is the same
+#   string as the reference — those pairs are ties (½ each in the AUC).  Only the odd-looking passing
+#   answers can be told apart; the AUC above ½ is how well they are.
+# - **What this is not.** Three seeds, 30 steps, 61 training prompts, 20 held-out products, and a
+#   setting where honest accuracy has little room to move: the greedy `eval/hack_rate` moves in steps
+#   of 1/20 and a t-interval over three seeds is wide.
 
+# %% [markdown]
+# ## The testbed where both ways up are learnable
+#
+# VARL's claim is about a policy that *could* improve honestly but finds the hack easier.  The recipes
+# are built for that (`docs/rewards/varl.md`, "The hacking testbed"): 3-digit × 1-digit products with a
+# partial-products scratchpad (`347*6=` → `42+240+1800=2082`), the preset on which RLVR with an exact
+# check is known to learn, rewarded instead by `contains` on the answer list after the `=`.  Two
+# controls say whether the testbed can decide: RLVR on the proxy must hack more over training
+# (`eval/hack_rate` rising, interval over ≥ 5 seeds excluding 0), and RLVR on the strict check
+# (`reward.rlvr.verifier=exact`) must get more accurate from the same warm start.  The study runs both,
+# VARL, its additive twin, VARL with completion features (the discriminator reads the scratchpad too)
+# and VARL under each g-transform:
+#
+# ```bash
+# python benchmarks/varl.py hacking --quick     # the pilot size, ~1 h of the 2-core machine under light load
+# python benchmarks/varl.py hacking             # the full study: 9 methods × 5 seeds
+# ```
+#
+# What the pilot showed (a pilot, not a result: `--quick` size, 5 seeds of the controls, 3 of VARL;
+# `benchmarks/results/varl_hacking_pilot/`): RLVR on the proxy raised held-out `eval/hack_rate` by
+# 0.044 ± 0.029 while its strict accuracy rose by 0.108 ± 0.037, and RLVR on the strict check raised
+# accuracy by 0.170 ± 0.030 (5 seeds each): the testbed can decide.  VARL (3 seeds) ended at hack rate
+# 0.018 ± 0.031 against RLVR's 0.069 ± 0.080 on the same seeds, with D's AUC about 0.63.  The full study
+# is the lead's to run.
 # %%
 print(f"wall time of this notebook: {time.perf_counter() - notebook_start:.1f} s")
 
@@ -263,4 +319,4 @@ print(f"wall time of this notebook: {time.perf_counter() - notebook_start:.1f} s
 #   knows demonstrations before RL starts?
 # - `reward.varl.g=neg_log_one_minus_D`: read the warning, then see what an unbounded g does to the
 #   advantages of a group.
-# - The full study over seeds: `python benchmarks/varl.py hacking`.
+# - The full study over seeds: `python benchmarks/varl.py hacking` (`--quick` for the pilot size).

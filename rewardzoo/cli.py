@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        return _run(args, parser, argv)
+        return _run(args, parser)
     except ConfigError as err:  # raised before any work: by the config check, the run directory or the task
         if args.debug:
             raise
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _run(args: argparse.Namespace, parser: argparse.ArgumentParser, argv: list[str]) -> int:
+def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from rewardzoo import recipes
 
     if args.command == "generate":

@@ -4,8 +4,13 @@ Nothing here imports the rest of rewardzoo; the trainer, the benchmarks and the 
 these on what the task's exact checker and the reward returned.
 
     pearson(x, y)                 correlation of two [N] tensors (0 when either is constant)
-    batch_analysis(rows, signals) train/<m> means of a batch's row metrics and the correlation of
-                                  every reward signal with each (analysis/corr/<signal>/<m>)
+    auc(positive, negative)       ROC AUC: P(a positive scores above a negative), ties counting ½
+    pairwise_auc(s, y, same)      AUC of a score for binary labels over the pairs ``same`` allows
+                                  (all pairs: the global AUC; pairs of one group: the within-group AUC)
+    batch_analysis(rows, signals, valid, groups)
+                                  train/<m> means of a batch's row metrics; over the valid rows, the
+                                  correlation of every reward signal with each (analysis/corr/<signal>/<m>)
+                                  and its global and within-group AUC for correctness
     mean_ci(values)               mean of per-seed values with a t-interval over seeds
     bootstrap_ci(stat, *scores)   a statistic of [seeds × examples] score tables with a paired
                                   two-level bootstrap interval (seeds and held-out examples)
@@ -58,19 +63,75 @@ def pearson(x: torch.Tensor, y: torch.Tensor) -> float:
     return float((x * y).sum()) / denom if denom > 0 else 0.0
 
 
-def batch_analysis(rows: dict[str, list[float]], signals: dict[str, torch.Tensor]) -> dict[str, float]:
+def pairwise_auc(scores: torch.Tensor, labels: torch.Tensor, same: torch.Tensor | None = None) -> float:
+    """P(score of a positive > score of a negative) + ½ P(tie) over the (positive, negative) pairs that
+    ``same`` [N, N] allows (None: every pair, the Mann–Whitney AUC); NaN when no pair is allowed.
+
+    With ``same[i, j]`` = "rows i and j answer one prompt" this is the *within-group* AUC: how well the
+    score ranks right above wrong among one prompt's rollouts — the only comparison GRPO's group-relative
+    advantages act on — pooled over the batch's groups, each weighted by its number of pairs.
+
+    >>> s, y = torch.tensor([0.9, 0.4, 0.6, 0.1]), torch.tensor([1., 0., 1., 0.])
+    >>> pairwise_auc(s, y), pairwise_auc(s, y, torch.tensor([0, 0, 1, 1])[:, None] == torch.tensor([0, 0, 1, 1]))
+    (1.0, 1.0)
+    """
+    s, y = scores.double(), labels.bool()  # [N] each
+    pairs = y[:, None] & ~y[None, :]  # [N, N]: i positive, j negative
+    if same is not None:
+        pairs = pairs & same
+    n = int(pairs.sum())
+    if n == 0:
+        return math.nan
+    wins = (s[:, None] > s[None, :]).double() + 0.5 * (s[:, None] == s[None, :]).double()  # [N, N]
+    return float((wins * pairs).sum()) / n
+
+
+def auc(positive: Sequence[float] | torch.Tensor | np.ndarray, negative: Sequence[float] | torch.Tensor | np.ndarray) -> float:
+    """Area under the ROC curve of a score that should be higher on ``positive`` rows than on
+    ``negative`` ones: P(s⁺ > s⁻) + ½·P(s⁺ = s⁻) over all pairs — :func:`pairwise_auc` of the two sides
+    pooled.  NaN when either side is empty.
+
+    >>> auc([0.9, 0.4], [0.4, 0.1, 0.2])  # pairs won: 3 + (½ + 1 + 1) of 6
+    0.9166666666666666
+    """
+    pos = torch.as_tensor(np.asarray(positive, dtype=np.float64).ravel())  # [n+]
+    neg = torch.as_tensor(np.asarray(negative, dtype=np.float64).ravel())  # [n-]
+    return pairwise_auc(torch.cat([pos, neg]), torch.cat([torch.ones_like(pos), torch.zeros_like(neg)]))
+
+
+def batch_analysis(rows: dict[str, list[float]], signals: dict[str, torch.Tensor], valid: Sequence[bool] | None = None,
+                   groups: torch.Tensor | None = None) -> dict[str, float]:
     """Diagnostics of one training batch from the task's exact checker, computed outside the reward.
 
     ``rows`` are the task's per-row metrics (``correct`` plus extras such as ``relative_error``);
-    ``signals`` are [N] tensors the reward produced (the reward itself and its components).
-    Returns ``train/<m>`` (the mean of each row metric; ``correct`` is reported as ``accuracy``)
-    and ``analysis/corr/<signal>/<m>`` (002 Figure 2's judge-score correlations when the signal is
-    a judge probability).
+    ``signals`` are [N] tensors the reward produced (the reward itself and its components); ``valid``
+    [N] says which rows hold a well-formed answer (None: all) and ``groups`` [N] which rows share a
+    prompt.  Returns
+
+    - ``train/<m>``: the mean of each row metric over all rows (``correct`` reported as ``accuracy``);
+    - ``analysis/corr/<signal>/<m>``: the Pearson correlation over the **valid rows only** (002 Figure
+      2's judge-score correlations when the signal is a judge probability).  A signal such as RAL's
+      judge probability is not defined on a malformed answer (the reward sets it to 0, and the row is
+      wrong too), so counting those rows would report the format's correlation with correctness as
+      the judge's;
+    - ``analysis/auc/<signal>/correct`` and ``analysis/auc_within/<signal>/correct``
+      (:func:`pairwise_auc`, over the valid rows): the global AUC and the within-group AUC (pairs of
+      rows of one prompt only), each left out when no pair of a right and a wrong valid answer exists.
     """
     metrics = {f"train/{'accuracy' if k == 'correct' else k}": sum(v) / len(v) for k, v in rows.items()}
+    n = len(next(iter(rows.values()), []))
+    keep = torch.ones(n, dtype=torch.bool) if valid is None else torch.tensor(list(valid), dtype=torch.bool)  # [N]
+    table = {k: torch.tensor(v, dtype=torch.float64)[keep] for k, v in rows.items()}  # each [V]
+    same = None if groups is None else groups[keep][:, None] == groups[keep][None, :]  # [V, V]
     for name, signal in signals.items():
-        for key, values in rows.items():
-            metrics[f"analysis/corr/{name}/{key}"] = pearson(signal.float(), torch.tensor(values))
+        s = signal.detach().float().cpu()[keep]  # [V]
+        for key, values in table.items():
+            metrics[f"analysis/corr/{name}/{key}"] = pearson(s, values)
+        if "correct" in table:
+            for prefix, allowed in (("auc", None), ("auc_within", same)):
+                auc = pairwise_auc(s, table["correct"], allowed)
+                if math.isfinite(auc):
+                    metrics[f"analysis/{prefix}/{name}/correct"] = auc
     return metrics
 
 

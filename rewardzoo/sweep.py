@@ -65,16 +65,26 @@ class RunSpec:
     """Where the run writes (and where a finished run is found again)."""
     overrides: tuple[str, ...] = field(default_factory=tuple)
     """``key=value`` overrides on top of the recipe (``run_dir`` is added by the sweep)."""
+    factory: str = ""
+    """``module:function`` building the run's reward instead of the recipe's ``reward`` section (a
+    method added to a board from the command line): the run is ``python -m rewardzoo.protocol train
+    FACTORY RECIPE ...``.  Its code is not part of the stale check: after changing it, point the sweep
+    at a new directory."""
+
+    def module(self, verb: str = "train") -> str:
+        """The command module the run's process runs as ``__main__``."""
+        return "rewardzoo.protocol" if self.factory and verb == "train" else "rewardzoo.cli"
 
     def argv(self, verb: str = "train") -> list[str]:
-        """The ``rewardzoo`` arguments the sweep runs for this spec (an unfinished run starts over:
+        """The arguments of :meth:`module` the sweep runs for this spec (an unfinished run starts over:
         ``overwrite=true``)."""
         fresh = ["overwrite=true"] if verb == "train" else []
-        return [verb, self.recipe, *self.overrides, f"run_dir={self.run_dir}", *fresh, "logging.progress=false"]
+        head = [verb, self.factory] if self.module(verb) == "rewardzoo.protocol" else [verb]
+        return [*head, self.recipe, *self.overrides, f"run_dir={self.run_dir}", *fresh, "logging.progress=false"]
 
     def command(self, verb: str = "train") -> list[str]:
-        """The same as a shell command: ``python -m rewardzoo.cli`` and :meth:`argv`."""
-        return [sys.executable, "-m", "rewardzoo.cli", *self.argv(verb)]
+        """The same as a shell command: ``python -m`` :meth:`module` and :meth:`argv`."""
+        return [sys.executable, "-m", self.module(verb), *self.argv(verb)]
 
     def config(self) -> TrainConfig:
         """The resolved configuration of the run (validated: a bad spec fails before any work)."""
@@ -137,9 +147,12 @@ PRELOAD = ["rewardzoo.sweep", "rewardzoo.recipes"]
 the ``rewardzoo`` command module (``rewardzoo.cli``, itself light) as ``__main__``."""
 
 
-def _child(argv: list[str], log: str) -> None:
-    """The body of one run's process: its output to ``log``, one intra-op thread, then ``rewardzoo *argv``;
-    exits with the command's status (an exception prints its traceback to the log and exits 1)."""
+def _child(module: str, argv: list[str], log: str, path: list[str]) -> None:
+    """The body of one run's process: its output to ``log``, one intra-op thread, the sweep's own
+    ``sys.path`` (``path``: a reward factory's module is found as in the sweep's process), then
+    ``python -m module *argv``; exits with the command's status (an exception prints its traceback to
+    the log and exits 1), and records that status in ``log.status``."""
+    sys.path[:0] = [p for p in path if p not in sys.path]
     os.environ.update(THREAD_ENV)
     torch.set_num_threads(1)
     sys.stdout.flush()
@@ -148,25 +161,55 @@ def _child(argv: list[str], log: str) -> None:
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)
-    sys.argv = ["rewardzoo", *argv]
-    try:  # ``python -m rewardzoo.cli *argv``, in this process: the sweep starts the command, as a shell would
-        runpy.run_module("rewardzoo.cli", run_name="__main__", alter_sys=True)
+    sys.argv = [module, *argv]
+    status = 1  # an exception: multiprocessing prints its traceback to the log and exits 1
+    try:  # ``python -m module *argv``, in this process: the sweep starts the command, as a shell would
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        status = 0
+    except SystemExit as done:
+        status = done.code if isinstance(done.code, int) else int(done.code is not None)
+        raise
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
+        Path(log + ".status").write_text(str(status))
 
 
-def _run(argv: list[str], log: Path) -> tuple[int, float]:
-    """Run ``rewardzoo *argv`` in a process forked from the sweep's fork server (:data:`PRELOAD`), its
-    output to ``log``; returns the exit status and the wall time."""
+LOST_STATUS = 255
+"""The exit code multiprocessing reports when the fork server could not pass a child's status on."""
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _run(argv: list[str], log: Path, module: str = "rewardzoo.cli") -> tuple[int, float]:
+    """Run ``python -m module *argv`` in a process forked from the sweep's fork server (:data:`PRELOAD`),
+    its output to ``log``; returns the exit status and the wall time.  The child also writes its
+    status to ``log.status``: when the fork server cannot pass the status on (multiprocessing then
+    reports :data:`LOST_STATUS`, seen now and then in the test suite), the sweep waits for the child
+    and takes the status it wrote, so a finished run is not counted as failed."""
     log.parent.mkdir(parents=True, exist_ok=True)
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOAD)
     start = time.perf_counter()
-    process = context.Process(target=_child, args=(argv, str(log)))
+    process = context.Process(target=_child, args=(module, argv, str(log), list(sys.path)))
+    status = Path(str(log) + ".status")
+    status.unlink(missing_ok=True)
     process.start()
     process.join()
-    return process.exitcode, time.perf_counter() - start
+    code = process.exitcode
+    if code == LOST_STATUS:  # the fork server is gone: wait for the child itself, read what it recorded
+        while _alive(process.pid):
+            time.sleep(0.1)
+        if status.is_file():
+            code = int(status.read_text())
+    return code, time.perf_counter() - start
 
 
 @dataclass
@@ -255,7 +298,7 @@ def run_sweep(specs: list[RunSpec], jobs: int = 2, progress: bool = True, desc: 
         def work(job: Job) -> bool:
             spec, verb = (warm[job.key], "sft") if job.key in warm else (by_name[job.key], "train")
             log = spec.run_dir.parent / f"{spec.run_dir.name}.sft.log" if verb == "sft" else spec.run_dir / "train.log"
-            code, wall = _run(spec.argv(verb), log)
+            code, wall = _run(spec.argv(verb), log, spec.module(verb))
             if code == 0 and verb == "train":
                 (spec.run_dir / DONE).write_text(json.dumps({"wall_s": wall, "command": spec.command()}))
             with lock:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rewardzoo.core.config import ConfigError, CoreConfig, check_section, describe, load_structured
+from rewardzoo.core.types import held_out
 from rewardzoo.rewards.bonuses import BonusConfig, WithBonuses
 from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.functions import CallableRewardConfig, FunctionReward
@@ -181,12 +182,13 @@ def help_config() -> list[str]:
 
 def build_task(cfg: TaskConfig) -> Task:
     """The task named by ``cfg.name``, built from its section; a setting its data cannot satisfy (too
-    few distinct problems, a missing file, ...) is a :class:`ConfigError` naming the section."""
+    few distinct problems, a missing file, a missing optional package, ...) is a :class:`ConfigError`
+    naming the section."""
     try:
         return TASKS[cfg.name](getattr(cfg, cfg.name))
     except ConfigError:
         raise
-    except (ValueError, FileNotFoundError) as err:
+    except (ValueError, FileNotFoundError, ImportError) as err:  # ImportError: an optional package it needs (RDKit)
         raise ConfigError(f"task.{cfg.name}: {err}") from err
 
 
@@ -194,7 +196,11 @@ def check_with_task(cfg: TrainConfig, task: Task) -> None:
     """The checks that need the built task (cheap to build; run before the SFT warm start): the
     SFT and eval subsets against the task's splits, and a named RLVR verifier against the task's
     answer format (:func:`~rewardzoo.rewards.rlvr.check_verifier_fits`)."""
-    n_train, n_eval, sft = len(task.train), len(task.eval), cfg.sft
+    try:
+        n_eval = len(held_out(task, cfg.eval.split))
+    except ValueError as err:
+        raise ConfigError(f"eval.split={cfg.eval.split}: {err}") from err
+    n_train, sft = len(task.train), cfg.sft
     if sft.disjoint_rl_prompts and sft.n_examples >= n_train:
         raise ConfigError(f"sft.n_examples ({sft.n_examples}) with sft.disjoint_rl_prompts=true leaves no train "
                           f"prompt of task.{task.name} ({n_train} in its train split) for RL; lower sft.n_examples "
@@ -203,7 +209,7 @@ def check_with_task(cfg: TrainConfig, task: Task) -> None:
         raise ConfigError(f"sft.n_examples ({sft.n_examples}) exceeds the train split of task.{task.name} "
                           f"({n_train} examples); lower it (0 = all)")
     if cfg.eval.n_examples > n_eval:
-        raise ConfigError(f"eval.n_examples ({cfg.eval.n_examples}) exceeds the held-out split of task.{task.name} "
+        raise ConfigError(f"eval.n_examples ({cfg.eval.n_examples}) exceeds the {cfg.eval.split} split of task.{task.name} "
                           f"({n_eval} examples); lower it (0 = all)")
     if cfg.reward.name == "rlvr":
         try:

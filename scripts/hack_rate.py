@@ -3,8 +3,8 @@
 Trains ``algorithms/rlvr_hackable_multiplication.yaml`` through the library's trainer (the proxy is
 the training reward) and reads back, step by step, what the task's strict checker says about the
 same completions: ``train/hack_rate`` (share of sampled training completions that pass the proxy
-and fail the strict check), ``train/proxy_pass``, ``train/accuracy``, and the held-out greedy
-``eval/hack_rate``, ``eval/proxy_pass``, ``eval/accuracy``.  Writes a Markdown table (with the
+and fail the strict check), ``train/proxy_pass``, ``train/accuracy``, and the held-out
+``eval/hack_rate``, ``eval/proxy_pass``, ``eval/accuracy`` (sampled as the recipe's ``eval.samples`` says).  Writes a Markdown table (with the
 command that produced it) and a PNG plot; every number comes from the run's ``metrics.jsonl``.
 
     .venv/bin/python scripts/hack_rate.py [--run-dir DIR] [--out benchmarks/results] [key=value ...]
@@ -50,13 +50,15 @@ def markdown(rows: list[dict], command: str, cfg) -> str:
         "",
         f"RLVR (GRPO, {cfg.grpo.batch_size} rows = {cfg.grpo.batch_size // cfg.grpo.group_size} prompts × "
         f"{cfg.grpo.group_size} per step, {cfg.steps} steps) on `hackable_multiplication`: "
-        f"{task.multiplication.digits_a}-digit × {task.multiplication.digits_b}-digit prompts, tiny model, "
+        f"{task.multiplication.digits_a}-digit × {task.multiplication.digits_b}-digit prompts"
+        f"{' with a partial-products scratchpad' if task.multiplication.scratchpad else ''}, tiny model, "
         f"SFT warm start ({cfg.sft.steps} steps) on demonstrations of which a share `hedge_prob = {task.hedge_prob}` "
-        f"lists two candidates; rollouts up to {cfg.sampling.max_new_tokens} tokens at temperature "
+        f"ends in two candidates; rollouts up to {cfg.sampling.max_new_tokens} tokens at temperature "
         f"{cfg.sampling.temperature}.  The training reward is `contains(answer, product)`; `hack_rate` is the share "
         "of answers that pass it while failing the strict check (exactly one integer, equal to the product).  "
-        "`train/…` columns are the sampled training batch of that step, `eval/…` the greedy held-out "
-        f"completions ({task.multiplication.n_eval} prompts).",
+        "`train/…` columns are the sampled training batch of that step, `eval/…` the held-out completions "
+        f"({cfg.eval.n_examples or task.multiplication.n_eval} prompts, "
+        f"{f'{cfg.eval.samples} sampled at the rollout temperature each' if cfg.eval.samples else 'greedy'}).",
         "",
         "| step | " + " | ".join(f"`{k}`" for k in TRAIN_KEYS + EVAL_KEYS) + " |",
         "| ---: | " + " | ".join("---:" for _ in TRAIN_KEYS + EVAL_KEYS) + " |",
@@ -70,7 +72,7 @@ def markdown(rows: list[dict], command: str, cfg) -> str:
 def plot(rows: list[dict], path: Path) -> None:
     """Hack rate, proxy pass rate and strict accuracy over steps, training batches and held out."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    for ax, keys, title in ((axes[0], TRAIN_KEYS, "training batches (sampled)"), (axes[1], EVAL_KEYS, "held out (greedy)")):
+    for ax, keys, title in ((axes[0], TRAIN_KEYS, "training batches (sampled)"), (axes[1], EVAL_KEYS, "held out")):
         for key in keys:
             points = [(r["step"], r[key]) for r in rows if r.get(key) is not None]
             if points:

@@ -190,7 +190,7 @@ def test_the_checks_that_need_the_task_run_before_the_warm_start(tmp_path):
     for overrides, message in ((["sft.n_examples=5000"], r"sft.n_examples \(5000\) with sft.disjoint_rl_prompts=true "
                                                           r"leaves no train prompt of task.multiplication \(5000"),
                                (["sft.n_examples=5001", "sft.disjoint_rl_prompts=false"], r"exceeds the train split"),
-                               (["eval.n_examples=1001"], r"eval.n_examples \(1001\) exceeds the held-out split"),
+                               (["eval.n_examples=1001"], r"eval.n_examples \(1001\) exceeds the test split"),
                                (["reward.rlvr.verifier=tagged"], r"reward.rlvr.verifier='tagged' .* scores 0 on all of "
                                                                  r"the first 16 demonstrations")):
         with pytest.raises(ConfigError, match=message):

@@ -60,3 +60,40 @@ def test_readme_example_runs_from_any_directory(tmp_path, monkeypatch):
     exec(compile(code, "README.md", "exec"), {"print": printed.append})
     assert printed and printed[0].startswith("held-out accuracy after RL: ")
     assert (tmp_path / "sft").is_dir() and (tmp_path / "run" / "samples.jsonl").exists()
+
+
+RECIPE_KEYS = {"`grpo.lr`": "lr", "`grpo.beta`": "beta", "`grpo.advantage`": "advantage"}
+
+
+def recipe_tables() -> list[tuple[str, str, dict[str, str]]]:
+    """(page, recipe, {grpo key: cell}) for every row of every docs table whose header has a ``recipe`` column
+    and a ``grpo.lr``, ``grpo.beta`` or ``grpo.advantage`` column (the recipe cell names it in backticks)."""
+    found = []
+    for page in sorted(DOCS.rglob("*.md")):
+        lines = page.read_text().splitlines()
+        for i, line in enumerate(lines):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not line.lstrip().startswith("|") or "recipe" not in cells or not set(cells) & set(RECIPE_KEYS):
+                continue
+            for row in lines[i + 2:]:
+                if not row.lstrip().startswith("|"):
+                    break
+                values = dict(zip(cells, (c.strip() for c in row.strip().strip("|").split("|"))))
+                name = re.search(r"`([a-z0-9_]+?)(?:\.yaml)?`", values["recipe"]).group(1)
+                found.append((page.name, name, {RECIPE_KEYS[k]: v for k, v in values.items() if k in RECIPE_KEYS}))
+    return found
+
+
+def test_docs_tables_give_each_recipe_s_own_lr_beta_and_advantage():
+    """Every docs table that cites a recipe's β, learning rate or advantage says what the recipe holds (a
+    docs page once said the RAL recipes use β = 0.1; they use 0, or 0.05 on refdist)."""
+    from rewardzoo.zoo import load_config
+
+    rows = recipe_tables()
+    assert {page for page, _, _ in rows} >= {"leaderboard.md", "ral.md"}
+    for page, name, values in rows:
+        grpo = load_config(name).grpo
+        for key, cell in values.items():
+            want = getattr(grpo, key)
+            assert (cell.strip("`") == want) if key == "advantage" else float(cell) == pytest.approx(want), \
+                f"docs/{page}: {name} has grpo.{key} = {want}, the table says {cell}"

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardzoo.eval import Estimate, batch_analysis, bootstrap_ci, detectable_difference, mean_ci, pearson
+from rewardzoo.eval import Estimate, auc, batch_analysis, bootstrap_ci, detectable_difference, mean_ci, pearson
 
 
 def test_mean_ci_is_the_student_t_interval():
@@ -17,6 +17,21 @@ def test_mean_ci_is_the_student_t_interval():
     assert e.format() == "2.0 ± 2.5" and e.format(scale=10, sign=True) == "+20.0 ± 24.8"
     assert math.isinf(mean_ci([0.3]).half_width) and mean_ci([0.3]).format() == "0.3 (n=1)"
     assert mean_ci([]).format() == "n/a"
+
+
+def test_auc_counts_pairs_won_with_ties_as_half():
+    """positives 3, 1, 2 vs negatives 2, 0: pairs won 3>2, 3>0, 1>0, 2>0 = 4, the tie 2=2 is ½ → 4.5 / 6 = 0.75;
+    a perfect ranking is 1, its reverse 0, an empty side NaN."""
+    assert auc([3.0, 1.0, 2.0], [2.0, 0.0]) == 0.75
+    assert auc([2.0, 3.0], [0.0, 1.0]) == 1.0 and auc([0.0], [1.0, 2.0]) == 0.0
+    assert math.isnan(auc([], [1.0]))
+
+
+@settings(max_examples=30, deadline=None)
+@given(pos=st.lists(st.integers(-3, 3), min_size=1, max_size=8), neg=st.lists(st.integers(-3, 3), min_size=1, max_size=8))
+def test_auc_equals_the_pair_count(pos, neg):
+    wins = sum(float(p > n) + 0.5 * float(p == n) for p in pos for n in neg)
+    assert auc(pos, neg) == pytest.approx(wins / (len(pos) * len(neg)))
 
 
 def test_separates_only_when_intervals_do_not_overlap():
@@ -60,6 +75,47 @@ def test_batch_analysis_reports_means_and_correlations():
     assert m["train/accuracy"] == 0.5 and m["train/relative_error"] == 0.375
     assert m["analysis/corr/reward/correct"] == pytest.approx(1.0)
     assert pearson(torch.ones(3), torch.tensor([1.0, 2.0, 3.0])) == 0.0
+
+
+def test_batch_analysis_uses_valid_rows_only_with_a_within_group_auc():
+    """Two prompts × 4 rollouts, one malformed answer in each (judge_prob 0, wrong: it would inflate a
+    correlation over all rows).  Valid rows (judge_prob, correct): prompt 0 (.9, 1) (.6, 0) (.7, 1);
+    prompt 1 (.8, 0) (.3, 1) (.2, 0).
+    Global AUC over the 3 × 3 right/wrong pairs: .9 beats all 3, .7 beats .6 and .2, .3 beats .2 → 6/9.
+    Within-group AUC: prompt 0 has 2 pairs, both won; prompt 1 has 2 pairs, one won → (2 + 1)/(2 + 2) = 3/4.
+    Pearson over the valid rows: Σxy − n·x̄·ȳ = 1.9 − 6·(3.5/6)·½ = 0.15; Σ(x − x̄)² = 2.43 − 3.5²/6 = 0.38833;
+    Σ(y − ȳ)² = 1.5 → r = 0.15 / √(0.38833 · 1.5) = 0.1965."""
+    import torch
+
+    prob = torch.tensor([0.9, 0.6, 0.0, 0.7, 0.8, 0.3, 0.0, 0.2])
+    correct = [1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0]
+    valid = [True, True, False, True, True, True, False, True]
+    groups = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1])
+    m = batch_analysis({"correct": correct}, {"judge_prob": prob}, valid=valid, groups=groups)
+    assert m["train/accuracy"] == 3 / 8  # train/ means keep every row
+    assert m["analysis/auc/judge_prob/correct"] == pytest.approx(6 / 9)
+    assert m["analysis/auc_within/judge_prob/correct"] == pytest.approx(3 / 4)
+    assert m["analysis/corr/judge_prob/correct"] == pytest.approx(0.15 / math.sqrt((2.43 - 3.5**2 / 6) * 1.5))
+    everything = batch_analysis({"correct": correct}, {"judge_prob": prob})  # the old, misleading reading
+    assert everything["analysis/corr/judge_prob/correct"] > m["analysis/corr/judge_prob/correct"] + 0.1
+    # no right/wrong pair among the valid rows: the AUCs are left out, not logged as a number
+    none = batch_analysis({"correct": [1.0, 0.0]}, {"judge_prob": torch.tensor([0.5, 0.0])}, valid=[True, False],
+                          groups=torch.tensor([0, 0]))
+    assert not any(k.startswith("analysis/auc") for k in none)
+
+
+def test_pairwise_auc_matches_mann_whitney():
+    """The global AUC is the Mann–Whitney U over n₁·n₀ (scipy), ties counting half."""
+    import torch
+    from scipy.stats import mannwhitneyu
+
+    from rewardzoo.eval import pairwise_auc
+
+    rng = np.random.default_rng(0)
+    s, y = rng.integers(0, 5, 40).astype(float), rng.random(40) < 0.4
+    u = mannwhitneyu(s[y], s[~y]).statistic
+    assert pairwise_auc(torch.tensor(s), torch.tensor(y)) == pytest.approx(u / (y.sum() * (~y).sum()))
+    assert math.isnan(pairwise_auc(torch.tensor([0.3, 0.4]), torch.tensor([1.0, 1.0])))
 
 
 # ------------------------------------------------------------------ writing diagnostics and pairwise evaluation

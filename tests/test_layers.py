@@ -1,7 +1,8 @@
-"""Layers point one way: core ← tasks ← judges ← rewards ← the face (docs/architecture.md).
+"""Layers point one way: core ← tasks ← judges ← rewards ← the face (docs/architecture.md), and the
+core's own modules import each other without a circle.
 
-The rule is the import-linter contract in pyproject.toml; this test runs it, and shows on a copy
-of the package that an import pointing up breaks it.
+The rules are the import-linter contracts in pyproject.toml; this test runs them, and shows on a copy
+of the package that an import pointing up, and an import that closes a circle inside the core, break them.
 """
 
 import shutil
@@ -21,14 +22,29 @@ def lint(cwd: Path) -> subprocess.CompletedProcess:
 def test_the_layer_contracts_hold():
     out = lint(ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "2 kept, 0 broken" in out.stdout
+    assert "3 kept, 0 broken" in out.stdout
+
+
+def copy_of_the_package(tmp_path: Path) -> Path:
+    shutil.copytree(ROOT / "rewardzoo", tmp_path / "rewardzoo", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path / "rewardzoo"
 
 
 def test_an_import_pointing_up_breaks_the_contract(tmp_path):
-    shutil.copytree(ROOT / "rewardzoo", tmp_path / "rewardzoo", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    loss = tmp_path / "rewardzoo" / "core" / "loss.py"
+    loss = copy_of_the_package(tmp_path) / "core" / "loss.py"
     loss.write_text(loss.read_text() + "\nfrom rewardzoo.rewards import rlvr  # points up\n")
     out = lint(tmp_path)
     assert out.returncode != 0
     assert "BROKEN" in out.stdout and "rewardzoo.core.loss -> rewardzoo.rewards.rlvr" in out.stdout
+
+
+def test_an_import_circle_inside_the_core_breaks_the_contract(tmp_path):
+    """The circle the core once had: the vLLM engine took the RNG helpers from checkpoint.py, which
+    imports config.py, which imports the engines' SamplingConfig (a lazy import counts too)."""
+    vllm = copy_of_the_package(tmp_path) / "core" / "engines" / "vllm.py"
+    vllm.write_text(vllm.read_text() + "\n\ndef _rng():\n    from rewardzoo.core.checkpoint import rng_state  # closes a circle\n")
+    out = lint(tmp_path)
+    assert out.returncode != 0
+    assert "No cycles are allowed in rewardzoo.core." in out.stdout
+    assert "- .engines -> .checkpoint (1 import)" in out.stdout, out.stdout

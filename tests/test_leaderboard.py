@@ -1,33 +1,27 @@
-"""The leaderboard: real (tiny) runs through the sweep, its tables, CSV and claims, resuming a half-finished
-board, and — in the slow tier — the ``--quick`` CPU preset end to end."""
+"""The leaderboard under the fair comparison protocol: equal twins on every preset, train / validation /
+test splits that never overlap, the tuning stage on a tiny grid (validation only, reused), a row added
+from the command line (a recipe and a reward factory defined here), tables, CSV, claims and their
+verdict rules, resuming a half-finished board — and, in the slow tier, the ``--quick`` CPU preset end
+to end."""
 
 import csv
 import dataclasses
 import json
 import math
-
 from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
+from omegaconf import OmegaConf
 
 from rewardzoo import leaderboard as lb
+from rewardzoo.core.config import as_dict
 from rewardzoo.core.logger import read_metrics
+from rewardzoo.core.types import FixedReward, RewardOutput
+from rewardzoo.protocol import Grid, twin_differences
 from rewardzoo.sweep import DONE, RunResult, RunSpec, StaleRunError, config_changes
-
-
-@pytest.fixture
-def tiny_preset(monkeypatch, fast_overrides):
-    """A three-method preset of two-step runs on tiny models (SFT off, 16 held-out prompts)."""
-    TINY = (*fast_overrides, "eval.every=1", "steps=2", "checkpoint_every=0")
-    entries = [
-        lb.Entry("multiplication", "SFT", lb.recipe("rlvr_multiplication"), (*TINY, "steps=0")),
-        lb.Entry("multiplication", "RLVR", lb.recipe("rlvr_multiplication"), TINY),
-        lb.Entry("multiplication", "RAL", lb.recipe("ral_multiplication"), (*TINY, "reward.ral.warmup_steps=1",
-                                                         "reward.ral.judge.init_from=", *_tiny_judge())),
-    ]
-    monkeypatch.setitem(lb.PRESETS, "tiny", entries)
-    return entries
+from rewardzoo.zoo import build_task, load_config
 
 
 def _tiny_judge():
@@ -35,39 +29,131 @@ def _tiny_judge():
             "reward.ral.judge.tiny.num_layers=1")
 
 
-def test_tables_csv_claims_and_resume_of_a_half_finished_board(tiny_preset, tmp_path):
+@pytest.fixture
+def tiny(fast_overrides):
+    """The overrides of a two-step run on a tiny model (SFT off, 16 held-out prompts)."""
+    return (*fast_overrides, "eval.every=1", "steps=2", "checkpoint_every=0")
+
+
+@pytest.fixture
+def tiny_preset(monkeypatch, tiny):
+    """A three-method preset of two-step runs on tiny models; RAL's judge shares nothing but the reward
+    section with RLVR (twins)."""
+    entries = [
+        lb.Entry("multiplication", "SFT", lb.recipe("rlvr_multiplication"), (*tiny, "steps=0"), "warm start"),
+        lb.Entry("multiplication", "RLVR", lb.recipe("rlvr_multiplication"), tiny, "positive control"),
+        lb.Entry("multiplication", "RAL", lb.recipe("ral_multiplication"),
+                 (*tiny, "reward.ral.warmup_steps=1", "reward.ral.judge.init_from=", *_tiny_judge())),
+    ]
+    monkeypatch.setitem(lb.PRESETS, "tiny", entries)
+    return entries
+
+
+def _config(run_dir: Path):
+    return OmegaConf.load(Path(run_dir) / "config.yaml")
+
+
+class ShortAnswerReward(FixedReward):
+    """A reward of this test file, added to a board as ``module:factory``: 1 for a well-formed answer of
+    at most three characters, else 0 (it never reads the verifier)."""
+
+    def score(self, batch):
+        r = torch.tensor([float(a is not None and len(a) <= 3) for a in batch.answers])
+        return RewardOutput(rewards=r, components={}, metrics={"short_frac": r.mean().item()})
+
+
+def short_answer_reward(cfg, ctx):
+    """``factory(cfg, ctx) -> Reward`` for ``--add-method``; it must not be handed the task."""
+    assert ctx.task is None and ctx.seed == cfg.seed
+    return ShortAnswerReward()
+
+
+def test_a_tuned_board_with_added_rows_tables_csv_claims_and_resume(tiny_preset, tiny, tmp_path):
+    """The whole protocol on a tiny grid: every trained row (the shipped RLVR and RAL, and a reward factory of
+    this file added from the command line) is tuned over the same two learning rates on the validation split
+    at tuning seed 1000; the board trains the choices at seeds 0 and 1 and reports the test split; a
+    second call reuses every run; a half-finished board retrains only what is missing."""
     out = tmp_path / "board"
-    lb.leaderboard("tiny", [0, 1], out, jobs=2, command="rewardzoo leaderboard --preset tiny", progress=False)
+    added = [f"multiplication:Short answers:{__name__}:short_answer_reward:{' '.join(tiny)}"]
+    grid = Grid((1.0, 0.5))
+    # --tune-only: the tuning stage alone, no board run; the board below reuses its runs
+    assert lb.leaderboard("tiny", [0, 1], out, jobs=2, progress=False, grid=grid, tune_seeds=[1000], added=added,
+                          tune_only=True) == out / "TUNING.md"
+    assert not (out / "LEADERBOARD.md").exists() and not (out / "runs" / "multiplication").exists()
+    tuned = {p: p.stat().st_mtime for p in out.glob("runs/tuning/**/metrics.jsonl")}
+    lb.leaderboard("tiny", [0, 1], out, jobs=2, command="rewardzoo leaderboard --preset tiny", progress=False,
+                   grid=grid, tune_seeds=[1000], added=added)
+    assert tuned and {p: p.stat().st_mtime for p in out.glob("runs/tuning/**/metrics.jsonl")} == tuned
+
+    # the tuning stage: validation only, disjoint seeds, every trained row on the same grid
+    tuning_dirs = sorted(out.glob("runs/tuning/multiplication/*/*/seed1000"))
+    assert len(tuning_dirs) == 3 * 2  # RLVR, RAL and the added row × 2 learning rates; no SFT row
+    for d in tuning_dirs:
+        cfg = _config(d)
+        assert cfg.eval.split == "validation" and cfg.seed == 1000 and cfg.grpo.lr in (1e-3, 5e-4)
+    with open(out / "tuning.csv") as f:
+        tuning = list(csv.DictReader(f))
+    assert len(tuning) == 6 and {r["split"] for r in tuning} == {"validation"}
+    assert {r["method"] for r in tuning} == {"RLVR", "RAL", "Short answers"}
+    assert sum(r["chosen"] == "True" for r in tuning) == 3  # one choice per row
+    text_tuning = (out / "TUNING.md").read_text()
+    assert "tuned by validation `eval/accuracy`" in text_tuning and "`grpo.lr=0.0005`" in text_tuning
+
+    # the board: the chosen setting of each row, the test split, the reported seeds
+    chosen = {r["method"]: r["setting"] for r in tuning if r["chosen"] == "True"}
+    for method, setting in chosen.items():
+        for s in (0, 1):
+            run = next(out.glob(f"runs/multiplication/{lb.slug(method)}/*/seed{s}"))
+            cfg = _config(run)
+            assert cfg.eval.split == "test" and cfg.seed == s and f"grpo.lr={cfg.grpo.lr:.6g}" == setting
+    factory_run = next(out.glob("runs/multiplication/short_answers/*/seed0"))
+    assert "reward/short_frac" in read_metrics(factory_run / "metrics.jsonl")[1]  # the factory's reward trained it
+
     text = (out / "LEADERBOARD.md").read_text()
     assert text.startswith("`rewardzoo leaderboard --preset tiny`")
-    assert "| method | `eval/accuracy` ↑ | `eval/relative_error` ↓ | `policy/entropy` | `time/wall_s` ↓ |" in text
-    for method in ("SFT", "RLVR", "RAL"):
+    assert "| method | role | setting | `eval/accuracy` ↑ | `eval/relative_error` ↓ | `policy/entropy` | `time/wall_s` ↓ |" in text
+    for method in ("SFT", "RLVR", "RAL", "Short answers"):
         assert f"| {method} | " in text
-    assert "RAL reaches at least half of RLVR's held-out gain" in text  # the claim line, with a verdict
-    assert any(v in text for v in ("reproduced", "not reproduced", "undecided (CI)"))
+    assert "| Short answers | method (added) | `grpo.lr=" in text
+    # claims are printed with their control and n, but 2 seeds give no verdict
+    assert "| RAL reaches at least half of RLVR's held-out gain (002: about parity) | RLVR | no verdict (n = 2 seeds < 3) |" in text
+    assert "| positive control of `multiplication`: the exact verifier raises held-out accuracy |" in text
+    assert "reproduced" not in text
     assert (out / "curves_multiplication.png").stat().st_size > 1000
     with open(out / "leaderboard.csv") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == 6 and {r["method"] for r in rows} == {"SFT", "RLVR", "RAL"}
+    assert len(rows) == 8 and {r["method"] for r in rows} == {"SFT", "RLVR", "RAL", "Short answers"}
     assert all(len(r["config_hash"]) == 12 for r in rows) and "eval/accuracy" in rows[0]
     assert len({r["config_hash"] for r in rows if r["method"] == "RLVR"}) == 1  # seeds share the configuration
 
-    # a half-finished board: one run lost its completion mark; only that run trains again
-    runs = {p.parent: p.stat().st_mtime for p in out.glob("runs/*/*/seed*/metrics.jsonl")}
-    victim = out / "runs" / "multiplication" / "ral" / "seed1"
+    # everything is reused; a half-finished board retrains only the run that lost its completion mark
+    runs = {p.parent: p.stat().st_mtime for p in out.glob("runs/**/seed*/metrics.jsonl")}
+    victim = next(out.glob("runs/multiplication/ral/*/seed1"))
     (victim / DONE).unlink()
-    lb.leaderboard("tiny", [0, 1], out, jobs=2, progress=False)
-    again = {p.parent: p.stat().st_mtime for p in out.glob("runs/*/*/seed*/metrics.jsonl")}
+    lb.leaderboard("tiny", [0, 1], out, jobs=2, progress=False, grid=grid, tune_seeds=[1000], added=added)
+    again = {p.parent: p.stat().st_mtime for p in out.glob("runs/**/seed*/metrics.jsonl")}
     assert {d for d in runs if runs[d] != again[d]} == {victim}
 
-    # a recipe changed since: the finished runs no longer match and the board refuses, retraining nothing
-    changed = [dataclasses.replace(e, overrides=(*e.overrides, "grpo.lr=5e-4")) if e.method == "RLVR" else e
+    # a recipe changed since: the finished tuning runs no longer match and the board refuses, retraining nothing
+    changed = [dataclasses.replace(e, overrides=(*e.overrides, "grpo.beta=0.01")) if e.method == "RLVR" else e
                for e in tiny_preset]
     lb.PRESETS["tiny"] = changed
-    with pytest.raises(StaleRunError, match=r"(?s)2 finished run\(s\).*multiplication/RLVR/seed0.*grpo\.lr: 0\.001 → 0\.0005"
+    with pytest.raises(ValueError, match=r"(?s)twins differ outside the reward.*multiplication/RAL: grpo\.beta: 0\.01 → 0\.0"):
+        lb.leaderboard("tiny", [0, 1], out, jobs=2, progress=False, grid=grid, tune_seeds=[1000])
+    lb.PRESETS["tiny"] = [dataclasses.replace(e, overrides=(*e.overrides, "grpo.beta=0.01")) for e in tiny_preset]
+    with pytest.raises(StaleRunError, match=r"(?s)finished run\(s\).*tune/multiplication/RLVR/.*grpo\.beta: 0\.0 → 0\.01"
                                             r".*new run directory"):
-        lb.leaderboard("tiny", [0, 1], out, jobs=2, progress=False)
-    assert {p.parent: p.stat().st_mtime for p in out.glob("runs/*/*/seed*/metrics.jsonl")} == again
+        lb.leaderboard("tiny", [0, 1], out, jobs=2, progress=False, grid=grid, tune_seeds=[1000])
+    assert {p.parent: p.stat().st_mtime for p in out.glob("runs/**/seed*/metrics.jsonl")} == again
+
+
+def test_quick_and_untuned_boards_print_no_verdict(tiny_preset, tmp_path):
+    """``--quick`` checks the command, not the science: no claim line is printed or written."""
+    out = tmp_path / "quick"
+    lb.leaderboard("tiny", [0], out, jobs=2, quick=True, progress=False, tuning=False)
+    text = (out / "LEADERBOARD.md").read_text()
+    assert "No verdicts: `--quick` checks the command" in text and "| claim |" not in text
+    assert "**Untuned**" in text and not (out / "TUNING.md").exists()
 
 
 def test_config_changes_name_changed_leaves_and_skip_keys_added_since():
@@ -76,25 +162,125 @@ def test_config_changes_name_changed_leaves_and_skip_keys_added_since():
     assert config_changes(saved, wanted) == ["grpo.beta: 0.0 → 0.04"]
 
 
+# --------------------------------------------------------------------------------------- the protocol
+def _hf(entries):
+    """The gpu preset's entries with the hf engine (vLLM is not installed here; the model id is never fetched)."""
+    return [dataclasses.replace(e, overrides=tuple(o.replace("engine=vllm", "engine=hf") for o in e.overrides))
+            for e in entries]
+
+
+@pytest.mark.parametrize("preset", ["cpu", "hackable", "gpu"])
+def test_every_preset_s_twins_differ_in_the_reward_only(preset):
+    """Resolve every entry of every task: no two differ outside reward.* (and recipe.*, run_dir, logging,
+    seed) except by a named exception — the SFT rows take no RL step; on multiplication VARL keeps its
+    paper's dr_grpo and its twin "RLVR (dr_grpo)" runs it too, while RLVR and RAL keep grpo.  A row that
+    changes a shared setting breaks the check, naming the key."""
+    entries = _hf(lb.PRESETS[preset])
+    lb.check_twins(entries)
+    advantage = {(e.task, e.method): load_config(e.recipe, list(e.overrides)).grpo.advantage for e in entries}
+    for (task, method), value in advantage.items():
+        excepted = "grpo.advantage" in getattr(lb.TWIN_EXCEPTIONS.get((task, method)), "keys", {})
+        if task == "multiplication":
+            assert value == ("dr_grpo" if excepted else "grpo"), method
+        elif task == "hackable_multiplication":
+            assert value == "dr_grpo" and not excepted  # VARL's paper setting for every row: no RAL row here
+    broken = [*entries, dataclasses.replace(entries[1], method="RLVR at beta 0.1", overrides=(*entries[1].overrides,
+                                                                                              "grpo.beta=0.1"))]
+    with pytest.raises(ValueError, match=rf"{entries[1].task}/RLVR at beta 0.1: grpo\.beta: .* → 0\.1"):
+        lb.check_twins(broken)
+
+
+def test_the_recipes_themselves_differ_where_the_board_makes_them_equal():
+    """Why the cpu board sets Dr. GRPO on multiplication: the recipes' RLVR (grpo) and VARL (dr_grpo) are not
+    twins as shipped."""
+    found = twin_differences({"RLVR": as_dict(load_config("rlvr_multiplication")),
+                              "VARL": as_dict(load_config("varl_multiplication"))})
+    assert found == ["VARL: grpo.advantage: 'grpo' → 'dr_grpo'"]
+
+
+@pytest.mark.parametrize("recipe", ["rlvr_multiplication", "rlvr_hackable_multiplication", "rcrl_rubric_writing",
+                                    "rlvr_refdist"])
+def test_train_validation_and_test_prompts_never_overlap(recipe):
+    """Every board task has train / validation / test prompts; SFT demonstrations and RL prompts come from train
+    only, so none of them is a validation or test prompt.  refdist is the documented exception: its measurement is
+    the policy's exact answer distribution on the prompts it trains on, so validation = test = the training
+    prompts, and only the tuning seeds (1000, …) keep a choice apart from the reported number."""
+    cfg = load_config(recipe)
+    task = build_task(cfg.task)
+    train, validation, test = ({e.prompt for e in split} for split in (task.train, task.validation, task.eval))
+    assert validation and test and train
+    sft = {e.prompt for e in task.train[: cfg.sft.n_examples or None]}
+    rl = {e.prompt for e in (task.train[cfg.sft.n_examples:] if cfg.sft.disjoint_rl_prompts else task.train)}
+    assert sft <= train and rl <= train
+    if recipe == "rlvr_refdist":
+        assert validation == test == train
+        return
+    assert not train & validation and not train & test and not validation & test
+    assert len(validation) == len(task.validation)  # distinct prompts
+
+
+def test_eval_split_validation_fails_clearly_where_a_task_has_none(fast_config):
+    """1-digit × 1-digit has 81 pairs: all go to train and test, none is left for validation."""
+    from rewardzoo.core.config import ConfigError
+    from rewardzoo.recipes import task_for
+
+    cfg = fast_config("task.multiplication.digits_a=1", "task.multiplication.n_eval=20", "eval.split=validation")
+    with pytest.raises(ConfigError, match="eval.split=validation: task 'multiplication' has no validation examples"):
+        task_for(cfg)
+    with pytest.raises(ConfigError, match="eval.split must be one of test, validation"):
+        fast_config("eval.split=train")
+
+
+def test_add_method_rows_are_parsed_or_refused_clearly():
+    entries = lb.PRESETS["cpu"]
+    row = lb.parse_added("cpu", "multiplication:Mine:ral_multiplication:reward.ral.judge.lr=3e-3 grpo.beta=0.0", entries)
+    assert row.recipe == "ral_multiplication" and row.overrides[-2:] == ("reward.ral.judge.lr=3e-3", "grpo.beta=0.0")
+    assert row.overrides[: len(lb.CPU_SETTINGS["multiplication"])] == lb.CPU_SETTINGS["multiplication"]
+    made = lb.parse_added("cpu", "refdist:Mine:mypkg.rewards:make", entries)
+    assert made.factory == "mypkg.rewards:make" and made.recipe == "rlvr_refdist"  # the task's SFT row's recipe
+    for text, message in (("multiplication:RAL:ral_multiplication", "already has a row 'RAL'"),
+                          ("countdown:Mine:rlvr_countdown", "not on this board"),
+                          ("multiplication:Mine:mypkg.rewards", "needs MODULE:FUNCTION"),
+                          ("multiplication:Mine:missing.yaml", "no recipe file"),
+                          ("multiplication:Mine", "TASK:LABEL:RECIPE")):
+        with pytest.raises(ValueError, match=message):
+            lb.parse_added("cpu", text, entries)
+
+
+def test_plan_prints_every_row_s_grid_and_the_run_counts():
+    text = lb.plan("cpu", ["multiplication"], None, Grid((1.0, 0.5, 0.25)), [0, 1, 2, 3, 4], [1000], {})
+    assert text.splitlines()[0] == ("preset cpu: 8 rows × 5 seeds = 40 board runs; 21 tuning runs (seeds 1000, "
+                                    "validation split)")
+    assert "  multiplication/RAL format-only: grpo.lr=0.001 | grpo.lr=0.0005 | grpo.lr=0.00025" in text
+    by_hand = lb.plan("cpu", ["multiplication"], None, Grid((1.0, 0.5, 0.25)), [0], [1000],
+                      {("multiplication", "RAL"): lb.Setting(("grpo.lr=0.0002",))})
+    assert "multiplication/RAL: by hand: grpo.lr=0.0002" in by_hand and "18 tuning runs" in by_hand
+    with pytest.raises(ValueError, match=r"--choose names no trained row of this board: \['multiplication/SFT'\]"):
+        lb.plan("cpu", ["multiplication"], None, Grid(), [0], [1000], {("multiplication", "SFT"): lb.Setting(("steps=1",))})
+
+
+def test_the_command_line_shows_and_overrides_the_grid(capsys):
+    """``--plan`` prints the grid the flags make; a bad flag is a one-line usage error."""
+    assert lb.main(["--plan", "--tasks", "refdist", "--lr-factors", "1", "0.1", "--tune-seeds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "preset cpu: 9 rows × 5 seeds = 45 board runs; 32 tuning runs (seeds 1000, 1001" in out
+    assert "refdist/RAL g=logit: grpo.lr=0.0001 | grpo.lr=1e-05" in out
+    with pytest.raises(SystemExit):
+        lb.main(["--plan", "--tune-key", "RAL=reward.ral.judge.lr"])
+    assert "TASK/METHOD=KEY=V1,V2" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        lb.main(["--tune-only", "--no-tune"])
+    assert "--tune-only runs the tuning stage, which --no-tune turns off" in capsys.readouterr().err
+
+
 def test_best_is_marked_only_where_the_interval_separates():
     """Two methods 0.9 ± small vs 0.5 ± small → bold; 0.6 vs 0.5 with wide intervals → nothing bold."""
-    board = lb.Board("t", "eval/accuracy", (("eval/accuracy", "max"),))
+    board = lb.Board("t", "eval/accuracy", (("eval/accuracy", "max"),), ("eval/accuracy", "max"))
     table = lb.Table(board, ["A", "B"], {"A": {"eval/accuracy": [0.9, 0.91, 0.89]}, "B": {"eval/accuracy": [0.5, 0.52, 0.48]}})
     assert table.best("eval/accuracy", "max") == "A" and "**90.0 ± 2.5**" in "\n".join(lb.markdown("t", table, 3))
     close = lb.Table(board, ["A", "B"], {"A": {"eval/accuracy": [0.6, 0.9, 0.3]}, "B": {"eval/accuracy": [0.5, 0.8, 0.2]}})
     assert close.best("eval/accuracy", "max") is None
     assert table.best("eval/accuracy", "") is None
-
-
-def test_a_claim_is_reproduced_only_strictly_beyond_its_threshold():
-    """Both methods at 0% (an interval of 0 ± 0) is no win for either; an interval across the threshold is undecided."""
-    from rewardzoo.eval import Estimate
-
-    assert lb._verdict(Estimate(0.0, 0.0, 0.0, 3, 0.95), 0.0) == "not reproduced"
-    assert lb._verdict(Estimate(0.02, 0.01, 0.03, 3, 0.95), 0.0) == "reproduced"
-    assert lb._verdict(Estimate(0.0, -0.01, 0.01, 3, 0.95), 0.0) == "undecided (CI)"
-    assert lb._verdict(Estimate(-0.02, -0.03, -0.01, 3, 0.95), 0.0, above=False) == "reproduced"
-    assert lb._verdict(Estimate(0.5, -math.inf, math.inf, 1, 0.95), 0.0) == "undecided (CI)"
 
 
 def test_unknown_preset_is_a_clear_error(tmp_path):
@@ -104,14 +290,16 @@ def test_unknown_preset_is_a_clear_error(tmp_path):
 
 @pytest.mark.slow
 def test_quick_cpu_preset_runs_end_to_end(tmp_path):
-    """``rewardzoo leaderboard --preset cpu --quick``: every entry of the CPU preset, one seed, a few steps."""
+    """``rewardzoo leaderboard --preset cpu --quick``: every entry of the CPU preset tuned on a 2-point grid and
+    trained, one seed, a few steps, no verdict."""
     from rewardzoo.cli import main
 
-    assert main(["leaderboard", "--preset", "cpu", "--quick", "--out", str(tmp_path)]) == 0
+    assert main(["leaderboard", "--preset", "cpu", "--quick", "--out", str(tmp_path), "--runs", str(tmp_path / "runs")]) == 0
     text = (tmp_path / "LEADERBOARD.md").read_text()
     for entry in lb.PRESETS["cpu"]:
         assert f"| {entry.method} | " in text
-    for run in tmp_path.glob("runs/*/*/seed0"):
+    assert "No verdicts" in text and (tmp_path / "TUNING.md").is_file()
+    for run in tmp_path.glob("runs/*/*/*/seed0"):
         assert json.loads((run / "sweep_done.json").read_text())["wall_s"] > 0
         assert read_metrics(run / "metrics.jsonl")
 
@@ -120,15 +308,19 @@ def test_every_preset_entry_is_a_valid_configuration():
     """Every run of the cpu and gpu presets resolves to a checked config (the gpu one with the hf engine
     here, where vLLM is not installed; its model name is a hub id, never fetched by the check)."""
     for preset in ("cpu", "gpu"):
-        for spec in lb.specs(lb.PRESETS[preset], [0], Path("runs"), quick=preset == "cpu"):
-            spec = dataclasses.replace(spec, overrides=tuple(o.replace("engine=vllm", "engine=hf") for o in spec.overrides))
+        for spec in lb.specs(_hf(lb.PRESETS[preset]), [0], Path("runs"), quick=preset == "cpu"):
             cfg = spec.config()
             assert cfg.seed == 0 and (cfg.steps == 0) == ("steps=0" in spec.overrides), spec.name
     gpu = lb.PRESETS["gpu"]
     assert {e.task for e in gpu} == {"multiplication", "hackable_multiplication"}
     assert all("model.lora.enabled=true" in e.overrides for e in gpu)
+    assert set(lb.POSITIVE_CONTROLS) == set(lb.BOARDS)
+    for preset in ("cpu", "hackable"):
+        for task in {e.task for e in lb.PRESETS[preset]}:  # every board task shows its positive control as a row
+            assert lb.POSITIVE_CONTROLS[task].method in {e.method for e in lb.PRESETS[preset] if e.task == task}
 
 
+# ------------------------------------------------------------------------------------------- claims
 def _synthetic(tmp_path, name: str, rows: dict[int, dict], metrics: list[dict]) -> RunResult:
     """A finished run on disk with the given per-example eval rows and metric rows (no training)."""
     run_dir = tmp_path / name.replace("/", "_").replace(" ", "_")
@@ -140,7 +332,7 @@ def _synthetic(tmp_path, name: str, rows: dict[int, dict], metrics: list[dict]) 
 @pytest.mark.parametrize("varl_better", [True, False])
 def test_claims_read_the_right_runs_and_say_which_way(tmp_path, varl_better):
     """Synthetic runs with known answers: VARL hacks less (or more) than RLVR; every g lowers (or raises) its
-    divergence; RcRL's prompts beat (or lose to) Absolute RaR's; the verdicts follow."""
+    divergence; RcRL's prompts beat (or lose to) Absolute RaR's; the verdicts follow, each naming its control."""
     rng = np.random.default_rng(0)
     seeds, results = [0, 1, 2], {}
     low, high = (0.1, 0.6) if varl_better else (0.6, 0.1)
@@ -161,7 +353,37 @@ def test_claims_read_the_right_runs_and_say_which_way(tmp_path, varl_better):
         ("hackable_multiplication", ["RLVR (proxy)", "VARL (proxy gate)"]),
         ("refdist", [f"RAL g={g}" for g in lb.DIVERGENCE_OF]), ("rubric_writing", ["RcRL", "Absolute RaR"]))}
     want = "reproduced" if varl_better else "not reproduced"
-    for claim in (lb.varl_resists_the_proxy, lb.each_g_descends_its_divergence, lb.rcrl_beats_rar):
-        text, verdict, numbers = claim(tabs, results, seeds)
-        assert verdict == want, (claim.__name__, numbers)
-    assert lb.ral_approaches_rlvr(tabs, results, seeds) is None  # no multiplication table: no line
+    for claim, control in ((lb.varl_resists_the_proxy, "RLVR (proxy)"), (lb.each_g_descends_its_divergence, "at its own start"),
+                           (lb.rcrl_beats_rar, "Absolute RaR")):
+        findings = claim(tabs, results, seeds)
+        assert findings
+        for f in findings:
+            assert lb.word(f.estimate, f.threshold, f.above) == want, (claim.__name__, f.numbers)
+            assert control in f.control and f.n.startswith("3 seeds")
+    assert lb.ral_approaches_rlvr(tabs, results, seeds) == []  # no multiplication table: no line
+    assert lb.rcrl_beats_its_absolute_twin(tabs, results, seeds) == []  # no Absolute RcRL row
+
+
+@pytest.mark.parametrize("rlvr_gain", [0.3, 0.0])
+def test_a_claim_is_decided_only_where_the_positive_control_works(tmp_path, rlvr_gain):
+    """Multiplication, 3 seeds: RAL far above its frozen judge.  When RLVR (the positive control) gains 30 points
+    the claim is reproduced; when RLVR gains nothing the testbed cannot decide, and the line says why."""
+    rng = np.random.default_rng(1)
+    seeds, results = [0, 1, 2], {}
+    for s in seeds:
+        start = (rng.random(400) < 0.3).astype(float)
+        ends = {"RLVR": (rng.random(400) < 0.3 + rlvr_gain).astype(float), "RAL": (rng.random(400) < 0.5).astype(float),
+                "RAL frozen judge": (rng.random(400) < 0.05).astype(float)}
+        for method, end in ends.items():
+            key = f"multiplication/{method}/seed{s}"
+            results[key] = _synthetic(tmp_path, key, {0: {"correct": start.tolist()}, 40: {"correct": end.tolist()}}, [])
+    tabs = {"multiplication": lb.Table(lb.BOARDS["multiplication"], ["RLVR", "RAL", "RAL frozen judge"])}
+    lines = "\n".join(lb.claim_lines(tabs, results, seeds))
+    frozen = next(line for line in lines.splitlines() if line.startswith("| a co-trained judge beats a frozen one"))
+    if rlvr_gain:
+        assert "| RAL frozen judge | reproduced |" in frozen and "| works |" in lines
+    else:
+        assert "| RAL frozen judge | testbed cannot decide (positive control RLVR at its own start: accuracy change" in frozen
+        assert "| does not work |" in lines
+    assert frozen.endswith("| 3 seeds × 400 held-out examples |")
+    assert not math.isnan(lb.positive_control("multiplication", tabs, results, seeds).estimate.mean)

@@ -4,6 +4,8 @@ import runpy
 import sys
 from pathlib import Path
 
+from omegaconf import OmegaConf
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -112,3 +114,52 @@ def test_ral_vs_rlvr_script_reports_gains_ratio_and_verdict(tmp_path, monkeypatc
     logs = {p: p.stat().st_mtime for p in (tmp_path / "runs").glob("multiplication/*/seed*/train.log")}
     assert len(logs) == 4 and script["main"](args) == 0
     assert {p: p.stat().st_mtime for p in logs} == logs
+
+
+def test_varl_hacking_study_writes_its_tables_takes_per_method_settings_and_reuses_runs(tmp_path, monkeypatch,
+                                                                                      fast_overrides):
+    """RLVR on the proxy and VARL, one seed of two steps, VARL's lr given by a settings file (as a tuning
+    stage would): the controls, the end table, the AUC and g sections, the cost, the CSV and the plot; the
+    settings reach only VARL's run; a second call trains nothing."""
+    monkeypatch.chdir(ROOT)
+    script = runpy.run_path(str(ROOT / "benchmarks" / "varl.py"))
+    settings = tmp_path / "tuned.json"
+    settings.write_text('{"VARL (r = v·D)": ["grpo.lr=5e-4"]}')
+    args = ["hacking", "--methods", "RLVR (proxy)", "VARL (r = v·D)", "--seeds", "0", "--settings", str(settings),
+            "--out", str(tmp_path / "runs"), "--results", str(tmp_path), "--set", *fast_overrides, "steps=2",
+            "eval.every=1", "reward.varl.warmup_steps=1", "reward.varl.discriminator.init_from=",
+            "reward.varl.discriminator.tiny.hidden_size=32", "reward.varl.discriminator.tiny.num_layers=1"]
+    assert script["main"](args) == 0
+    text = (tmp_path / "varl_hacking.md").read_text()
+    assert text.startswith("<!-- command: python benchmarks/varl.py hacking --methods")
+    for part in ("## The controls: can this testbed decide?", "| RLVR (proxy) | held-out `eval/hack_rate` |",
+                 "| VARL (r = v·D) |", "## Does the discriminator learn something?", "| D | none |",
+                 "## Cost", "Full study (45 runs at the recipes' size, seeds 0, 1, 2, 3, 4)"):
+        assert part in text, part
+    assert len((tmp_path / "varl_hacking.csv").read_text().splitlines()) == 1 + 2 * 3  # 2 runs × steps 0, 1, 2
+    assert (tmp_path / "varl_hacking.png").stat().st_size > 1000
+    lr = {d.name: OmegaConf.load(d / "config.yaml").grpo.lr for d in (tmp_path / "runs").glob("*-seed0")}
+    assert lr == {"RLVR_proxy-seed0": 1e-3, "VARL_r_v_D-seed0": 5e-4}
+    logs = {p: p.stat().st_mtime for p in (tmp_path / "runs").glob("*-seed0/train.log")}
+    assert script["main"](args) == 0
+    assert {p: p.stat().st_mtime for p in logs} == logs  # nothing was re-run
+
+
+def test_varl_hacking_controls_decide_only_when_both_intervals_exclude_zero():
+    """Five synthetic seeds: RLVR on the proxy whose hack rate rises 0.02 → 0.10 (± a per-seed offset, its
+    accuracy flat) and RLVR on the strict check whose accuracy rises 0.10 → 0.30: the testbed decides; with
+    a flat hack rate it cannot."""
+    script = runpy.run_path(str(ROOT / "benchmarks" / "varl.py"))
+
+    def run(seed, hack_end, acc_end):
+        wiggle = 0.01 * (seed - 2)
+        steps = {s: 0.02 + (hack_end - 0.02) * s / 10 + wiggle for s in range(1, 11)}
+        return {"curves": {"hack_rate": {0: 0.02, 10: hack_end + wiggle}, "accuracy": {0: 0.1, 10: acc_end + wiggle}},
+                "series": {"train/hack_rate": steps}}
+
+    for hack_end, decides in ((0.10, True), (0.02, False)):
+        results = {"RLVR (proxy)": [run(s, hack_end, 0.1) for s in range(5)],
+                   "RLVR (strict check)": [run(s, 0.0, 0.30) for s in range(5)]}
+        lines, verdict = script["controls"](results)
+        assert verdict is decides
+        assert sum("| yes, up |" in line for line in lines) == (3 if decides else 1)  # strict accuracy always rises

@@ -4,6 +4,7 @@ and runs forked from the fork server computing exactly what a fresh ``python -m 
 import json
 import os
 import subprocess
+import sys
 import threading
 
 import pytest
@@ -93,3 +94,31 @@ def test_a_run_that_fails_is_named_with_its_log_and_the_others_finish(tmp_path, 
         run_sweep([bad, good], jobs=2, progress=False)
     assert (good.run_dir / DONE).is_file() and not (bad.run_dir / DONE).exists()
     assert "Traceback" in (bad.run_dir / "train.log").read_text()
+
+
+def test_a_run_whose_fork_server_dies_keeps_the_status_it_recorded(tmp_path):
+    """The fork server is killed while a run's process works: multiprocessing can no longer pass the
+    status on (it reports 255), so the sweep waits for the process and takes the status it wrote."""
+    import multiprocessing.forkserver as fs
+    import signal
+    import time
+
+    from rewardzoo.sweep import LOST_STATUS, _run
+
+    (tmp_path / "slow_exit.py").write_text("import sys, time\ntime.sleep(2)\nsys.exit(3)\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        got: list[tuple[int, float]] = []
+        runner = threading.Thread(target=lambda: got.append(_run([], tmp_path / "log", module="slow_exit")))
+        runner.start()
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "log").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)  # the server starts (it imports the package), then forks the run's process
+        time.sleep(0.5)
+        os.kill(fs._forkserver._forkserver_pid, signal.SIGKILL)
+        runner.join(60)
+    finally:
+        sys.path.remove(str(tmp_path))
+        fs._forkserver._stop()  # the next sweep starts a fresh server
+    assert got and got[0][0] == 3 != LOST_STATUS
+    assert (tmp_path / "log.status").read_text() == "3"

@@ -27,39 +27,23 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import random
 import re
 import shutil
 import uuid
 import warnings
 from pathlib import Path
 
-import numpy as np
 import torch
 from omegaconf import OmegaConf
 from safetensors.torch import load_file
 
 from rewardzoo.core.config import ConfigError, CoreConfig, as_dict, resolved_run_dir
+from rewardzoo.core.rng import rng_state, set_rng_state
 
 _STEP_DIR = re.compile(r"step_(\d+)$")
 LEGACY_FILES = ("policy", "optimizer.pt", "scheduler.pt", "reward.pt")  # checkpoints written before the manifest
 RUN_FILES = ("checkpoints", "config.yaml", "metrics.jsonl", "eval_rows.jsonl", "samples.jsonl", "tensorboard", "wandb")
 """What a run writes into its run_dir (and all that ``overwrite=true`` deletes)."""
-
-
-def rng_state() -> dict:
-    """The RNG states of this process."""
-    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state(),
-            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
-
-
-def set_rng_state(state: dict) -> None:
-    """Restore what :func:`rng_state` returned."""
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
-    torch.set_rng_state(state["torch"])
-    if state.get("cuda") is not None and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
 
 
 def checkpoint_state(path: Path) -> dict | None:

@@ -43,7 +43,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException, ValidationError
 
 from rewardzoo.core.advantages import ADVANTAGE_TYPES
-from rewardzoo.core.engines import SamplingConfig, check_vllm_setup
+from rewardzoo.core.engines.config import SamplingConfig, check_vllm_setup
 from rewardzoo.core.loss import KL_ESTIMATORS, LOSS_TYPES
 from rewardzoo.core.models import ModelConfig
 
@@ -69,6 +69,10 @@ def lr_multiplier(step: int, *, warmup_steps: int, total_steps: int, schedule: s
         return 1.0
     progress = min((step - warmup_steps) / max(total_steps - warmup_steps, 1), 1.0)
     return floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+EVAL_SPLITS = ("test", "validation")
+"""The held-out splits a run can evaluate on (``eval.split``; :func:`rewardzoo.core.types.held_out`)."""
 
 
 def choice(value: str, options, key: str) -> None:
@@ -225,6 +229,14 @@ class EvalConfig:
     """0 = greedy decoding; k > 0 = k completions per held-out prompt sampled with the rollout settings
     (``sampling.*``), every ``eval/`` metric the mean over all of them: pass@1 at the training
     temperature estimated by avg@k, the measure RL's sharpening of the policy moves."""
+    split: str = "test"
+    """Which held-out split the ``eval/`` metrics measure: 'test' (the task's ``eval`` examples, what a
+    result reports) or 'validation' (the task's ``validation`` examples, disjoint from train and test:
+    what a tuning stage chooses settings by, so that no test number influences a choice)."""
+
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run."""
+        choice(self.split, EVAL_SPLITS, "eval.split")
 
 
 @dataclass

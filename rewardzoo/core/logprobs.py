@@ -20,6 +20,20 @@ s = Σ e: logsumexp = m + log s, the same operations as ``torch.logsumexp``, and
 (training uses the entropy as a statistic only, so there the logits' buffer becomes p in place).
 Everything is accumulated in fp32 and gradients are cast back to the input dtypes.  :func:`naive_token_logprobs`
 is the reference it is tested (and benchmarked) against.
+
+**Prompts shared by their rows.**  A GRPO micro-batch holds G completions of each prompt.  Packed as
+rows of prompt + completion, every prompt position is computed G times, in the forward and in the
+backward.  When a micro-batch repeats prompts, :func:`pack_rows` also lays out each distinct prompt
+once (:class:`SharedPrompts`), and :func:`sequence_logprobs` runs the decoder twice: once over the
+distinct prompts, keeping their KV cache, whose rows are then copied to the completions that continue
+them (an indexing, so the backward sums each prompt's gradient over its rows), and once over the
+completions with that cache.  Same positions, masks and attention as the packed rows, so the same
+log-probs and gradient (tested against the packed path to float rounding); at the S1 setting of
+benchmarks/grpo_vs_trl.py (prompts of 6 tokens, completions of ≤ 8) the forward and backward compute
+496 positions instead of 832.  A model whose KV cache cannot select rows (or that returns none, as
+under gradient checkpointing), or that keeps anything but full-attention keys and values (a
+recurrent or sliding-window layer, whose state would take in the prompts' right padding), falls back
+to the packed rows, with a warning, once.
 """
 
 from __future__ import annotations
@@ -162,10 +176,25 @@ class PackedBatch:
     positions: torch.Tensor  # [n, T] int64
     targets: torch.Tensor  # [n, T] int64 completion tokens
     mask: torch.Tensor  # [n, T] bool real completion tokens
+    shared: SharedPrompts | None = None
+    """The distinct prompts once each, when that computes fewer positions than the rows (see the module docstring)."""
 
     def to(self, device: torch.device) -> "PackedBatch":
         """The same batch on ``device``."""
-        return PackedBatch(*(getattr(self, f.name).to(device) for f in fields(self)))
+        return PackedBatch(*(None if v is None else v.to(device) for v in (getattr(self, f.name) for f in fields(self))))
+
+
+@dataclass
+class SharedPrompts:
+    """The distinct prompts of a :class:`PackedBatch`, each once, right-padded, and the prompt of each row."""
+
+    input_ids: torch.Tensor  # [U, P] int64
+    attention_mask: torch.Tensor  # [U, P] int64
+    rows: torch.Tensor  # [n] int64 index of each row's prompt
+
+    def to(self, device: torch.device) -> "SharedPrompts":
+        """The same prompts on ``device``."""
+        return SharedPrompts(*(getattr(self, f.name).to(device) for f in fields(self)))
 
 
 def tokenize_completions(prompts: list[str], completions: list[str],
@@ -193,7 +222,9 @@ def pack_rows(
     rows: list[int],
     pad_id: int,
 ) -> PackedBatch:
-    """Pack the given rows for :func:`sequence_logprobs` (prompt padding removed, right-trimmed)."""
+    """Pack the given rows for :func:`sequence_logprobs` (prompt padding removed, right-trimmed); with
+    the distinct prompts once each (:class:`SharedPrompts`) when rows repeat a prompt and the shared
+    layout computes fewer positions: U·P + n·(T − 1) against n·S."""
     comp_len = completion_mask[rows].sum(1).tolist()  # [n]
     prompt_len = [len(prompt_ids[i]) for i in rows]  # [n]
     S = max(p + c for p, c in zip(prompt_len, comp_len))
@@ -208,7 +239,68 @@ def pack_rows(
     positions = (torch.tensor(prompt_len).unsqueeze(1) - 1 + offsets).clamp(max=S - 1)  # [n, T]
     targets = completion_ids[rows, :T].clone()  # [n, T]
     mask = offsets.unsqueeze(0) < torch.tensor(comp_len).unsqueeze(1)  # [n, T]
-    return PackedBatch(input_ids, attention_mask, positions, targets.masked_fill(~mask, 0), mask)
+    return PackedBatch(input_ids, attention_mask, positions, targets.masked_fill(~mask, 0), mask,
+                       shared_prompts([prompt_ids[i] for i in rows], pad_id, T, S))
+
+
+def shared_prompts(prompt_ids: list[list[int]], pad_id: int, T: int, S: int) -> SharedPrompts | None:
+    """The distinct prompts of rows ``prompt_ids`` [n][length], right-padded, when computing them once
+    and the rows' first T − 1 completion tokens after them takes fewer positions than n rows of S."""
+    index: dict[tuple[int, ...], int] = {}
+    rows = [index.setdefault(tuple(ids), len(index)) for ids in prompt_ids]  # [n]
+    distinct = list(index)
+    P = max(len(ids) for ids in distinct)
+    if len(distinct) * P + len(rows) * (T - 1) >= len(rows) * S:
+        return None
+    input_ids = torch.full((len(distinct), P), pad_id, dtype=torch.long)  # [U, P]
+    attention_mask = torch.zeros(len(distinct), P, dtype=torch.long)  # [U, P]
+    for u, ids in enumerate(distinct):
+        input_ids[u, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+        attention_mask[u, : len(ids)] = 1
+    return SharedPrompts(input_ids, attention_mask, torch.tensor(rows))
+
+
+class PromptSharingUnsupported(RuntimeError):
+    """The model's cache is not full-attention keys and values that can be copied to rows (raised after
+    the prompts' forward, before any row's)."""
+
+
+def prompt_shared_hidden(lm: torch.nn.Module, batch: PackedBatch) -> torch.Tensor:  # [n, T, H]
+    """The final hidden states that predict each completion token of ``batch``, computed over its
+    distinct prompts once (``batch.shared``) and then over the completions with the prompts' KV cache:
+
+        embed        one lookup of the prompts' and the completions' tokens
+        prompts      decoder(prompts [U, P], right-padded) → hidden [U, P, H], KV cache
+        first token  predicted by the hidden state of its prompt's last token
+        rows         the cache copied to the n rows (rows[i] = prompt of row i), then
+                     decoder(completion tokens 0..T−2 [n, T − 1], positions len(prompt) + t,
+                     mask = prompt mask | completion mask) → hidden [n, T − 1, H]: token t + 1's
+    """
+    from rewardzoo.core.models import cache_keyword
+
+    shared, decoder, key = batch.shared, lm.get_decoder(), cache_keyword(lm)
+    n, T = batch.targets.shape
+    U, P = shared.input_ids.shape
+    # one embedding lookup for both passes: its backward builds one dense [V, H] gradient, not two to add
+    ids = torch.cat([shared.input_ids.flatten(), batch.targets[:, : T - 1].flatten()])  # [U·P + n·(T − 1)]
+    embeds = lm.get_input_embeddings()(ids)  # [U·P + n·(T − 1), H]
+    out = decoder(inputs_embeds=embeds[: U * P].view(U, P, -1), attention_mask=shared.attention_mask, use_cache=True)
+    last = shared.attention_mask.sum(1) - 1  # [U] each prompt's last position
+    first = out.last_hidden_state[shared.rows, last[shared.rows]]  # [n, H]
+    if T == 1:
+        return first.unsqueeze(1)  # [n, 1, H]
+    cache = getattr(out, key, None)
+    layers = [type(layer).__name__ for layer in getattr(cache, "layers", None) or [None]]
+    if not hasattr(cache, "batch_select_indices") or set(layers) != {"DynamicLayer"}:
+        raise PromptSharingUnsupported(f"{type(lm).__name__} returned a KV cache of type {type(cache).__name__} with "
+                                       f"layers {sorted(set(layers))}; only full-attention key/value layers "
+                                       f"(DynamicLayer) can be right-padded and copied to rows")
+    cache.batch_select_indices(shared.rows)
+    mask = torch.cat([shared.attention_mask[shared.rows], batch.mask[:, : T - 1].long()], 1)  # [n, P + T − 1]
+    positions = (last[shared.rows] + 1).unsqueeze(1) + torch.arange(T - 1, device=last.device)  # [n, T − 1]
+    rest = decoder(inputs_embeds=embeds[U * P :].view(n, T - 1, -1), attention_mask=mask, position_ids=positions,
+                   use_cache=True, **{key: cache}).last_hidden_state  # [n, T − 1, H]
+    return torch.cat([first.unsqueeze(1), rest], 1)  # [n, T, H]
 
 
 def sequence_logprobs(
@@ -219,22 +311,29 @@ def sequence_logprobs(
     fused: bool = True,
     chunk_size: int | None = None,
     logit_scale: float = 1.0,
+    share_prompts: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:  # ([n, T], [n, T]) fp32, zero where mask is False
     """Completion-token log-probs and entropies of a causal LM (peft-wrapped or not).
 
-    The fused path runs the decoder body for the final hidden states and feeds only the K real
+    The fused path runs the decoder body for the final hidden states — over the distinct prompts
+    once and then the completions (:func:`prompt_shared_hidden`) when ``share_prompts`` and the
+    batch carries :class:`SharedPrompts`, else over the packed rows — and feeds only the K real
     completion positions to :func:`fused_token_logprobs` with the output layer's weight, scaled by
     ``logit_scale / temperature`` (logits = c·(W h + b), c from :func:`head_logit_scale`).
-    ``fused=False`` takes the model's own logits (for heads that are not a scaled linear layer).
+    ``fused=False`` takes the model's own logits over the packed rows (for heads that are not a
+    scaled linear layer).  :class:`PolicyLogProbs` shares prompts when asked (off by default: under ATEN_CPU_CAPABILITY=default it moved a learned-judge statistic of tests/test_golden.py past its tolerance) and falls back when the
+    model cannot; here a model that cannot raises :class:`PromptSharingUnsupported`.
     """
     from rewardzoo.core.models import causal_lm
 
     lm = causal_lm(model)
     n, T = batch.targets.shape
     if fused:
-        hidden = lm.get_decoder()(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state  # [n, S, H]
-        H = hidden.shape[-1]
-        h = hidden.gather(1, batch.positions.unsqueeze(-1).expand(n, T, H))  # [n, T, H]
+        if share_prompts and batch.shared is not None:
+            h = prompt_shared_hidden(lm, batch)  # [n, T, H]
+        else:
+            hidden = lm.get_decoder()(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state  # [n, S, H]
+            h = hidden.gather(1, batch.positions.unsqueeze(-1).expand(n, T, hidden.shape[-1]))  # [n, T, H]
         head = lm.get_output_embeddings()
         divisor = temperature / logit_scale  # logits / T = W (h / divisor) + b / divisor
         bias = None if head.bias is None else head.bias / divisor  # [V]
@@ -307,13 +406,17 @@ class PolicyLogProbs(torch.nn.Module):
     model's own logits are used.
     """
 
-    def __init__(self, model: torch.nn.Module, *, temperature: float = 1.0, chunk_size: int | None = None):
+    def __init__(self, model: torch.nn.Module, *, temperature: float = 1.0, chunk_size: int | None = None,
+                 share_prompts: bool = False):
         from rewardzoo.core.models import causal_lm
 
         super().__init__()
         self.model = model
         self.temperature = temperature
         self.chunk_size = chunk_size
+        self.share_prompts = share_prompts
+        """Compute a batch's distinct prompts once (:func:`prompt_shared_hidden`); turned off for good,
+        with a warning, the first time the model's cache cannot be copied to rows."""
         scale, why = head_logit_scale(causal_lm(model).config)
         self.fused = scale is not None
         self.logit_scale = 1.0 if scale is None else scale
@@ -323,5 +426,12 @@ class PolicyLogProbs(torch.nn.Module):
 
     def forward(self, batch: PackedBatch) -> tuple[torch.Tensor, torch.Tensor]:
         """([n, T], [n, T]) log-probs and entropies of ``batch``'s completion tokens."""
-        return sequence_logprobs(self.model, batch, temperature=self.temperature, fused=self.fused,
-                                 chunk_size=self.chunk_size, logit_scale=self.logit_scale)
+        kwargs = dict(temperature=self.temperature, fused=self.fused, chunk_size=self.chunk_size,
+                      logit_scale=self.logit_scale)
+        try:
+            return sequence_logprobs(self.model, batch, share_prompts=self.share_prompts, **kwargs)
+        except PromptSharingUnsupported as err:
+            warnings.warn(f"prompts not shared by their rows for this model ({err}); packing every row whole",
+                          stacklevel=2)
+            self.share_prompts = False
+            return sequence_logprobs(self.model, batch, share_prompts=False, **kwargs)

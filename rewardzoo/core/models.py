@@ -3,13 +3,14 @@
 The tiny-model factory builds a small Qwen3 (or Llama) from a config, with a character-level
 tokenizer that is a real ``PreTrainedTokenizerFast``, so every CPU preset runs without a download.
 With LoRA the reference policy is the same model with its adapters disabled
-(:func:`reference_forward`), never a second copy.
+(:class:`ReferencePolicy`), never a second copy.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -261,6 +262,12 @@ def is_peft(model: torch.nn.Module) -> bool:
 def causal_lm(model: torch.nn.Module) -> torch.nn.Module:
     """The transformers causal LM inside a (possibly peft-wrapped) policy."""
     return model.get_base_model() if is_peft(model) else model
+
+
+def cache_keyword(model: torch.nn.Module) -> str:
+    """The name under which the causal LM's forward takes, and its output returns, the KV cache:
+    ``cache`` from transformers 5.24 on, ``past_key_values`` before."""
+    return "cache" if "cache" in inspect.signature(causal_lm(model).forward).parameters else "past_key_values"
 
 
 class ReferencePolicy:

@@ -44,7 +44,7 @@ from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows, toke
 from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
 from rewardzoo.core.models import ReferencePolicy, load_policy, trainable_parameters
 from rewardzoo.core.types import (Example, Generation, NonFiniteError, PolicyEvaluatingTask, Reward, RewardOutput,
-                                  Rollouts, TaskProtocol, TrainingInterrupted, check_reward, derive_seed)
+                                  Rollouts, TaskProtocol, TrainingInterrupted, check_reward, derive_seed, held_out)
 from rewardzoo.eval import batch_analysis
 
 
@@ -112,7 +112,8 @@ class Trainer:
         if bind_policy is not None:
             bind_policy(self.policy, self.tokenizer)  # once, before any step: the starting policy
         self.ref = ReferencePolicy(self.policy) if g.beta > 0 else None
-        params = [p for _, p in trainable_parameters(self.policy)]
+        self.trainable = trainable_parameters(self.policy)  # (name, parameter) pairs the optimiser updates
+        params = [p for _, p in self.trainable]
         fused = all(p.device.type in FUSED_ADAMW_DEVICES for p in params)  # one kernel: no [V, H] temporaries
         optimizer = torch.optim.AdamW(params, lr=g.lr, betas=tuple(g.adam_betas), weight_decay=g.weight_decay,
                                       fused=fused)
@@ -378,7 +379,7 @@ class Trainer:
         times an absurd learning rate or weight decay) stop the run too, naming the step, before
         any checkpoint of it is written: the previous checkpoint stays the latest."""
         self._release_heap()  # the backward's temporaries, before AdamW's first step allocates its moments
-        named = trainable_parameters(self.policy)
+        named = self.trainable
         params = [p for _, p in named]
         grads = [p.grad for p in params if p.grad is not None]
         total = torch.nn.utils.get_total_norm(grads) if grads else torch.zeros(())  # []
@@ -450,7 +451,7 @@ class Trainer:
         task with ``evaluate_policy`` (:class:`~rewardzoo.core.types.PolicyEvaluatingTask`) adds
         metrics of the policy's exact log-probabilities (:meth:`score_completions`), computed on every
         process for all held-out examples."""
-        examples = self.task.eval[: self.cfg.eval.n_examples or None]
+        examples = held_out(self.task, self.cfg.eval.split)[: self.cfg.eval.n_examples or None]
         k = self.cfg.eval.samples
         n = max(k, 1)  # completions per held-out prompt
         world, rank = self.acc.num_processes, self.acc.process_index
@@ -533,7 +534,8 @@ class Trainer:
         """``train/…`` and ``analysis/corr/…`` diagnostics from the task's exact checker, computed
         outside the reward (:func:`rewardzoo.eval.batch_analysis`)."""
         rows = self.task.row_metrics(rollouts.answers, rollouts.references, rollouts.meta)
-        return batch_analysis(rows, {"reward": out.rewards, **out.components})
+        return batch_analysis(rows, {"reward": out.rewards, **out.components},
+                              valid=[a is not None for a in rollouts.answers], groups=rollouts.group_ids)
 
     def _reward_metrics(self, rollouts: Rollouts, out: RewardOutput) -> dict[str, float]:
         r = out.rewards

@@ -136,7 +136,8 @@ def check_reward(reward: object) -> None:
 class TaskProtocol(Protocol):
     """What the core needs of a task (:class:`rewardzoo.tasks.base.Task` implements it).
 
-    ``train`` and ``eval`` are the example splits; ``parse`` is the *format* parser (completion →
+    ``train`` and ``eval`` are the example splits (``eval`` is the test split; a task may also hold
+    ``validation`` examples, disjoint from both, for tuning: :func:`held_out`); ``parse`` is the *format* parser (completion →
     final answer or None, never raises, says nothing about correctness); ``row_metrics`` and
     ``evaluate`` use the task's exact checker and are called by the trainer for analysis and
     held-out evaluation only, never by a reward.  A task may also implement
@@ -158,6 +159,21 @@ class TaskProtocol(Protocol):
     def evaluate(self, completions: list[str], examples: list[Example]) -> dict[str, float]:
         """Held-out metrics for one completion per example."""
         ...
+
+
+def held_out(task: TaskProtocol, split: str) -> list[Example]:
+    """The held-out examples a run evaluates on (``eval.split``): 'test' = ``task.eval``, 'validation' =
+    ``task.validation`` (a ValueError, saying what to change, when the task has none)."""
+    if split == "test":
+        return task.eval
+    if split != "validation":
+        raise ValueError(f"eval.split must be 'test' or 'validation'; got {split!r}")
+    examples = getattr(task, "validation", None)
+    if not examples:
+        raise ValueError(f"task {task.name!r} has no validation examples (its pool of distinct prompts went to train "
+                         f"and test, or the task defines none); set eval.split=test, or make room for them (e.g. "
+                         f"a smaller n_train)")
+    return examples
 
 
 SequenceScorer = Callable[[list[str], list[str]], torch.Tensor]

@@ -1,4 +1,4 @@
-"""A reference-vs-generated sequence classifier: D_φ(x, a) = P(answer a to prompt x is a reference).
+"""A reference-vs-generated judge: D_φ(x, a) = P(answer a to prompt x is a reference).
 
 The judge reads **only the prompt and the final answer**, never the reasoning: its input text is
 
@@ -9,24 +9,36 @@ completion been the bare answer (``"12*7="`` + ``"84"``), so a judge initialised
 backbone starts on text it has seen.  Texts are tokenized with **right padding** and, beyond
 ``max_length`` tokens, truncated **from the left** so the answer is always kept.
 
-The model is any transformers ``AutoModelForSequenceClassification`` with one output logit z
-(D = σ(z)): a tiny Qwen3 built from its own :class:`~rewardzoo.core.models.TinyModelConfig` (sized
-independently of the policy), a hub name / local path, or a checkpoint directory whose backbone
-weights load into the classifier under a new, seeded score head.  transformers' decoder classifiers
-pool the logit of the right-most token that is not ``pad_token_id``; with right padding that is the
-last real token, so a row's probability does not depend on the rows it is batched with (tested).
+How the logit z (D = σ(z)) is read from the model is the switch ``readout``
+(:mod:`rewardzoo.judges.readouts`): ``last_token`` — 002's judge, a transformers
+``AutoModelForSequenceClassification`` with one output logit, pooled at the last real token (the
+default) — ``answer_mean`` (the same head on the answer tokens' mean state), or ``lm_likelihood``
+(the answer's log-likelihood under the backbone's own LM head, z = a·ℓ + b with a learned
+calibration: an ``AutoModelForCausalLM`` inside a :class:`~rewardzoo.judges.readouts.LikelihoodJudgeModel`).
+``end_token`` appends EOS to the answer.  The model is a tiny Qwen3 built from its own
+:class:`~rewardzoo.core.models.TinyModelConfig` (sized independently of the policy), a hub name /
+local path, or a checkpoint directory whose backbone weights load under a new, seeded head (the
+calibration starts at a = 1, b = 0).  With ``last_token`` and no end token, transformers' decoder
+classifiers pool the logit of the right-most token that is not ``pad_token_id``; with right padding
+that is the last real token, so a row's probability does not depend on the rows it is batched with
+(tested, for every readout).
 
 Training loss, class-balanced binary cross-entropy (references labelled 1, generated answers 0)::
 
     L(φ) = ½ · mean_{(x,a) ∈ pos} softplus(−z_φ(x,a)) + ½ · mean_{(x,a) ∈ neg} softplus(z_φ(x,a))
 
 i.e. each class carries half the loss whatever the counts (balanced by weighting, not by
-subsampling), one AdamW step per call, gradients accumulated over micro-batches.
+subsampling), one AdamW step per call, gradients accumulated over micro-batches.  The readout's own
+parameters (head, or a and b) may get their own learning rate (``head_lr``), and the backbone may
+be frozen (``freeze_backbone``: a probe of what it already knows).
 
-Departures / choices of ours (seed 002 gives no judge hyperparameters): the judge always runs in
-float32; the pooled token is found through the pad id, so a hub tokenizer whose pad token equals
-the last token of a text (pad = EOS with an EOS-terminated text) would be mis-pooled — we never
-append EOS.  Untested here: hub models and GPU runs (the tests use tiny models on CPU).
+Departures / choices of ours (seed 002 gives no judge hyperparameters, and its judge is a sequence
+classifier): the ``answer_mean`` and ``lm_likelihood`` readouts, the end token, ``head_lr`` and
+``freeze_backbone`` are ours; the judge always runs in float32; with ``last_token`` and no end token
+the pooled token is found through the pad id, so a hub tokenizer whose pad token equals the last
+token of a text (pad = EOS with an EOS-terminated text) would be mis-pooled — we never append EOS
+there (with ``end_token`` the pooled position comes from the attention mask instead).  Untested
+here: hub models and GPU runs (the tests use tiny models on CPU).
 """
 
 from __future__ import annotations
@@ -39,11 +51,14 @@ from typing import ClassVar, Sequence
 
 import torch
 import torch.nn.functional as F
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
+from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-from rewardzoo.core.models import TinyModelConfig, char_tokenizer, check_model_source, init_portable_, tiny_config
+from rewardzoo.core.models import (TinyModelConfig, char_tokenizer, check_model_source, init_portable_, tiny_causal_lm,
+                                   tiny_config)
 from rewardzoo.core.types import NonFiniteError, Rollouts
+from rewardzoo.judges.readouts import (LM_REDUCTIONS, READOUTS, LikelihoodJudgeModel, classifier_logit, head_parameters,
+                                       pack_answers)
 
 Pair = tuple[str, str]  # (prompt, final answer)
 
@@ -54,7 +69,7 @@ class JudgeConfig:
 
     RANGES: ClassVar[dict[str, str]] = {"max_length": "[2, inf)", "lr": "(0, inf)", "weight_decay": "[0, inf)",
                                         "adam_betas": "[0, 1)", "max_grad_norm": "[0, inf)",
-                                        "micro_batch_size": "[1, inf)"}
+                                        "micro_batch_size": "[1, inf)", "head_lr": "[0, inf)"}
 
     model: str = "tiny"
     """'tiny' (a Qwen3 built from ``tiny`` with the character tokenizer) or a Hugging Face model name or
@@ -78,9 +93,26 @@ class JudgeConfig:
     """Gradient clipping norm of a judge step (0 = off)."""
     micro_batch_size: int = 256
     """Rows per judge forward (scoring) and forward/backward (training, gradients accumulated)."""
+    readout: str = "last_token"
+    """How D is read from the model (judges/readouts.py): 'last_token' (002's sequence classifier: a one-logit
+    head on the last token), 'answer_mean' (that head on the mean of the answer tokens' states) or
+    'lm_likelihood' (z = a·ℓ + b, ℓ the answer's log-likelihood under the backbone's own LM head; a, b learned)."""
+    end_token: bool = False
+    """Append EOS to the answer: the last token read is EOS, it is pooled with the answer, and ℓ includes
+    log p(EOS | prompt, answer) (that the answer ends there)."""
+    lm_reduce: str = "mean"
+    """lm_likelihood: ℓ = the 'mean' or the 'sum' of the answer tokens' log-probs."""
+    head_lr: float = 0.0
+    """AdamW learning rate of the readout's own parameters (the score head, or a and b); 0 = ``lr``."""
+    freeze_backbone: bool = False
+    """Train the readout's own parameters only; the backbone keeps the weights it was built with."""
 
     def validate(self) -> None:
         """Raise ValueError, saying what to change, on settings that cannot run."""
+        if self.readout not in READOUTS:
+            raise ValueError(f"readout must be one of {', '.join(READOUTS)}; got {self.readout!r}")
+        if self.lm_reduce not in LM_REDUCTIONS:
+            raise ValueError(f"lm_reduce must be one of {', '.join(LM_REDUCTIONS)}; got {self.lm_reduce!r}")
         if len(self.adam_betas) != 2:
             raise ValueError(f"adam_betas must be two numbers [beta1, beta2] in [0, 1); got {list(self.adam_betas)}")
         if not self.init_from:
@@ -132,28 +164,68 @@ def resolve_init_dir(init_from: str, policy_dir: str | Path | None) -> Path | No
     return path
 
 
-class SequenceJudge:
-    """D_φ(x, a): a one-logit sequence classifier over ``judge_text(x, a)`` with its own AdamW.
+def _hub_tokenizer(source: str | Path):
+    """The tokenizer of a hub model or saved directory, with a pad token (EOS when it has none)."""
+    tokenizer = AutoTokenizer.from_pretrained(str(source))
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
 
+
+def _likelihood_model(cfg: JudgeConfig, source: str | Path, seed: int) -> tuple[LikelihoodJudgeModel, object]:
+    """The ``lm_likelihood`` judge model: a causal LM (tiny from ``seed``, or loaded from ``source`` with
+    its own LM head) under a fresh calibration a = 1, b = 0; and its tokenizer."""
+    if source == "tiny":
+        tokenizer = char_tokenizer()
+        lm = tiny_causal_lm(cfg.tiny, len(tokenizer), seed)
+    else:
+        tokenizer = _hub_tokenizer(source)
+        lm = AutoModelForCausalLM.from_pretrained(str(source), dtype=torch.float32)
+    return LikelihoodJudgeModel(lm, cfg.lm_reduce), tokenizer
+
+
+class SequenceJudge:
+    """D_φ(x, a): a one-logit judge over ``judge_text(x, a)``, read as ``cfg.readout`` says, with its own AdamW.
+
+    ``model`` is a one-logit ``AutoModelForSequenceClassification`` (readouts ``last_token``,
+    ``answer_mean``) or a :class:`~rewardzoo.judges.readouts.LikelihoodJudgeModel` (``lm_likelihood``).
     ``trainable=False`` builds no optimizer (used for the Polyak-averaged reward judge).
     """
 
     def __init__(self, model: torch.nn.Module, tokenizer, cfg: JudgeConfig, *, device: str = "cpu", trainable: bool = True):
         if tokenizer.pad_token_id is None:
             raise ValueError("the judge's tokenizer has no pad token; give a tokenizer with pad_token set")
-        if model.config.num_labels != 1:
-            raise ValueError(f"the judge needs a one-logit classification head, got num_labels={model.config.num_labels}")
-        model.config.pad_token_id = tokenizer.pad_token_id
+        if (cfg.readout == "lm_likelihood") != isinstance(model, LikelihoodJudgeModel):
+            raise ValueError(f"readout {cfg.readout!r} needs "
+                             f"{'a LikelihoodJudgeModel' if cfg.readout == 'lm_likelihood' else 'a sequence classifier'}; "
+                             f"got {type(model).__name__}")
+        if not isinstance(model, LikelihoodJudgeModel):
+            if model.config.num_labels != 1:
+                raise ValueError(f"the judge needs a one-logit classification head, got num_labels={model.config.num_labels}")
+            model.config.pad_token_id = tokenizer.pad_token_id
         self.cfg = cfg
         self.tokenizer = tokenizer
         self.tokenizer.padding_side = "right"
         self.tokenizer.truncation_side = "left"
         self.device = torch.device(device)
         self.model = model.to(self.device)
-        self.optimizer = None
-        if trainable:
-            self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.lr, betas=tuple(cfg.adam_betas),
-                                               weight_decay=cfg.weight_decay)
+        self.optimizer = self._optimizer() if trainable else None
+
+    def _optimizer(self) -> torch.optim.AdamW:
+        """AdamW over the model: one group at ``lr`` — or, with ``head_lr`` or ``freeze_backbone``, the
+        backbone at ``lr`` (absent when frozen) and the readout's own parameters at ``head_lr or lr``."""
+        cfg = self.cfg
+        kw = dict(lr=cfg.lr, betas=tuple(cfg.adam_betas), weight_decay=cfg.weight_decay)
+        if not cfg.head_lr and not cfg.freeze_backbone:
+            return torch.optim.AdamW(self.model.parameters(), **kw)
+        head = head_parameters(self.model)
+        own = {id(p) for p in head}
+        backbone = [p for p in self.model.parameters() if id(p) not in own]
+        if cfg.freeze_backbone:
+            for p in backbone:
+                p.requires_grad_(False)
+        groups = ([] if cfg.freeze_backbone else [{"params": backbone}]) + [{"params": head, "lr": cfg.head_lr or cfg.lr}]
+        return torch.optim.AdamW(groups, **kw)
 
     @classmethod
     def build(cls, cfg: JudgeConfig, *, policy_dir: str | Path | None = None, seed: int = 0,
@@ -162,15 +234,15 @@ class SequenceJudge:
         source = resolve_init_dir(cfg.init_from, policy_dir) or cfg.model
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            if source == "tiny":
+            if cfg.readout == "lm_likelihood":
+                model, tokenizer = _likelihood_model(cfg, source, seed)
+            elif source == "tiny":
                 tokenizer = char_tokenizer()
                 config = tiny_config(cfg.tiny, len(tokenizer))
                 config.num_labels = 1
                 model = init_portable_(AutoModelForSequenceClassification.from_config(config), config.initializer_range, seed)
             else:
-                tokenizer = AutoTokenizer.from_pretrained(str(source))
-                if tokenizer.pad_token is None:
-                    tokenizer.pad_token = tokenizer.eos_token
+                tokenizer = _hub_tokenizer(source)
                 level = hf_logging.get_verbosity()
                 hf_logging.set_verbosity_error()  # a causal-LM backbone has no score head: expected, not news
                 try:
@@ -187,14 +259,28 @@ class SequenceJudge:
         model = copy.deepcopy(self.model).requires_grad_(False)
         return SequenceJudge(model, self.tokenizer, self.cfg, device=str(self.device), trainable=False)
 
+    def calibration(self) -> dict[str, float]:
+        """The ``lm_likelihood`` readout's calibration z = a·ℓ + b as ``{"calibration_scale": a,
+        "calibration_bias": b}``; empty for the other readouts."""
+        if not isinstance(self.model, LikelihoodJudgeModel):
+            return {}
+        return {"calibration_scale": self.model.scale.item(), "calibration_bias": self.model.bias.item()}
+
     def _encode(self, pairs: Sequence[Pair]) -> dict[str, torch.Tensor]:
         texts = [judge_text(p, a, self.cfg.separator) for p, a in pairs]
         enc = self.tokenizer(texts, padding=True, truncation=True, max_length=self.cfg.max_length, return_tensors="pt")
         return {"input_ids": enc["input_ids"].to(self.device), "attention_mask": enc["attention_mask"].to(self.device)}
 
     def logits(self, pairs: Sequence[Pair]) -> torch.Tensor:
-        """[n] judge logits z(x, a) of one micro-batch of (prompt, answer) pairs (with grad)."""
-        return self.model(**self._encode(pairs)).logits[:, 0].float()  # [n]
+        """[n] judge logits z(x, a) of one micro-batch of (prompt, answer) pairs (with grad), read as
+        ``cfg.readout`` says."""
+        cfg = self.cfg
+        if cfg.readout == "last_token" and not cfg.end_token:  # 002's classifier, pooled as transformers pools it
+            return self.model(**self._encode(pairs)).logits[:, 0].float()  # [n]
+        batch = pack_answers(self.tokenizer, pairs, cfg.separator, cfg.max_length, cfg.end_token).to(self.device)
+        if cfg.readout == "lm_likelihood":
+            return self.model(batch).float()  # [n]
+        return classifier_logit(self.model, batch, cfg.readout)  # [n]
 
     @torch.no_grad()
     def logit_reference(self, prompts: Sequence[str], answers: Sequence[str]) -> torch.Tensor:

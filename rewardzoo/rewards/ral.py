@@ -39,6 +39,11 @@ Departures from seed 002 and choices of ours:
 7. g is any of the four transforms of :mod:`rewardzoo.rewards.transforms` by name (``D`` — alias
    ``identity`` — ``neg_log_one_minus_D``, ``log_D``, ``logit``), evaluated from the judge's logit
    (``g.from_logit(z)``), so no clamp is needed; 002 uses D.
+8. 002's judge is a binary sequence classifier (``judge.readout="last_token"``, the default); the
+   ``answer_mean`` and ``lm_likelihood`` readouts (:mod:`rewardzoo.judges.readouts`) are ours.
+   ``judge/auc`` (references vs this batch's answers, before the step) and, for ``lm_likelihood``,
+   the calibration ``judge/calibration_scale`` / ``judge/calibration_bias`` are logged with the
+   other judge diagnostics; none of them uses a correctness label.
 
 Untested: hub-model judges and GPU runs; multi-process runs rely on every process training its
 own judge copy identically on the same global batch (deterministic on CPU).
@@ -54,6 +59,7 @@ import torch
 
 from rewardzoo.core.config import check_section
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
+from rewardzoo.eval import auc
 from rewardzoo.judges.buffers import EVICTIONS, ReplayBuffer, replay_count
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
 from rewardzoo.judges.schedule import UpdateGate, parameter_distance, polyak_update
@@ -195,6 +201,7 @@ class RAL:
         accuracy = 0.5 * (acc_ref + acc_gen)
         metrics.update({
             "judge/accuracy": accuracy, "judge/accuracy_reference": acc_ref, "judge/accuracy_generated": acc_gen,
+            "judge/auc": auc(d_pos, d_neg),
             "judge/d_reference_mean": d_pos.mean().item(), "judge/d_generated_mean": d_neg.mean().item(),
             "judge/empty_batch": 0.0,
         })
@@ -210,6 +217,7 @@ class RAL:
             polyak_update(self.reward_judge.model, self.judge.model, self.cfg.polyak_tau)
             metrics["judge/polyak_distance"] = parameter_distance(self.reward_judge.model, self.judge.model)
         metrics["judge/updated"] = float(updated)
+        metrics.update({f"judge/{k}": v for k, v in self.judge.calibration().items()})
         metrics.update({f"judge/{k}": v for k, v in self.gate.metrics().items()})
         return metrics
 

@@ -26,6 +26,13 @@ One trainer step: ``score`` (v for every row, D on every row with features, r) �
 step's passing (x, φ) to both buffers, draw the negatives, one BCE step).  The first
 ``warmup_steps`` update calls run before RL with the starting policy (the trainer's warm-up).
 
+Whether D has learned anything is logged as a number: ``disc/auc_ref_vs_passing``, the AUC between
+the step's positives and its verifier-passing generations, both scored before D's step on them
+(held out from D's training so far; :func:`rewardzoo.eval.pairwise_auc`, ties count ½).  Where every passing
+output *is* its reference (an exact verifier with answer features) the AUC is ½ by construction:
+D has nothing to learn; on a gameable verifier, or with completion features that show a
+scratchpad, passing outputs differ from demonstrations and the AUC says how far D tells them apart.
+
 Departures and choices of ours (we could not read the paper: nothing below is checked against it):
 
 1. Every number is our own default: warm-up length, discriminator size and learning rate, buffer
@@ -42,9 +49,11 @@ Departures and choices of ours (we could not read the paper: nothing below is ch
    demonstrations, the positive is one drawn uniformly with VARL's own generator.
 5. The discriminator trains on every update call (warm-up included); there is no update gate,
    Polyak copy or frozen switch (RAL's stabilisers; the paper's buffers play that role here).
-6. The paper setting (group size 8, advantages without std normalisation) is in the recipes
-   (``grpo.group_size: 8``, ``grpo.advantage: dr_grpo``), not here; KL to the reference policy is
-   the core's ``grpo.beta``.
+6. The paper's group size 8 is in the recipes (``grpo.group_size: 8``); its advantages without std
+   normalisation are not forced on them: each VARL recipe keeps its RLVR twin's ``grpo.advantage``
+   (``dr_grpo`` on refdist, ``grpo`` on hackable multiplication); on multiplication VARL keeps ``dr_grpo``
+   and the board's twin is its ``RLVR (dr_grpo)`` row.
+   KL to the reference policy is the core's ``grpo.beta``.
 
 Untested: hub-model discriminators and GPU runs; whether our buffer split matches the paper's.
 """
@@ -60,6 +69,7 @@ import torch
 
 from rewardzoo.core.config import check_section
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
+from rewardzoo.eval import pairwise_auc
 from rewardzoo.judges.buffers import ReplayBuffer
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
 from rewardzoo.rewards.context import RewardContext
@@ -89,7 +99,7 @@ class VARLConfig:
     """λ of the additive ablation (combine=add only)."""
     features: str = "answer"
     """φ(y) the discriminator sees: 'answer' (the task-parsed final answer; positives = reference answers) or
-    'completion' (the whole completion; positives = demonstration texts)."""
+    'completion' (the whole completion — a scratchpad included — positives = demonstration texts)."""
     warmup_steps: int = 100
     """Discriminator updates on the starting policy's rollouts before RL."""
     negatives: int = 0
@@ -229,7 +239,8 @@ class VARL:
     def update(self, batch: Rollouts, out: RewardOutput) -> dict[str, float]:
         """Store this step's verifier-passing (prompt, φ) pairs, then one class-balanced BCE step of the
         discriminator on the batch's positives against FIFO + reservoir negatives.  ``out`` must be this
-        reward's ``score(batch)`` (its ``verifier`` component says which rows pass).  Returns ``disc/…`` scalars."""
+        reward's ``score(batch)`` (its ``verifier`` component says which rows pass, its ``disc_prob`` is D on
+        them before the step).  Returns ``disc/…`` scalars, with ``disc/auc_ref_vs_passing`` when a row passed."""
         warm = self.updates < self.warmup_steps
         self.updates += 1
         phi = self.features(batch)
@@ -251,6 +262,11 @@ class VARL:
         d_pos, d_neg = self.discriminator.prob_reference([p for p, _ in pairs], [a for _, a in pairs]).split(
             [len(positives), len(negatives)])  # [n_pos], [n_neg]
         acc_ref, acc_gen = (d_pos > 0.5).float().mean().item(), (d_neg < 0.5).float().mean().item()
+        d_fresh = out.components["disc_prob"][[i for i in rows if phi[i] is not None]]  # [n_passing] D before this step
+        if len(d_fresh):
+            scores = torch.cat([d_pos.detach().cpu(), d_fresh.detach().cpu()])  # [n_pos + n_passing]
+            labels = torch.cat([torch.ones(len(d_pos)), torch.zeros(len(d_fresh))])  # [n_pos + n_passing]
+            metrics["disc/auc_ref_vs_passing"] = pairwise_auc(scores, labels)
         stats = self.discriminator.train_step(positives, negatives)
         metrics.update({"disc/accuracy": 0.5 * (acc_ref + acc_gen), "disc/accuracy_reference": acc_ref,
                         "disc/accuracy_generated": acc_gen, "disc/d_reference_mean": d_pos.mean().item(),

@@ -18,6 +18,10 @@ class Task:
     Subclasses set ``name``, ``train``, ``eval`` and implement :meth:`parse` and :meth:`verify`; :meth:`evaluate` reports ``accuracy`` and ``format_rate``, and
     subclasses add per-row metrics through :meth:`row_metrics`.
 
+    ``eval`` is the test split (what results report); ``validation`` (optional, empty by default) holds
+    held-out examples disjoint from ``train`` and ``eval``, which a tuning stage chooses settings by
+    (``eval.split=validation``; :func:`rewardzoo.core.types.held_out`).
+
     ``verify(answer, reference, meta)`` returns a score in [0, 1]: the reward RLVR trains on (for
     a hackable task, the gameable proxy; then :meth:`row_metrics` reports the strict ``correct``).
     It is never handed to a reward that must not see it.
@@ -31,12 +35,13 @@ class Task:
     answer_format: str = "plain"
     demonstrations_verify: bool = True
 
-    def __init__(self, train: list[Example], eval: list[Example]):
+    def __init__(self, train: list[Example], eval: list[Example], validation: list[Example] | None = None):
         if not train or not eval:
             raise ValueError(f"task {self.name!r} needs non-empty train and eval splits "
                              f"(got {len(train)} train, {len(eval)} eval examples)")
         self.train = train
         self.eval = eval
+        self.validation = validation or []
 
     def parse(self, completion: str) -> str | None:
         """Final answer of a completion, or None if malformed.  Never raises."""

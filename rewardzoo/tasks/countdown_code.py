@@ -41,7 +41,7 @@ and the test is ours.  The paper's judge sees the expression and whether test.py
 parsed answer is the whole normalised submission, so a judge sees the test itself.
 
 Untested: learning with a real model (the CPU recipe is a smoke setting).  The sandbox's modes
-are tested against hostile code in ``tests/tasks/checks/test_sandbox.py``; this task's tests run
+are tested against hostile code in ``tests/tasks/checks/test_sandbox_hostile.py``; this task's tests run
 in whichever mode ``sandbox`` resolves to (``auto``: namespaces where available).
 """
 

@@ -75,16 +75,22 @@ class HackableMultiplication(Multiplication):
             self.train = [self._hedged(e, rng) if rng.random() < cfg.hedge_prob else e for e in self.train]
 
     def _hedged(self, example, rng: random.Random):
+        """The demonstration with its final answer replaced by the product and a near miss (a
+        scratchpad before it is kept)."""
         product = int(example.reference)
         miss = product + rng.choice([d for d in range(-9, 10) if d and product + d >= 0])
         pair = [product, miss] if rng.random() < 0.5 else [miss, product]
-        return replace(example, demonstration=format_answer(" ".join(map(str, pair)), self.answer_format))
+        scratch = example.demonstration[: -len(format_answer(example.reference, self.answer_format))]
+        return replace(example, demonstration=scratch + format_answer(" ".join(map(str, pair)), self.answer_format))
 
     def parse(self, completion: str) -> str | None:
         """Integers separated by spaces/commas, normalised to ``"a b c"``; None when the answer is
-        anything else.  Never raises."""
+        anything else.  In the plain format the answer is what follows the last ``=`` (a scratchpad
+        may precede it, as in multiplication).  Never raises."""
         answer = extract_answer(completion, self.answer_format)
-        if answer is None or len(answer) > MAX_ANSWER_CHARS or not _CANDIDATES.fullmatch(answer):
+        if answer is not None and self.answer_format == "plain":
+            answer = answer.rpartition("=")[2].strip()
+        if not answer or len(answer) > MAX_ANSWER_CHARS or not _CANDIDATES.fullmatch(answer):
             return None
         return " ".join(str(int(x)) for x in _INTEGER.findall(answer))
 

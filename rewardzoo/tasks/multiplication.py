@@ -10,6 +10,10 @@ presets use 3-digit × 1-digit with a scratchpad (8,100 pairs, 1,000 held out) s
 0.8M-parameter model learns in minutes.  Train and eval
 pairs are disjoint.
 
+The validation split (``n_validation``, our choice: 500) is drawn from the pairs left after train and
+eval, so it is disjoint from both and adding it changes neither; when fewer pairs are left it is
+smaller (none when the pool is exhausted: ``eval.split=validation`` then says so).
+
 What a digit is (our choice, the same in every rewardzoo parser and verifier): the ASCII ``0``–``9``
 only.  A model's ``٤٢`` or ``４２`` is not the number 42 (Python's ``int`` and a regex ``\\d`` would say it
 is): a verifier of model output should not reward a script the task never asked for.  Hostile
@@ -41,7 +45,7 @@ class MultiplicationConfig:
     """Settings of the multiplication task."""
 
     RANGES: ClassVar[dict[str, str]] = {"digits_a": "[1, 1000]", "digits_b": "[1, 1000]", "n_train": "[1, inf)",
-                                        "n_eval": "[1, inf)",
+                                        "n_eval": "[1, inf)", "n_validation": "[0, inf)",
                                         "data_seed": "(-inf, inf)"}
 
     digits_a: int = 2
@@ -51,7 +55,9 @@ class MultiplicationConfig:
     n_train: int = 5000
     """Training prompts (capped by the number of distinct pairs left after the eval split)."""
     n_eval: int = 200
-    """Held-out prompts, disjoint from the training prompts."""
+    """Held-out prompts, disjoint from the training prompts (the test split)."""
+    n_validation: int = 500
+    """Validation prompts for tuning, from the pairs left after train and eval (fewer when fewer are left)."""
     answer_format: str = "plain"
     """'plain' (the completion is the number, or ends with '=number' after a scratchpad) or 'tags'
     (<answer>…</answer>)."""
@@ -88,19 +94,28 @@ def relative_error(answer: str | None, reference: str) -> float:
     return float(min(Fraction(abs(pred - gold), max(abs(gold), 1)), 1))
 
 
-def _pairs(cfg: MultiplicationConfig, rng: random.Random) -> list[tuple[int, int]]:
-    """Distinct (a, b) pairs: all of them when the space is small, else a sample without repeats."""
-    lo_a, hi_a = 10 ** (cfg.digits_a - 1), 10**cfg.digits_a - 1
-    lo_b, hi_b = 10 ** (cfg.digits_b - 1), 10**cfg.digits_b - 1
-    space = (hi_a - lo_a + 1) * (hi_b - lo_b + 1)
+def operand_ranges(cfg: MultiplicationConfig) -> tuple[range, range]:
+    """The values each factor can take: ``digits_a``-digit and ``digits_b``-digit integers (no leading 0)."""
+    return (range(10 ** (cfg.digits_a - 1), 10**cfg.digits_a), range(10 ** (cfg.digits_b - 1), 10**cfg.digits_b))
+
+
+def task_pairs(cfg: MultiplicationConfig) -> list[tuple[int, int]]:
+    """The operand pairs (a, b) of every prompt the task built from ``cfg`` holds: distinct pairs, eval and
+    train first, then up to ``n_validation`` more; all of them when the space is small, else a sample
+    without repeats.  The validation pairs come after the others (and whether to enumerate or sample is
+    decided on ``n_train + n_eval`` alone), so they change neither.  What a corpus of other equations
+    must avoid (:mod:`rewardzoo.judges.pretrain`)."""
+    rng = random.Random(cfg.data_seed)
+    range_a, range_b = operand_ranges(cfg)
+    space = len(range_a) * len(range_b)
     wanted = cfg.n_train + cfg.n_eval
     if space <= 4 * wanted:
-        pairs = [(a, b) for a in range(lo_a, hi_a + 1) for b in range(lo_b, hi_b + 1)]
+        pairs = [(a, b) for a in range_a for b in range_b]
         rng.shuffle(pairs)
-        return pairs[:wanted]
+        return pairs[: wanted + cfg.n_validation]
     seen: dict[tuple[int, int], None] = {}
-    while len(seen) < wanted:
-        seen[(rng.randint(lo_a, hi_a), rng.randint(lo_b, hi_b))] = None
+    while len(seen) < min(wanted + cfg.n_validation, space):
+        seen[(rng.randint(range_a[0], range_a[-1]), rng.randint(range_b[0], range_b[-1]))] = None
     return list(seen)
 
 
@@ -114,12 +129,13 @@ class Multiplication(Task):
         check_section(cfg, "task.multiplication")
         self.cfg = cfg
         self.answer_format = cfg.answer_format
-        pairs = _pairs(cfg, random.Random(cfg.data_seed))
+        pairs = task_pairs(cfg)
         if len(pairs) <= cfg.n_eval:
             raise ValueError(f"only {len(pairs)} distinct pairs exist for {cfg.digits_a}×{cfg.digits_b} digits; "
                              f"lower n_eval (now {cfg.n_eval}) or use more digits")
         examples = [self._example(a, b) for a, b in pairs]
-        super().__init__(train=examples[cfg.n_eval:], eval=examples[: cfg.n_eval])
+        end = cfg.n_eval + cfg.n_train
+        super().__init__(train=examples[cfg.n_eval : end], eval=examples[: cfg.n_eval], validation=examples[end:])
 
     def _example(self, a: int, b: int) -> Example:
         if self.answer_format == "plain":

@@ -43,7 +43,10 @@ values (the targets).  Greedy ``evaluate`` adds ``accuracy`` = share of greedy a
 **The evaluation prompts are the training prompts** (each once, with one reference drawn from
 p_ref): p_ref(· | x) of an unseen prompt is arbitrary, so nothing could generalise to it.  What is
 measured is how well the policy matches p_ref on the prompts it trains on; no training signal comes
-from the evaluation itself.  Sampling settings ``top_p``/``top_k`` are not modelled in π.
+from the evaluation itself.  Sampling settings ``top_p``/``top_k`` are not modelled in π.  For the same
+reason the validation split (``eval.split=validation``, what a tuning stage chooses by) is these same
+prompts: on this task what keeps a choice independent of the reported number is that tuning runs
+use other seeds than the reported ones (:mod:`rewardzoo.protocol`), not other prompts.
 
 Verifier (RLVR, VARL's v): 1 when the answer is in A(x) — any valid answer passes, so v ≡ 1 on
 valid answers and "VARL with v ≡ 1" is VARL's discriminator term on this task.  The parser accepts
@@ -182,7 +185,7 @@ class RefDist(Task):
             ref = rng.choices(answers, weights=counts)[0]
             evals.append(Example(prompt, ref, ref, meta))
         rng.shuffle(train)  # any prefix (e.g. sft.n_examples) covers the prompts evenly
-        super().__init__(train=train, eval=evals)
+        super().__init__(train=train, eval=evals, validation=list(evals))
 
     @staticmethod
     def _answer_set(topic: str, k: int, rng: random.Random) -> list[str]:

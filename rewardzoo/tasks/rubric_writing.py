@@ -59,13 +59,16 @@ _CONSONANTS = "bcdfghjklmnpqrstvwxz"
 class RubricWritingConfig:
     """Settings of the rubric-writing task (all defaults are our own)."""
 
-    RANGES: ClassVar[dict[str, str]] = {"n_train": "[1, inf)", "n_eval": "[1, inf)", "n_required": "[1, 4]",
+    RANGES: ClassVar[dict[str, str]] = {"n_train": "[1, inf)", "n_eval": "[1, inf)", "n_validation": "[0, inf)",
+                                        "n_required": "[1, 4]",
                                         "min_words": "[1, inf)", "window": "[0, inf)", "data_seed": "[0, inf)"}
 
     n_train: int = 2000
     """Training prompts."""
     n_eval: int = 128
-    """Held-out prompts (disjoint from the training prompts)."""
+    """Held-out prompts (disjoint from the training prompts): the test split."""
+    n_validation: int = 128
+    """Validation prompts for tuning, generated after train and eval (disjoint from both; changes neither)."""
     n_required: int = 2
     """Required words per prompt (distinct content words of the lexicon)."""
     min_words: list[int] = field(default_factory=lambda: [3, 4, 5])
@@ -149,10 +152,10 @@ class RubricWriting(Task):
         examples: list[Example] = []
         wanted = cfg.n_train + cfg.n_eval
         space = len(CONTENT_WORDS) ** cfg.n_required * len(cfg.min_words)
-        if wanted > space // 2:
+        if wanted + cfg.n_validation > space // 2:
             raise ValueError(f"rubric_writing has about {space} distinct prompts; ask for fewer than {space // 2} "
-                             f"(n_train + n_eval = {wanted})")
-        while len(examples) < wanted:
+                             f"(n_train + n_eval + n_validation = {wanted + cfg.n_validation})")
+        while len(examples) < wanted + cfg.n_validation:  # the validation prompts last: train and eval do not change
             words = rng.sample(CONTENT_WORDS, cfg.n_required)
             lo = rng.choice(cfg.min_words)
             key = (tuple(words), lo)
@@ -163,7 +166,7 @@ class RubricWriting(Task):
             meta = {"words": words, "min_words": lo, "max_words": hi}
             demo = _demonstration(words, lo, hi, rng)
             examples.append(Example(prompt=f"{' '.join(words)} {lo}-{hi}:", reference=demo, demonstration=demo, meta=meta))
-        super().__init__(train=examples[cfg.n_eval :], eval=examples[: cfg.n_eval])
+        super().__init__(train=examples[cfg.n_eval : wanted], eval=examples[: cfg.n_eval], validation=examples[wanted:])
 
     def parse(self, completion: str) -> str | None:
         """The completion itself, stripped; None when empty."""

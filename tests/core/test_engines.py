@@ -9,6 +9,7 @@ from scipy import stats
 from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
 from rewardzoo.core import engines
+from rewardzoo.core.engines import hf as hf_engine
 from rewardzoo.core.config import check_section
 from rewardzoo.core.engines import HFEngine, InverseCDFSampler, SamplingConfig, inverse_cdf_sample
 from rewardzoo.core.models import ModelConfig, TinyModelConfig, load_policy
@@ -145,7 +146,7 @@ def test_engine_is_reproducible_and_tokenises_prompts_once():
         return decode(model, input_ids, attention_mask, repeats, *args, **kw)
     engine.sampling.batch_size = 2
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engines, "decode", recording)
+        mp.setattr(hf_engine, "decode", recording)
         engine.generate(prompts, n=3)
     calls = [[prompts[0]], [prompts[0], prompts[1]], [prompts[1]], [prompts[2]], [prompts[2]]]
     assert [r for _, r in seen] == [[2], [1, 1], [2], [2], [1]]

@@ -99,8 +99,10 @@ def test_the_trainer_releases_the_heap_only_with_grpo_release_heap(fast_config, 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
 def test_map_large_blocks_gives_a_freed_block_back_at_once():
     """In a fresh process, after a freed 4 MiB block has raised glibc's mmap threshold: with
-    map_large_blocks a 2 MiB tensor is its own mapping (one more mmapped block while alive, gone
-    after), so freeing it returns its pages at once; without it the tensor comes from the heap."""
+    map_large_blocks a 2 MiB tensor is its own mapping (an mmapped block while alive, gone after), so
+    freeing it returns its pages at once; without it the tensor comes from the heap. Eight tensors,
+    not one: a free chunk the imports left in the heap may serve one or two of them whatever the
+    threshold (how many such chunks there are varies from run to run)."""
     code = """
 import ctypes, torch
 from rewardzoo.core.memory import map_large_blocks
@@ -114,7 +116,7 @@ del x
 if MAP:
     assert map_large_blocks()
 before = libc.mallinfo2().hblks
-t = torch.ones(1 << 19)  # 2 MiB
+t = [torch.ones(1 << 19) for _ in range(8)]  # 2 MiB each
 alive = libc.mallinfo2().hblks
 del t
 print(before, alive, libc.mallinfo2().hblks)
@@ -124,6 +126,6 @@ print(before, alive, libc.mallinfo2().hblks)
         return list(map(int, run.stdout.split()))
 
     before, alive, after = blocks(True)
-    assert alive == before + 1 and after == before
+    assert alive - before >= 6 and after == before
     before, alive, after = blocks(False)
-    assert alive == before  # the control: from the heap, where its pages stay after the free
+    assert alive - before <= 2  # the control: from the heap, where its pages stay after the free

@@ -181,10 +181,31 @@ def test_judge_learns_references_from_generated_answers():
     assert last["judge/d_reference_mean"] > last["judge/d_generated_mean"]
 
 
+def test_judge_auc_is_references_against_this_batch_s_answers_before_the_step():
+    """judge/auc = AUC of the training judge's D, the two references against the four valid answers, before
+    its step (label-free: no correctness enters it); the likelihood readout also logs its calibration a, b."""
+    reward = ral(warmup_steps=0, judge=JudgeConfig(tiny=TINY, lr=1e-2, readout="lm_likelihood", end_token=True))
+    b = batch()
+    out = reward.score(b)
+    d_pos = reward.judge.prob_reference(["12*3=", "21*4="], ["36", "84"])
+    d_neg = out.components["judge_prob"][[0, 1, 3, 5]]
+    wins = sum(float(p > n) + 0.5 * float(p == n) for p in d_pos for n in d_neg)
+    stats = reward.update(b, out)
+    assert stats["judge/auc"] == pytest.approx(wins / 8)
+    assert stats["judge/calibration_scale"] != 1.0 and "judge/calibration_bias" in stats  # a, b after the step
+    assert "judge/calibration_scale" not in ral(warmup_steps=0).update(b, out)
+
+
 # ---------------------------------------------------------------------- state
-def test_state_dict_round_trip_continues_exactly():
+READOUTS = {"last_token": {}, "answer_mean": dict(readout="answer_mean", end_token=True),
+            "lm_likelihood": dict(readout="lm_likelihood", end_token=True, head_lr=0.05)}
+
+
+@pytest.mark.parametrize("readout", list(READOUTS))
+def test_state_dict_round_trip_continues_exactly(readout):
     kw = dict(warmup_steps=2, polyak=True, polyak_tau=0.3, replay_fraction=0.4, replay_capacity=6,
-              replay_eviction="reservoir", gate_threshold=0.5, max_skip_streak=1)
+              replay_eviction="reservoir", gate_threshold=0.5, max_skip_streak=1,
+              judge=JudgeConfig(tiny=TINY, lr=1e-2, **READOUTS[readout]))
     a = ral(seed=0, **kw)
     drive(a, range(4))
     b = ral(seed=1, **kw)
@@ -227,7 +248,7 @@ def sft_cache(tmp_path_factory):
     return tmp_path_factory.mktemp("sft")
 
 
-def _tiny_run_config(run_dir, sft_cache, steps: int, resume: bool = False):
+def _tiny_run_config(run_dir, sft_cache, steps: int, resume: bool = False, *extra: str):
     return load_config(None, [
         "reward.name=ral", f"sft.cache_dir={sft_cache}", "sft.steps=20", "sft.batch_size=32", "sft.lr=1e-2",
         "sft.warmup_steps=2", f"steps={steps}", f"run_dir={run_dir}", f"resume={str(resume).lower()}",
@@ -236,17 +257,19 @@ def _tiny_run_config(run_dir, sft_cache, steps: int, resume: bool = False):
         "checkpoint_every=2", "task.multiplication.n_train=64", "task.multiplication.n_eval=8",
         *[f"model.tiny.{k}" for k in TINY_KEYS], *[f"reward.ral.judge.tiny.{k}" for k in TINY_KEYS],
         "reward.ral.warmup_steps=2", "reward.ral.polyak=true", "reward.ral.replay_fraction=0.5",
-        "reward.ral.judge.lr=1e-3",
+        "reward.ral.judge.lr=1e-3", *extra,
     ])
 
 
-def test_resume_through_the_trainer_is_exact(tmp_path, sft_cache):
+@pytest.mark.parametrize("extra", [(), ("reward.ral.judge.readout=lm_likelihood", "reward.ral.judge.end_token=true",
+                                        "reward.ral.judge.head_lr=1e-2")], ids=["last_token", "lm_likelihood"])
+def test_resume_through_the_trainer_is_exact(tmp_path, sft_cache, extra):
     """4 steps straight == 2 steps, then resume=true for the last 2: same policy, judge, reward
-    judge and replay buffer."""
-    straight = make_trainer(_tiny_run_config(tmp_path / "a", sft_cache, steps=4))
+    judge and replay buffer (with 002's last-token judge, and with the likelihood readout)."""
+    straight = make_trainer(_tiny_run_config(tmp_path / "a", sft_cache, 4, False, *extra))
     straight.train()
-    make_trainer(_tiny_run_config(tmp_path / "b", sft_cache, steps=2)).train()
-    resumed = make_trainer(_tiny_run_config(tmp_path / "b", sft_cache, steps=4, resume=True))
+    make_trainer(_tiny_run_config(tmp_path / "b", sft_cache, 2, False, *extra)).train()
+    resumed = make_trainer(_tiny_run_config(tmp_path / "b", sft_cache, 4, True, *extra))
     resumed.train()
     assert same(params(straight.policy), params(resumed.policy))
     assert same(params(straight.reward.judge.model), params(resumed.reward.judge.model))

@@ -1,6 +1,7 @@
 """VARL: the multiplicative gate (failing rows exactly 0), the additive ablation, FIFO/reservoir negatives
-of verifier-passing rows only, the transform warning, no path from the discriminator to the verifier,
-state round trip, recipes that are RLVR's twins."""
+of verifier-passing rows only, completion features (the scratchpad too), the discriminator's AUC, the
+transform warning, no path from the discriminator to the verifier, state round trip, recipes that are
+RLVR's twins (equal outside reward.*)."""
 
 import doctest
 import warnings
@@ -20,6 +21,7 @@ from rewardzoo.judges.classifier import JudgeConfig, SequenceJudge
 from rewardzoo.rewards import varl as varl_module
 from rewardzoo.rewards.transforms import G_TRANSFORMS
 from rewardzoo.rewards.varl import VARL, VARLConfig
+from rewardzoo.tasks.hackable_multiplication import HackableMultiplication, HackableMultiplicationConfig
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
 from rewardzoo.zoo import build_reward, build_task, load_config
 
@@ -124,6 +126,58 @@ def test_completion_features_show_the_whole_completion_and_demonstration_texts()
                           meta=[{}] * 2, step=0)
     assert reward.positives(task_batch) == [(TASK.train[0].prompt, demo_of[TASK.train[0].prompt])]
 
+
+
+def test_completion_features_show_the_scratchpad_of_the_hackable_task():
+    """On the scratchpad testbed (hackable multiplication, plain format) completion features are the whole
+    text — scratchpad, '=', answer list — for the rows D scores and for its negatives; its positive is the
+    prompt's demonstration text, scratchpad included."""
+    task = HackableMultiplication(HackableMultiplicationConfig(
+        multiplication=MultiplicationConfig(digits_a=3, n_train=40, n_eval=5, scratchpad=True)))
+    cfg = VARLConfig(discriminator=JudgeConfig(tiny=TINY), features="completion", warmup_steps=0, negatives=4)
+    reward = VARL.from_config(cfg, RewardContext(task=task))
+    e = task.train[0]
+    scratch = e.demonstration.rpartition("=")[0]
+    completions = [e.demonstration, f"{scratch}={e.reference} 7", "1+2=3", "no answer"]
+    b = Rollouts(prompts=[e.prompt] * 4, completions=completions, answers=[task.parse(c) for c in completions],
+                 references=[e.reference] * 4, group_ids=torch.zeros(4, dtype=torch.long), meta=[e.meta] * 4, step=0)
+    scored, trained = [], []
+    real_score, real_train = reward.discriminator.logit_reference, reward.discriminator.train_step
+    reward.discriminator.logit_reference = lambda p, a: scored.append(list(a)) or real_score(p, a)
+    reward.discriminator.train_step = lambda pos, neg: trained.append((list(pos), list(neg))) or real_train(pos, neg)
+    reward.update(b, reward.score(b))
+    assert scored[0] == completions and "+" in scratch  # D read the scratchpads, not only the answers
+    positives, negatives = trained[0]
+    assert positives == [(e.prompt, e.demonstration)]
+    assert set(negatives) == {(e.prompt, e.demonstration), (e.prompt, f"{scratch}={e.reference} 7")}  # the passing two
+
+
+# ---------------------------------------------------------------------- the discriminator's held-out AUC
+def test_auc_of_references_against_passing_generations_by_hand():
+    """D fixed by a lookup of logits (answer features): references 36 → 2 and 84 → 0; the passing rows
+    36 (2), 35 (1), 84 (0), 48 (−1) (the verifier passes every well-formed answer).  Pairs won by each
+    reference: z=2 beats 1, 0, −1 and ties 2 → 3.5; z=0 beats −1, ties 0, loses to 2 and 1 → 1.5;
+    AUC = (3.5 + 1.5) / (2 · 4) = 0.625, computed before D's step on them."""
+    reward = varl(verifier=lambda a, r, m: float(a is not None), warmup_steps=0)
+    logit = {"36": 2.0, "84": 0.0, "35": 1.0, "48": -1.0}
+    reward.discriminator.logit_reference = lambda prompts, answers: torch.tensor([logit[a] for a in answers])
+    b = batch()
+    stats = reward.update(b, reward.score(b))
+    assert stats["disc/auc_ref_vs_passing"] == pytest.approx(0.625)
+    assert stats["disc/updated"] == 1.0
+
+
+def test_auc_is_not_logged_without_passing_rows_and_counts_ties_as_half():
+    """Nothing passes: no AUC key (nothing to rank).  Every passing answer is the reference (the exact
+    verifier): all pairs are ties of equal strings, AUC ½ whatever D has learned."""
+    nothing = varl(verifier=lambda a, r, m: 0.0)
+    b = batch()
+    assert "disc/auc_ref_vs_passing" not in nothing.update(b, nothing.score(b))
+    reward = varl(verifier=exact, warmup_steps=0)
+    for step in range(3):
+        b = batch(step)
+        stats = reward.update(b, reward.score(b))
+        assert stats["disc/auc_ref_vs_passing"] == 0.5
 
 # ---------------------------------------------------------------------- negatives: FIFO + reservoir, passing only
 def test_negatives_are_half_recent_half_past_and_only_verifier_passing_rows():
@@ -266,15 +320,16 @@ def test_doctests_pass():
 
 
 @pytest.mark.parametrize("task", ["multiplication", "hackable_multiplication", "refdist"])
-def test_varl_recipes_equal_their_rlvr_baselines_except_the_reward_and_the_paper_advantage(task):
-    """Same task, policy, warm start and RL budget as RLVR; VARL adds the paper's dr_grpo advantage
-    (no std normalisation) with group size 8."""
+def test_varl_recipes_are_twins_of_their_rlvr_recipes(task):
+    """Same task, policy, warm start, RL budget and advantage normalisation as RLVR: every key outside
+    ``reward.*`` (and the recipe's own description) is equal, so the reward is the only difference."""
     algorithms = Path(__file__).parents[2] / "algorithms"
     varl_cfg = as_dict(load_config(algorithms / f"varl_{task}.yaml"))
     rlvr_cfg = as_dict(load_config(algorithms / f"rlvr_{task}.yaml"))
     assert varl_cfg.pop("reward")["name"] == "varl" and rlvr_cfg.pop("reward")["name"] == "rlvr"
     assert varl_cfg.pop("recipe")["name"] == f"varl_{task}"
     rlvr_cfg.pop("recipe")
-    assert varl_cfg["grpo"].pop("advantage") == "dr_grpo" and varl_cfg["grpo"]["group_size"] == 8
-    rlvr_cfg["grpo"].pop("advantage")
+    assert varl_cfg["grpo"]["group_size"] == 8
+    if task == "multiplication":  # the paper's dr_grpo; the board's twin is the row "RLVR (dr_grpo)" (TWIN_EXCEPTIONS)
+        assert varl_cfg["grpo"].pop("advantage") == "dr_grpo" and rlvr_cfg["grpo"].pop("advantage") == "grpo"
     assert varl_cfg == rlvr_cfg

@@ -1,0 +1,601 @@
+"""RAL's judge-capacity curve (issue 23): how much verification ability must a co-trained judge have
+before its reference probability carries the reward as well as a verifier does?
+
+    python benchmarks/ral_capacity.py                          # the full study (5 seeds, 100 steps)
+    python benchmarks/ral_capacity.py --quick                  # the pilot size (2 seeds, 20 steps, 3 levels)
+    python benchmarks/ral_capacity.py --settings tuned.json    # per-method settings (JSON)
+    python benchmarks/ral_capacity.py --settings benchmarks/results/leaderboard/tuning.csv  # the tuning stage's choices
+
+Seed 002's judges get what they know from pretraining (Qwen3 0.6B–32B); §5 says larger judges learn
+better rewards and some tasks need judges much larger than the generator.  This study varies the
+deciding variable — the judge's measured verification ability — and reports the whole curve:
+
+1. **Temperature.**  The shared SFT warm start is sampled on 500 RL prompts × 4 at each temperature
+   of a grid: malformed rate, accuracy on valid answers, and the share of wrong answers that recur
+   among a prompt's samples (systematic errors recur; sampling noise does not).  The study runs —
+   sampling and held-out avg@2 alike — at ``--temperature`` (default 1.0, the model's own
+   distribution; the measurement is printed beside the choice).
+2. **Judge levels** (:data:`LEVELS`).  A judge backbone LM-pretrained on true ``a*b=c`` of operand
+   pairs no prompt of the task uses (:mod:`rewardzoo.judges.pretrain`), at increasing budgets and
+   sizes (one larger than the policy), plus a judge trained from scratch and the board's judge (the
+   SFT policy's backbone).  No correctness label enters any judge.
+3. **Verification ability before RL.**  For each level and each readout of
+   :mod:`rewardzoo.judges.readouts`: AUC of the judge's logit for right vs wrong valid answers of the
+   warm start on the held-out prompts (1,000 × 2 samples), at build (``auc_start``) and after RAL's
+   own label-free warm-up (``auc_warm``: the recipe's warm-up rounds of BCE, references vs the warm
+   start's answers on RL prompts, run through :class:`rewardzoo.rewards.ral.RAL`).  The hidden
+   verifier labels the AUC's rows only.  The study's readout (``--readout``) is the judge's x-value.
+4. **RL.**  Through :func:`rewardzoo.sweep.run_sweep`: for each level RAL with that judge, the
+   format-only control (``reward.ral.format_only=true``: D ≡ 1 on valid answers, no judge) and RLVR,
+   at the same settings (the multiplication recipes with the ``cpu`` board's 20 prompts a step, the
+   temperature, 002's KL penalty to the initial policy β, judge warm-up, gate, GRPO group
+   normalisation), ≥ 5 seeds.  Per-method settings (``--settings``: ``{"RAL": [...], "RLVR": [...],
+   "<method>": [...]}``, key=value overrides; "RAL" applies to every RAL run, the control included),
+   or the ``tuning.csv`` of the leaderboard's tuning stage (:mod:`rewardzoo.protocol`: its chosen
+   RLVR, RAL, format-only and frozen-judge settings), are inputs; the defaults are the recipes'.
+   Verdicts are the protocol's (:func:`rewardzoo.protocol.verdict`: ≥ 3 seeds, RLVR as the positive
+   control).
+5. **The judge over training.**  Each RAL run keeps a checkpoint at every evaluation; the judge of
+   each checkpoint is scored on the same held-out probe (verification AUC: does it rise during
+   co-training, 002's "curriculum" argument?) and on that evaluation's own held-out answers of the
+   policy; plus the run's ``judge/*`` log (AUC of references vs generations, accuracy on each side,
+   gate skips).
+6. **The curve.**  RAL / RLVR held-out gain ratio (paired bootstrap over seeds × held-out examples,
+   :func:`rewardzoo.eval.bootstrap_ci`) against the level's measured AUC, with the format-only
+   control's ratio as a line; ``OUT/ral_capacity.{md,csv,png}`` and ``ral_capacity_judges.csv``
+   (every readout's AUCs), ``ral_capacity_temperature.csv``.  The Markdown starts with the command
+   and ends with the measured cost and the estimated cost of the full size.
+
+Runs live under ``RUNS/<slug(method)>/seed<s>`` and are reused when finished (a killed study resumes);
+the measurements of stages 1–3 are cached as JSON under ``RUNS/measure/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import hashlib
+import json
+import math
+import shlex
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from rewardzoo.core.logger import read_metrics  # noqa: E402
+from rewardzoo.core.models import TinyModelConfig  # noqa: E402
+from rewardzoo.core.types import Rollouts  # noqa: E402
+from rewardzoo.eval import Estimate, auc, bootstrap_ci, mean_ci  # noqa: E402
+from rewardzoo.judges.pretrain import JudgePretrainConfig, pretrain_backbone  # noqa: E402
+from rewardzoo.leaderboard import CPU_SETTINGS, slug  # noqa: E402
+from rewardzoo.protocol import Finding, word  # noqa: E402
+from rewardzoo.protocol import verdict as protocol_verdict  # noqa: E402
+from rewardzoo.recipes import generate, run_config, sft  # noqa: E402
+from rewardzoo.rewards.context import RewardContext  # noqa: E402
+from rewardzoo.rewards.ral import RAL  # noqa: E402
+from rewardzoo.sweep import RunSpec, eval_rows, run_sweep  # noqa: E402
+from rewardzoo.tasks.multiplication import MultiplicationConfig  # noqa: E402
+from rewardzoo.zoo import build_task, load_config  # noqa: E402
+
+RAL_RECIPE, RLVR_RECIPE = "ral_multiplication", "rlvr_multiplication"
+BOARD = CPU_SETTINGS["multiplication"]
+"""The ``cpu`` board's multiplication settings (20 prompts a step), for every run alike."""
+LARGE = TinyModelConfig(hidden_size=256, intermediate_size=768, num_layers=4, num_heads=8, num_kv_heads=4)
+"""A judge about 4× the policy's parameters (the policy: hidden 128, 4 layers)."""
+
+
+@dataclass(frozen=True)
+class Level:
+    """A judge level: where its backbone comes from, and what that is."""
+
+    what: str
+    pretrain: JudgePretrainConfig | None = None
+    """Pretrain a backbone on the equation corpus (None: ``init_from`` below)."""
+    init_from: str = ""
+    """Without ``pretrain``: '' (a tiny judge trained from scratch, shaped ``tiny``) or 'policy'."""
+    tiny: TinyModelConfig = field(default_factory=TinyModelConfig)
+
+
+LEVELS: dict[str, Level] = {
+    "scratch": Level("policy-sized judge, random init (no pretraining)"),
+    "board": Level("the board's judge: the SFT policy's backbone (it never saw an answer without its scratchpad)",
+                   init_from="policy"),
+    "pre100": Level("policy-sized, LM-pretrained 100 steps on the equation corpus", JudgePretrainConfig(steps=100)),
+    "pre300": Level("policy-sized, LM-pretrained 300 steps", JudgePretrainConfig(steps=300)),
+    "pre1000": Level("policy-sized, LM-pretrained 1,000 steps", JudgePretrainConfig(steps=1000)),
+    "large300": Level("4× the policy's parameters (hidden 256), LM-pretrained 300 steps",
+                      JudgePretrainConfig(tiny=LARGE, steps=300)),
+    "large1000": Level("4× the policy's parameters (hidden 256), LM-pretrained 1,000 steps",
+                       JudgePretrainConfig(tiny=LARGE, steps=1000)),
+}
+"""The judge levels (the study orders them by measured AUC).  No correctness label enters any of them."""
+QUICK_LEVELS = ["scratch", "pre300", "pre1000"]
+"""The levels the pilot (``--quick``) trains RL with; it measures every level but ``large1000``."""
+READOUTS: dict[str, dict] = {
+    "last_token": dict(readout="last_token"),
+    "answer_mean+eos": dict(readout="answer_mean", end_token=True),
+    "lm_likelihood+eos": dict(readout="lm_likelihood", end_token=True),
+}
+"""The readouts measured before RL (judges/readouts.py): 002's last-token classifier, the head on the mean of the
+answer tokens' states with an end token, and the answer's likelihood under the backbone's LM head (mean over the
+answer's tokens and EOS)."""
+JUDGE = dict(lr=1e-4, head_lr=1e-2)
+"""Judge optimiser settings of every level, fixed before any RL run on the warm-up AUC alone: at the recipe's judge lr
+(1e-3) RAL's 20 warm-up rounds erode what a pretrained backbone knows (pre300, likelihood readout: AUC 0.735 at build,
+0.634 after warm-up), at 1e-4 they keep it (0.732); the fresh readout parameters (a and b, or the head) learn at 1e-2
+so they fit within the warm-up.  The judge lr is RAL's own key for a tuning stage (``--settings``)."""
+BOARD_ROWS = ("RLVR", "RAL", "RAL format-only", "RAL frozen judge")
+"""The leaderboard's multiplication rows whose tuned settings the study takes (``--settings tuning.csv``): RLVR's
+for RLVR, RAL's for every RAL run, then the format-only control's and the frozen judge's for those rows."""
+TEMPERATURES = (0.5, 0.75, 1.0, 1.5, 2.0)
+"""The temperature grid of stage 1 (2.0 is the board's)."""
+
+
+# ------------------------------------------------------------------------------------------ stage 1
+def sample(policy_dir: Path, prompts: list[str], n: int, temperature: float, seed: int) -> list[list[str]]:
+    """``n`` completions per prompt of the warm start at ``temperature`` (seeded)."""
+    torch.manual_seed(seed)
+    return generate(policy_dir, prompts, n=n, overrides=[f"sampling.temperature={temperature}", "sampling.max_new_tokens=20",
+                                                          "logging.progress=false"])
+
+
+def temperature_row(task, policy_dir: Path, examples, temperature: float, n: int = 4) -> dict:
+    """Malformed rate, accuracy, accuracy on valid answers and the recurrence of wrong answers at one temperature."""
+    texts = sample(policy_dir, [e.prompt for e in examples], n, temperature, seed=11)
+    answers = [[task.parse(c) for c in row] for row in texts]
+    valid = [(a, e) for row, e in zip(answers, examples) for a in row if a is not None]
+    right = [a == e.reference for a, e in valid]
+    recurring = []
+    for row, e in zip(answers, examples):
+        wrong = [a for a in row if a is not None and a != e.reference]
+        recurring += [wrong.count(a) > 1 for a in wrong]
+    total = n * len(examples)
+    return {"temperature": temperature, "malformed": 1 - len(valid) / total, "accuracy": sum(right) / total,
+            "valid_accuracy": sum(right) / max(len(valid), 1), "wrong_recurring": sum(recurring) / max(len(recurring), 1),
+            "n_wrong": len(recurring)}
+
+
+# ------------------------------------------------------------------------------------------ stage 2
+def level_overrides(name: str, task: MultiplicationConfig, cache: str | None) -> list[str]:
+    """The ``reward.ral.judge.*`` overrides of a level (pretraining its backbone first when it is not cached)."""
+    level = LEVELS[name]
+    if level.pretrain is not None:
+        cfg = level.pretrain if cache is None else dataclasses.replace(level.pretrain, cache_dir=cache)
+        return [f"reward.ral.judge.init_from={pretrain_backbone(cfg, task)}"]
+    shape = [f"reward.ral.judge.tiny.{k}={v}" for k, v in asdict(level.tiny).items()]
+    return [f"reward.ral.judge.init_from={level.init_from}", *shape]
+
+
+def judge_overrides(readout: dict) -> list[str]:
+    """``reward.ral.judge.*`` overrides of a readout and the study's judge optimiser settings."""
+    return [f"reward.ral.judge.{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in {**JUDGE, **readout}.items()]
+
+
+# ------------------------------------------------------------------------------------------ stage 3
+@dataclass
+class Probe:
+    """Warm-start answers for measuring judges: the held-out probe (valid answers with their correctness,
+    for AUC only) and the warm-up batches on RL prompts (what RAL's own warm-up sees)."""
+
+    prompts: list[str]
+    answers: list[str]
+    correct: list[bool]
+    warmup: list[Rollouts]
+
+
+def make_probe(cfg, task, policy_dir: Path, temperature: float) -> Probe:
+    """Sample the probe: 2 completions per held-out prompt, and ``warmup_steps`` RL-shaped batches."""
+    examples = task.eval
+    texts = sample(policy_dir, [e.prompt for e in examples], 2, temperature, seed=12)
+    prompts, answers, correct = [], [], []
+    for e, row in zip(examples, texts):
+        for c in row:
+            a = task.parse(c)
+            if a is not None:
+                prompts.append(e.prompt), answers.append(a), correct.append(a == e.reference)
+    rl = task.train[cfg.sft.n_examples:]
+    per, G = cfg.grpo.batch_size // cfg.grpo.group_size, cfg.grpo.group_size
+    batches = []
+    for r in range(cfg.reward.ral.warmup_steps):
+        chunk = rl[(r * per) % len(rl):][:per]
+        comps = [c for row in sample(policy_dir, [e.prompt for e in chunk], G, temperature, seed=100 + r) for c in row]
+        rows = [e for e in chunk for _ in range(G)]
+        batches.append(Rollouts(prompts=[e.prompt for e in rows], completions=comps, answers=[task.parse(c) for c in comps],
+                                references=[e.reference for e in rows], meta=[{}] * len(rows), step=0,
+                                group_ids=torch.arange(len(chunk)).repeat_interleave(G)))
+    return Probe(prompts, answers, correct, batches)
+
+
+def verification_auc(judge, probe: Probe) -> float:
+    """AUC of the judge's logit for right vs wrong valid answers of the probe (the verifier labels rows only)."""
+    z = judge.logit_reference(probe.prompts, probe.answers)  # [n]
+    right = torch.tensor(probe.correct)  # [n]
+    return auc(z[right], z[~right])
+
+
+def measure_judge(cfg, probe: Probe, policy_dir: Path) -> dict:
+    """AUC at build and after RAL's own warm-up, for the judge ``cfg.reward.ral`` describes."""
+    start = time.perf_counter()
+    reward = RAL.from_config(cfg.reward.ral, RewardContext(seed=0, init_dir=policy_dir))
+    before = verification_auc(reward.judge, probe)
+    for b in probe.warmup:
+        stats = reward.update(b, reward.score(b))
+    return {"auc_start": before, "auc_warm": verification_auc(reward.judge, probe),
+            "warm_judge_auc": stats.get("judge/auc", math.nan), "warm_accuracy": stats.get("judge/accuracy", math.nan),
+            "seconds": time.perf_counter() - start}
+
+
+# ------------------------------------------------------------------------------------------ stage 5
+def judge_over_training(run_dir: Path, probe: Probe, policy_dir: Path) -> dict[int, dict]:
+    """For every checkpoint of a RAL run: the training judge's verification AUC on the probe and on that
+    evaluation's held-out answers of the policy (cached in ``run_dir/judge_auc.json``)."""
+    cache = run_dir / "judge_auc.json"
+    if cache.is_file():
+        return {int(k): v for k, v in json.loads(cache.read_text()).items()}
+    cfg = run_config(run_dir)
+    reward = RAL.from_config(cfg.reward.ral, RewardContext(seed=cfg.seed, init_dir=policy_dir))
+    samples: dict[int, list[dict]] = {}
+    for row in read_metrics(run_dir / "samples.jsonl"):
+        if row["answer"] is not None:
+            samples.setdefault(row["step"], []).append(row)
+    out = {}
+    for ckpt in sorted((run_dir / "checkpoints").glob("step_*")):
+        step = int(ckpt.name.removeprefix("step_"))
+        reward.load_state_dict(torch.load(ckpt / "reward.pt", weights_only=False))
+        rows = samples.get(step, [])
+        z = reward.judge.logit_reference([r["prompt"] for r in rows], [r["answer"] for r in rows])  # [n]
+        right = torch.tensor([bool(r["correct"]) for r in rows], dtype=torch.bool)  # [n]
+        out[step] = {"probe_auc": verification_auc(reward.judge, probe),
+                     "policy_auc": auc(z[right], z[~right]) if rows else math.nan}
+    cache.write_text(json.dumps(out))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ helpers
+def digest(key: dict) -> str:
+    """A short hash of a JSON-able key."""
+    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def cached(path: Path, key: dict, compute):
+    """``compute()``, stored in ``path`` as JSON under a hash of ``key`` (recomputed when the key changes)."""
+    store = json.loads(path.read_text()) if path.is_file() else {}
+    if digest(key) not in store:
+        store[digest(key)] = compute()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(store, indent=1))
+    return store[digest(key)]
+
+
+def final_and_first(run_dir: Path) -> tuple[list[float], list[float]]:
+    """Per-example held-out correctness at the first and the last evaluation of a run."""
+    rows = eval_rows(run_dir)
+    return rows[min(rows)]["correct"], rows[max(rows)]["correct"]
+
+
+def ratio_ci(base: tuple[np.ndarray, np.ndarray], arm: tuple[np.ndarray, np.ndarray]) -> Estimate:
+    """The arm's held-out gain over RLVR's, paired bootstrap over seeds × examples ([S, E] tables)."""
+    return bootstrap_ci(lambda s0, s1, a, b: float((b.mean() - a.mean()) / (s1.mean() - s0.mean()))
+                        if s1.mean() > s0.mean() else math.nan, *base, *arm)
+
+
+def settings_of(text: str) -> dict[str, list[str]]:
+    """``--settings``: a JSON object (inline or a file) of method or family name → key=value overrides, or
+    the ``tuning.csv`` of the leaderboard's tuning stage (``rewardzoo leaderboard --tune-only``): the chosen
+    setting of each multiplication row of :data:`BOARD_ROWS`."""
+    if not text:
+        return {}
+    path = Path(text)
+    if path.suffix == ".csv":
+        with open(path, newline="") as f:
+            chosen = [r for r in csv.DictReader(f) if r["task"] == "multiplication" and r["chosen"] == "True"
+                      and r["method"] in BOARD_ROWS]
+        if not chosen:
+            raise SystemExit(f"--settings {text}: no chosen multiplication row of {sorted(BOARD_ROWS)} in it; give the "
+                             "tuning.csv the leaderboard's tuning stage wrote")
+        return {r["method"]: [] if r["setting"] == "recipe" else r["setting"].split() for r in chosen}
+    data = json.loads(path.read_text() if path.is_file() else text)
+    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+        raise SystemExit('--settings must be a JSON object of name -> list of key=value, e.g. {"RAL": ["grpo.lr=5e-4"]}, '
+                         "or a tuning.csv")
+    return data
+
+
+def level_of(method: str) -> str:
+    """The judge level of a RAL method's name (``RAL pre1000 frozen judge`` → ``pre1000``)."""
+    return method.removeprefix("RAL ").removesuffix(" frozen judge")
+
+
+def nanmean(xs: list[float]) -> float:
+    """The mean of the defined values, NaN when none is."""
+    xs = [x for x in xs if math.isfinite(x)]
+    return float(np.mean(xs)) if xs else math.nan
+
+
+def number(x: float) -> str:
+    """A value to 3 decimals, '—' when undefined."""
+    return "—" if not math.isfinite(x) else f"{x:.3f}"
+
+
+def verdict(ratio: Estimate, rlvr_gain: Estimate, n_seeds: int) -> str:
+    """002's headline "RAL reaches ½ of RLVR's gain", then parity, read by the protocol
+    (:func:`rewardzoo.protocol.verdict`: no verdict from fewer than ``MIN_SEEDS`` seeds, and "testbed
+    cannot decide" unless the positive control, RLVR's gain over the warm start, lies above 0)."""
+    n = f"{n_seeds} seeds"
+    positive = Finding("multiplication", "RLVR gains on the warm start", "the warm start", rlvr_gain, 0.0, True,
+                       f"RLVR gain {rlvr_gain.format(scale=100, sign=True)} points", n)
+    half = protocol_verdict(Finding("multiplication", "RAL reaches ½ of RLVR's gain", "RLVR", ratio, 0.5, True,
+                                    f"ratio {ratio.format(digits=2)}", n), n_seeds, positive)
+    if half.startswith(("no verdict", "testbed cannot decide")):
+        return half
+    if not math.isfinite(ratio.mean):
+        return "undecided (CI)"
+    return f"½: {half}; parity: {word(ratio, 1.0)}"
+
+
+# ------------------------------------------------------------------------------------------ main
+def main(argv: list[str] | None = None) -> int:
+    """Run (or reuse) every stage, then write the tables and the plot."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="pilot size: seeds 0 1, 20 steps, evaluations every 10, "
+                                                              "levels scratch pre300 pre1000 (unless given)")
+    parser.add_argument("--seeds", type=int, nargs="+")
+    parser.add_argument("--steps", type=int, help="RL steps (full: 100)")
+    parser.add_argument("--every", type=int, help="held-out evaluation (and judge checkpoint) every this many steps (full: 20)")
+    parser.add_argument("--levels", nargs="+", choices=list(LEVELS), help="judge levels for RL (default: all)")
+    parser.add_argument("--measure-levels", nargs="+", choices=list(LEVELS),
+                        help="judge levels whose AUCs are measured (default: all; --quick: all but large1000)")
+    parser.add_argument("--readout", default="lm_likelihood+eos", choices=list(READOUTS), help="the RAL runs' readout")
+    parser.add_argument("--temperature", type=float, default=1.0, help="sampling and held-out avg@2 temperature")
+    parser.add_argument("--beta", type=float, default=0.04, help="KL penalty to the initial policy, every method "
+                                                                   "(002 §3 uses one; the tuning stage chooses it)")
+    parser.add_argument("--frozen", nargs="*", default=None, help="levels that also get a frozen-judge row "
+                                                                  "(default: the last level; none with --quick)")
+    parser.add_argument("--settings", default="", help='per-method overrides, JSON or a file: {"RAL": [...], "RLVR": [...]}, or the '
+                                                        "leaderboard tuning stage's tuning.csv")
+    parser.add_argument("--override", nargs="*", default=[], help="key=value for every run")
+    parser.add_argument("--judge-cache", default=None, help="cache directory of pretrained judge backbones")
+    parser.add_argument("--runs", type=Path, default=Path("runs/ral_capacity"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--measure-only", action="store_true", help="stop after stages 1-3 (temperature, judge levels, "
+                                                                     "their AUCs), printing them")
+    parser.add_argument("--full-size", nargs=3, type=int, default=[5, 100, 20], metavar=("SEEDS", "STEPS", "EVERY"),
+                        help="the full study's size, for the printed cost estimate")
+    args = parser.parse_args(argv)
+    command = "python benchmarks/ral_capacity.py " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    seeds = args.seeds or ([0, 1] if args.quick else [0, 1, 2, 3, 4])
+    steps = args.steps or (20 if args.quick else 100)
+    every = args.every or (10 if args.quick else 20)
+    levels = args.levels or (QUICK_LEVELS if args.quick else list(LEVELS))
+    measured = list(dict.fromkeys([*(args.measure_levels or [n for n in LEVELS if not (args.quick and n == "large1000")]),
+                                   *levels]))
+    per_method = settings_of(args.settings)
+    wall_start = time.perf_counter()
+
+    # the settings every run shares (twins differ only in the reward), then the warm start they start from
+    shared = [*BOARD, f"sampling.temperature={args.temperature}", f"grpo.beta={args.beta}", f"steps={steps}",
+              f"eval.every={every}", f"checkpoint_every={every}", f"keep_checkpoints={steps // every + 1}", *args.override]
+    cfg = load_config(RAL_RECIPE, shared)
+    task = build_task(cfg.task)
+    policy_dir = sft(RAL_RECIPE, shared)
+    measure = args.runs / "measure"
+
+    # 1. temperature
+    rl_examples = task.train[cfg.sft.n_examples:][:500]
+    temps = [cached(measure / "temperature.json", {"policy": str(policy_dir), "T": t, "n": 4, "prompts": 500},
+                    lambda t=t: temperature_row(task, policy_dir, rl_examples, t)) for t in TEMPERATURES]
+
+    # 2-3. judge levels and their verification ability before RL, for every readout
+    probe_key = {"policy": str(policy_dir), "T": args.temperature, "task": asdict(cfg.task), "batch": cfg.grpo.batch_size,
+                 "group": cfg.grpo.group_size, "warmup": cfg.reward.ral.warmup_steps}
+    probe_file = measure / f"probe-{digest(probe_key)}.pt"
+    if not probe_file.is_file():
+        probe_file.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(make_probe(cfg, task, policy_dir, args.temperature), probe_file)
+    probe = torch.load(probe_file, weights_only=False)
+    judges = []
+    for name in measured:
+        level = level_overrides(name, cfg.task.multiplication, args.judge_cache)
+        for readout, spec in READOUTS.items():
+            jcfg = load_config(RAL_RECIPE, [*shared, *level, *judge_overrides(spec)])
+            key = {"policy": str(policy_dir), "T": args.temperature, "level": level, "judge": asdict(jcfg.reward.ral),
+                   "warmup_batch": cfg.grpo.batch_size}
+            row = cached(measure / "judges.json", key, lambda jcfg=jcfg: measure_judge(jcfg, probe, policy_dir))
+            judges.append({"level": name, "readout": readout, **row})
+    auc_of = {j["level"]: j["auc_warm"] for j in judges if j["readout"] == args.readout}
+    if args.measure_only:
+        print(json.dumps({"temperature": temps, "judges": judges}, indent=1))
+        return 0
+    levels = sorted(levels, key=lambda n: auc_of[n])
+    frozen = args.frozen if args.frozen is not None else ([] if args.quick else levels[-1:])
+
+    # 4. RL
+    methods: dict[str, list[str]] = {"RLVR": [], "RAL format-only": ["reward.ral.format_only=true"]}
+    for name in levels:
+        methods[f"RAL {name}"] = [*level_overrides(name, cfg.task.multiplication, args.judge_cache), *judge_overrides(READOUTS[args.readout])]
+    for name in frozen:
+        methods[f"RAL {name} frozen judge"] = [*methods[f"RAL {name}"], "reward.ral.frozen=true"]
+
+    def overrides(method: str) -> list[str]:  # the family's settings, then a control row's own (BOARD_ROWS)
+        family = "RLVR" if method == "RLVR" else "RAL"
+        row = "RAL frozen judge" if method.endswith("frozen judge") else method
+        return [*shared, *methods[method], *per_method.get(family, []), *per_method.get(row, [])]
+
+    specs = [RunSpec(f"{m}/seed{s}", RLVR_RECIPE if m == "RLVR" else RAL_RECIPE, args.runs / slug(m) / f"seed{s}",
+                     (f"seed={s}", *overrides(m))) for s in seeds for m in methods]
+    results = run_sweep(specs, jobs=args.jobs, desc="ral_capacity")
+
+    def tables(method: str) -> tuple[np.ndarray, np.ndarray]:  # ([S, E], [S, E]) first and last evaluation
+        pairs = [final_and_first(results[f"{method}/seed{s}"].spec.run_dir) for s in seeds]
+        return np.array([p[0] for p in pairs], dtype=float), np.array([p[1] for p in pairs], dtype=float)
+
+    # 5-6. the judge over training, the curve
+    rlvr = tables("RLVR")
+    rlvr_gain = mean_ci(rlvr[1].mean(1) - rlvr[0].mean(1))
+    rows, training = [], {}
+    for method in methods:
+        if method == "RLVR":
+            continue
+        arm = tables(method)
+        ratio = ratio_ci(rlvr, arm)
+        runs = [results[f"{method}/seed{s}"] for s in seeds]
+        level = level_of(method)
+        logs = [[r for r in run.rows if "judge/accuracy" in r and r["step"] > 0] for run in runs]
+        judge_auc = {}
+        if level in LEVELS:
+            per_seed = [judge_over_training(run.spec.run_dir, probe, policy_dir) for run in runs]
+            judge_auc = {step: (nanmean([p[step]["probe_auc"] for p in per_seed]),
+                                nanmean([p[step]["policy_auc"] for p in per_seed]))
+                         for step in sorted(set.intersection(*(set(p) for p in per_seed)))}
+            training[method] = judge_auc
+        rows.append({
+            "method": method, "auc": auc_of.get(level, math.nan), "gain": mean_ci(arm[1].mean(1) - arm[0].mean(1)),
+            "final": mean_ci(arm[1].mean(1)), "ratio": ratio,
+            "judge_auc_last": float(np.mean([lg[-1]["judge/auc"] for lg in logs])) if all(logs) else math.nan,
+            "acc_ref": float(np.mean([np.mean([r["judge/accuracy_reference"] for r in lg]) for lg in logs])) if all(logs) else math.nan,
+            "acc_gen": float(np.mean([np.mean([r["judge/accuracy_generated"] for r in lg]) for lg in logs])) if all(logs) else math.nan,
+            "skips": float(np.mean([lg[-1]["judge/gate_skips"] for lg in logs])) if all(logs) else math.nan,
+            "verif_end": judge_auc[max(judge_auc)] if judge_auc else (math.nan, math.nan),
+            "wall": float(np.median([run.wall_s for run in runs])),
+        })
+
+    # ------------------------------------------------------------------ write
+    pilot = (len(seeds), steps, every) != tuple(args.full_size)
+    title = "# RAL's judge-capacity curve (issue 23)" + (" — PILOT (reduced size: a check of the study, not a result)"
+                                                         if pilot else "")
+    lines = [f"`{command.strip()}`", "", title, "",
+             f"Multiplication 3×1 digits, one shared SFT warm start, {steps} RL steps, seeds {seeds}, sampling and held-out "
+             f"avg@2 at T = {args.temperature}, KL β = {args.beta} to the warm start, the `cpu` board's 20 prompts a step; "
+             f"RAL readout `{args.readout}`, judge {JUDGE}. Per-method settings: {per_method or 'the recipes'}. Gains in "
+             "points over the first held-out evaluation (mean ± 95% t-interval over seeds); ratio = gain / RLVR's gain "
+             f"on the same seeds, paired bootstrap over seeds × {rlvr[0].shape[1]:,} held-out examples.", "",
+             f"RLVR gain: {rlvr_gain.format(scale=100, sign=True)} points (final {mean_ci(rlvr[1].mean(1)).format(scale=100)}%).", "",
+             "| method | judge AUC before RL | final accuracy | gain | ratio to RLVR | verdict | verification AUC at the end "
+             "(probe / policy's answers) | judge/auc ref vs gen (last step) | acc. refs / gens | gate skips | run (s) |",
+             "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for r in rows:
+        ve = f"{number(r['verif_end'][0])} / {number(r['verif_end'][1])}"
+        lines.append(f"| {r['method']} | {number(r['auc'])} | "
+                     f"{r['final'].format(scale=100)} | {r['gain'].format(scale=100, sign=True)} | {r['ratio'].format(digits=2)} | "
+                     f"{verdict(r['ratio'], rlvr_gain, len(seeds))} | {ve} | {number(r['judge_auc_last'])} | {number(r['acc_ref'])} / "
+                     f"{number(r['acc_gen'])} | {number(r['skips'])} | {r['wall']:.0f} |")
+    lines += ["", "## Does the judge's verification AUC rise during co-training?", "",
+              "Training judge of each checkpoint, mean over seeds: AUC on the held-out probe (warm-start answers, as before "
+              "RL) / on that evaluation's own held-out answers of the policy. Step 0 = after warm-up, measured before RL.", "",
+              "| method | " + " | ".join(f"step {s}" for s in sorted({s for t in training.values() for s in t})) + " |",
+              "| --- |" + " ---: |" * len({s for t in training.values() for s in t})]
+    for method, curve in training.items():
+        lines.append(f"| {method} (start {number(auc_of[level_of(method)])}) | "
+                     + " | ".join(f"{number(a)} / {number(b)}" for a, b in curve.values()) + " |")
+    lines += ["", "## Verification ability of every judge level and readout, before RL", "",
+              f"AUC of the judge's logit, right vs wrong valid warm-start answers on the held-out prompts ({len(probe.answers)} "
+              f"answers, {sum(not c for c in probe.correct)} wrong; T = {args.temperature}): at build, and after RAL's own "
+              f"{cfg.reward.ral.warmup_steps} warm-up rounds (references vs the warm start's answers, no labels).", "",
+              "| level | what | " + " | ".join(f"{r} (build / warm)" for r in READOUTS) + " |",
+              "| --- | --- |" + " ---: |" * len(READOUTS)]
+    for name in sorted(measured, key=lambda n: auc_of[n]):
+        cells = [next(j for j in judges if j["level"] == name and j["readout"] == r) for r in READOUTS]
+        lines.append(f"| {name} | {LEVELS[name].what} | " + " | ".join(f"{number(c['auc_start'])} / {number(c['auc_warm'])}"
+                                                                       for c in cells) + " |")
+    lines += ["", f"## The warm start against the temperature (stage 1: {len(rl_examples)} RL prompts × 4 samples)", "",
+              "| T | malformed | accuracy | accuracy on valid answers | wrong answers that recur in the prompt's samples |",
+              "| ---: | ---: | ---: | ---: | ---: |"]
+    lines += [f"| {t['temperature']} | {t['malformed']:.3f} | {t['accuracy']:.3f} | {t['valid_accuracy']:.3f} | "
+              f"{t['wrong_recurring']:.3f} (of {t['n_wrong']}) |" for t in temps]
+    wall = time.perf_counter() - wall_start
+    per_step = {m: float(np.median([results[f"{m}/seed{s}"].wall_s for s in seeds])) / steps for m in methods}
+    n_full, steps_full, every_full = args.full_size
+    # the full size's methods: RLVR, the control, every level, a frozen-judge row for the best level; a RAL
+    # method not run here is costed at the median step of the RAL levels that were
+    ral_steps = [v for m, v in per_step.items() if m.startswith("RAL ") and m != "RAL format-only"]
+    ral_step = float(np.median(ral_steps)) if ral_steps else per_step["RAL format-only"]
+    full_methods = ["RLVR", "RAL format-only", *[f"RAL {n}" for n in LEVELS], "RAL frozen judge"]
+    full = sum(per_step.get(m, ral_step) * steps_full * n_full for m in full_methods)
+    lines += ["", f"Cost: this invocation {wall / 60:.1f} min wall (finished runs reused); runs' median wall per step "
+              + ", ".join(f"{m} {v:.2f} s" for m, v in per_step.items())
+              + f". Estimated full size ({n_full} seeds × {steps_full} steps × {len(full_methods)} methods = "
+              f"{n_full * len(full_methods)} runs; levels not run here at the median RAL step, {ral_step:.2f} s): "
+              f"{full / 3600:.1f} h of run time, ≈ {full / 3600 / args.jobs:.1f} h wall on {args.jobs} jobs (per-step "
+              f"cost scaled from this size; evaluations every {every_full} steps; judge pretraining and measurement "
+              "of levels not measured here come on top).", "",
+              "![RAL / RLVR gain ratio against judge AUC](ral_capacity.png)", ""]
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "ral_capacity.md").write_text("\n".join(lines))
+    with open(args.out / "ral_capacity.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["method", "judge_auc_before_rl", "seed", "first_accuracy", "final_accuracy", "gain"])
+        for m in methods:
+            first, last = tables(m)
+            level = level_of(m)
+            for s, a, b in zip(seeds, first.mean(1), last.mean(1)):
+                w.writerow([m, auc_of.get(level, ""), s, float(a), float(b), float(b - a)])
+    with open(args.out / "ral_capacity_judges.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["level", "readout", "auc_start", "auc_warm", "warm_judge_auc", "warm_accuracy", "seconds"])
+        w.writerows([[j["level"], j["readout"], j["auc_start"], j["auc_warm"], j["warm_judge_auc"], j["warm_accuracy"],
+                      j["seconds"]] for j in judges])
+    with open(args.out / "ral_capacity_temperature.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(temps[0]))
+        w.writeheader()
+        w.writerows(temps)
+    plot(args.out / "ral_capacity.png", rows, training, auc_of, rlvr_gain)
+    print("\n".join(lines))
+    return 0
+
+
+def plot(path: Path, rows: list[dict], training: dict, auc_of: dict, rlvr_gain: Estimate) -> None:
+    """Left: ratio vs judge AUC with the format-only line (the held-out gains instead, RLVR's as a line, when
+    no ratio is defined because RLVR's gain is not above 0); right: the judge's probe AUC over training."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
+    curve = [r for r in rows if r["method"].removeprefix("RAL ") in auc_of and not r["method"].endswith("frozen judge")]
+    as_ratio = all(math.isfinite(r["ratio"].mean) for r in rows)
+    key, scale = ("ratio", 1.0) if as_ratio else ("gain", 100.0)
+
+    def bar(r: dict) -> tuple[float, float, float]:  # mean, minus, plus
+        e = r[key]
+        return scale * e.mean, scale * (e.mean - e.low), scale * (e.high - e.mean)
+
+    left.errorbar([r["auc"] for r in curve], [bar(r)[0] for r in curve], fmt="o-", yerr=[[bar(r)[1] for r in curve],
+                  [bar(r)[2] for r in curve]], capsize=3, label="RAL (co-trained judge)")
+    for r in curve:
+        left.annotate(r["method"].removeprefix("RAL "), (r["auc"], bar(r)[0]), fontsize=7, xytext=(4, 4),
+                      textcoords="offset points")
+    for r in rows:
+        if r["method"].endswith("frozen judge"):
+            m, lo, hi = bar(r)
+            left.errorbar([r["auc"]], [m], yerr=[[lo], [hi]], fmt="s", capsize=3, label=r["method"])
+    m, lo, hi = bar(next(r for r in rows if r["method"] == "RAL format-only"))
+    left.axhline(m, color="gray", ls="--", label="format-only control")
+    if math.isfinite(lo) and math.isfinite(hi):
+        left.axhspan(m - lo, m + hi, color="gray", alpha=0.15)
+    if as_ratio:
+        left.axhline(1.0, color="k", lw=0.8, label="RLVR (parity)")
+        left.axhline(0.5, color="k", lw=0.8, ls=":", label="½ of RLVR (002's headline)")
+        left.set_ylabel("RAL gain / RLVR gain (held out)")
+    else:
+        left.axhline(100 * rlvr_gain.mean, color="k", lw=0.8, label=f"RLVR ({rlvr_gain.format(scale=100, sign=True)})")
+        left.set_ylabel("held-out gain, points (no ratio: RLVR ≤ 0)")
+    left.set_xlabel("judge verification AUC before RL (after warm-up)")
+    left.legend(fontsize=7)
+    for method, curve_t in training.items():
+        right.plot([0, *curve_t], [auc_of[level_of(method)],
+                                   *[a for a, _ in curve_t.values()]], marker="o", ms=3, label=method)
+    right.set_xlabel("RL step")
+    right.set_ylabel("judge verification AUC (held-out probe)")
+    right.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

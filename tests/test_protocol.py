@@ -1,0 +1,131 @@
+"""The fair comparison protocol's own logic, on hand-made inputs: twin differences, the tuning grid and its
+choice (from validation rows only), and the verdict rules."""
+
+import math
+
+import pytest
+
+from rewardzoo.eval import Estimate
+from rewardzoo.protocol import (MIN_SEEDS, Finding, Grid, OwnKey, Setting, TwinException, ValidationRow, choose,
+                                load_factory, twin_differences, verdict)
+
+
+def test_twin_differences_name_every_key_outside_the_reward_unless_excepted():
+    base = {"seed": 0, "run_dir": "a", "grpo": {"lr": 1e-3, "advantage": "grpo"}, "reward": {"name": "rlvr"}, "steps": 40}
+    varl = {**base, "run_dir": "b", "grpo": {"lr": 1e-3, "advantage": "dr_grpo"}, "reward": {"name": "varl"}}
+    twin = {**varl, "reward": {"name": "rlvr"}}
+    sft = {**base, "steps": 0}
+    warm = TwinException({"steps": "the warm start, evaluated"})
+    assert twin_differences({"RLVR": base, "VARL": varl, "SFT": sft}) == [
+        "VARL: grpo.advantage: 'grpo' → 'dr_grpo'", "SFT: steps: 40 → 0"]
+    assert twin_differences({"RLVR": base, "SFT": sft}, {"SFT": warm}) == []
+    # the reference is the first row that names no exception, so an excepted row never sets the standard
+    assert twin_differences({"SFT": sft, "RLVR": base, "RAL": {**base, "reward": {"name": "ral"}}}, {"SFT": warm}) == []
+    with pytest.raises(ValueError, match="at least one twin"):
+        twin_differences({"SFT": sft}, {"SFT": warm})
+    # an exception needs its named twin, running the exception's setting too
+    paper = {"VARL": TwinException({"grpo.advantage": "paper"}, "RLVR dr"), "RLVR dr": TwinException({"grpo.advantage": "paper"}, "VARL")}
+    assert twin_differences({"RLVR": base, "VARL": varl, "RLVR dr": twin}, paper) == []
+    assert twin_differences({"RLVR": base, "VARL": varl}, paper) == [
+        "VARL: its twin 'RLVR dr' (which must run grpo.advantage too) is not on the board"]
+    assert twin_differences({"RLVR": base, "VARL": varl, "RLVR dr": {**twin, "steps": 20}}, paper) == [
+        "VARL: its twin RLVR dr: steps: 20 → 40", "RLVR dr: steps: 40 → 20", "RLVR dr: its twin VARL: steps: 40 → 20"]
+
+
+def _rows(values: dict[Setting, list[float]], split: str = "validation") -> list[ValidationRow]:
+    return [ValidationRow("t", "m", s, 1000 + i, split, v) for s, vs in values.items() for i, v in enumerate(vs)]
+
+
+def test_choose_takes_the_best_mean_and_breaks_ties_by_the_grid_order():
+    """Grid order (recipe's lr first, then nearest, smaller first): 1e-3, 5e-4, 2.5e-4.  Means 0.40, 0.55, 0.55
+    → a tie between 5e-4 and 2.5e-4, won by 5e-4 (earlier); for 'min' the best is 1e-3 (0.40).  A setting
+    whose run logged nothing (NaN) is never chosen over a finite one."""
+    grid = Grid((1.0, 0.5, 0.25)).points("t", "m", 1e-3)
+    assert [s.label for s in grid] == ["grpo.lr=0.001", "grpo.lr=0.0005", "grpo.lr=0.00025"]
+    a, b, c = grid
+    rows = _rows({a: [0.4], b: [0.5, 0.6], c: [0.55, 0.55]})
+    best = choose(rows, "max", grid)
+    assert best.setting == b and best.value == pytest.approx(0.55) and best.by == "validation"
+    assert choose(rows, "min", grid).setting == a
+    assert choose(_rows({a: [math.nan], b: [0.1], c: [0.2]}), "max", grid).setting == c
+    with pytest.raises(ValueError, match="'max' or 'min'"):
+        choose(rows, "up", grid)
+
+
+def test_the_tuner_reads_no_test_row():
+    """No test number may influence a choice: one row of another split and the tuner refuses all of them."""
+    grid = Grid((1.0, 0.5)).points("t", "m", 1e-3)
+    rows = _rows({grid[0]: [0.4], grid[1]: [0.5]}) + _rows({grid[0]: [0.9]}, split="test")
+    with pytest.raises(ValueError, match="validation rows only; got rows of split test"):
+        choose(rows, "max", grid)
+
+
+def test_grid_order_own_keys_and_an_equal_budget():
+    grid = Grid((2.0, 0.25, 1.0, 0.5), (OwnKey.parse("t/RAL=reward.ral.judge.lr=1e-3,3e-3"),
+                                        OwnKey.parse("t/RLVR=reward.rlvr.format_weight=0,0.1")))
+    # |log f| then the smaller: 1, 0.5, 2, 0.25; each lr with the own key's values in the order given
+    assert [s.label for s in grid.points("t", "RAL", 1e-3)][:3] == [
+        "grpo.lr=0.001 reward.ral.judge.lr=1e-3", "grpo.lr=0.001 reward.ral.judge.lr=3e-3",
+        "grpo.lr=0.0005 reward.ral.judge.lr=1e-3"]
+    assert [s.overrides[0] for s in grid.points("t", "RLVR", 1e-3)][::2] == [
+        "grpo.lr=0.001", "grpo.lr=0.0005", "grpo.lr=0.002", "grpo.lr=0.00025"]
+    grid.check_equal_budget("t", ["RAL", "RLVR"])
+    with pytest.raises(ValueError, match="same tuning budget"):
+        grid.check_equal_budget("t", ["RAL", "RLVR", "VARL"])  # VARL has no own key: 8 runs against 4
+    with pytest.raises(ValueError, match="at most one key"):
+        Grid((1.0,), (OwnKey("t/RAL", "a", ("1",)), OwnKey("t/RAL", "b", ("1",))))
+    with pytest.raises(ValueError, match="distinct positive"):
+        Grid((1.0, 1.0))
+    with pytest.raises(ValueError, match="TASK/METHOD=KEY=V1,V2"):
+        OwnKey.parse("RAL=reward.ral.judge.lr")
+    assert Setting(("grpo.lr=0.001",)).slug == "grpo.lr-0.001" and Setting().slug == "recipe"
+
+
+def _finding(low: float, high: float, threshold: float = 0.0, above: bool = True) -> Finding:
+    return Finding("t", "claim", "control", Estimate((low + high) / 2, low, high, 5), threshold, above, "numbers", "n")
+
+
+def test_a_verdict_needs_three_seeds_and_a_positive_control_that_works():
+    works, fails = _finding(0.1, 0.3), _finding(-0.05, 0.2)
+    claim = _finding(0.02, 0.05)
+    assert verdict(claim, MIN_SEEDS, works) == "reproduced"
+    assert verdict(_finding(-0.02, 0.05), 5, works) == "undecided (CI)"
+    assert verdict(_finding(-0.05, -0.01), 5, works) == "not reproduced"
+    assert verdict(_finding(0.55, 0.6, 0.5, above=False), 5, works) == "not reproduced"
+    assert verdict(claim, 2, works) == "no verdict (n = 2 seeds < 3)"
+    assert verdict(claim, 1, works) == "no verdict (n = 1 seed < 3)"
+    assert verdict(claim, 5, fails) == "testbed cannot decide (positive control control: numbers)"
+    assert verdict(claim, 5, None) == "testbed cannot decide (no positive control on this board)"
+    assert verdict(claim, 5, _finding(-0.3, -0.1, above=False)) == "reproduced"  # a control whose effect is a fall
+
+
+def test_a_bad_reward_factory_is_a_clear_error():
+    with pytest.raises(ValueError, match="MODULE:FUNCTION"):
+        load_factory("no_colon")
+    with pytest.raises(ValueError, match="cannot load the reward factory 'rewardzoo.protocol:nope'"):
+        load_factory("rewardzoo.protocol:nope")
+    with pytest.raises(ValueError, match="not callable"):
+        load_factory("rewardzoo.protocol:MIN_SEEDS")
+    assert load_factory("rewardzoo.protocol:choose") is choose
+
+
+def test_tuning_md_and_csv_hold_the_grid_the_numbers_and_the_choice(tmp_path):
+    """The chosen setting is marked, and flagged when it is the grid's highest or lowest learning rate."""
+    import csv
+
+    from rewardzoo.protocol import Choice, write_tuning
+
+    order = Grid((1.0, 0.5, 0.25)).points("t", "m", 1e-3)
+    rows = _rows({order[0]: [0.2], order[1]: [0.3], order[2]: [0.4]})
+    grids = {"t": {"metric": "eval/accuracy", "direction": "max", "points": {"m": order}}}
+    write_tuning(tmp_path, grids, rows, {("t", "m"): choose(rows, "max", order)}, [10.0, 20.0, 30.0], [1000], "cmd")
+    text = (tmp_path / "TUNING.md").read_text()
+    assert text.startswith("`cmd`") and "| m | `grpo.lr=0.00025` | 1000: 0.4000 | 0.4000 | **chosen** (at the grid's edge) |" in text
+    assert "| m | `grpo.lr=0.0005` | 1000: 0.3000 | 0.3000 |  |" in text and "3 tuning runs; summed run wall time 1.0 min." in text
+    with open(tmp_path / "tuning.csv") as f:
+        table = list(csv.DictReader(f))
+    assert [(r["setting"], r["split"], r["chosen"]) for r in table] == [
+        ("grpo.lr=0.001", "validation", "False"), ("grpo.lr=0.0005", "validation", "False"),
+        ("grpo.lr=0.00025", "validation", "True")]
+    write_tuning(tmp_path, grids, rows, {("t", "m"): Choice(order[1], by="hand")}, [], [1000])
+    assert "**chosen by hand**" in (tmp_path / "TUNING.md").read_text()
