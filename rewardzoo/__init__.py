@@ -16,7 +16,7 @@ from rewardzoo.integrations.gym import TaskEnv, register_envs
 from rewardzoo.integrations.trl import as_reward_func
 from rewardzoo.judges.classifier import JudgeConfig
 from rewardzoo.judges.pairwise import LMJudgeConfig, RuleJudgeConfig
-from rewardzoo.recipes import evaluate_run, evaluate_start, generate, make_trainer, sft, train
+from rewardzoo.recipes import evaluate_run, evaluate_start, export, generate, make_trainer, sft, train
 from rewardzoo.rewards.bonuses import BonusConfig
 from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.functions import CallableRewardConfig, FunctionReward
@@ -42,7 +42,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     # running
-    "train", "sft", "make_trainer", "evaluate_run", "evaluate_start", "generate", "load_config", "shipped_recipes",
+    "train", "sft", "make_trainer", "evaluate_run", "evaluate_start", "generate", "export", "load_config", "shipped_recipes",
     "Trainer", "TrainConfig", "CoreConfig", "ModelConfig", "TinyModelConfig", "ConfigError", "NonFiniteError",
     "TrainingInterrupted",
     # rewards

@@ -7,6 +7,7 @@
     rewardzoo eval runs/x                                        # a run's newest checkpoint, the run's own settings
     rewardzoo eval rlvr_multiplication init_from=DIR             # a recipe's starting policy (or a model dir)
     rewardzoo generate runs/x --prompt "12*3=" -n 4              # sample from a trained policy
+    rewardzoo export runs/x out/model                            # newest checkpoint → plain save_pretrained dir
     rewardzoo leaderboard --preset cpu --seeds 5 --out DIR       # every reward head-to-head (rewardzoo.leaderboard)
 
 A wrong setting fails before any work with one line that says what to change (exit 2); a
@@ -55,6 +56,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--prompt", action="append", required=True, help="a prompt (repeat for several)")
     p.add_argument("-n", type=int, default=1, help="completions per prompt")
     p.add_argument("--greedy", action="store_true", help="greedy decoding instead of sampling")
+    p = sub.add_parser("export", help="write a trained policy as a plain transformers model directory",
+                       description="write a run's newest checkpoint (or one checkpoint, sharded or not) as a directory "
+                                   "that AutoModelForCausalLM.from_pretrained loads, LoRA adapters merged")
+    p.add_argument("source", help="a run directory or one of its checkpoints (run_dir/checkpoints/step_N)")
+    p.add_argument("out", help="the directory to write")
     sub.add_parser("leaderboard", help="every reward head-to-head on one core (rewardzoo leaderboard --help)")
     return parser
 
@@ -100,6 +106,9 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         texts = recipes.generate(args.source, args.prompt, n=args.n, greedy=args.greedy, overrides=args.overrides)
         for prompt, completions in zip(args.prompt, texts):
             print(json.dumps({"prompt": prompt, "completions": completions}))
+        return 0
+    if args.command == "export":
+        print(recipes.export(args.source, args.out))
         return 0
     if args.help_config:
         print("\n".join(help_config()))

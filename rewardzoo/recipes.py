@@ -5,6 +5,7 @@
     rewardzoo.train("my.yaml", task=MyTask(...), reward=MyReward())       # your own task and reward
     rewardzoo.evaluate_run("runs/rlvr_multiplication-seed0")             # a run's latest checkpoint
     rewardzoo.generate("runs/rlvr_multiplication-seed0", ["12*3="], n=4)  # sample from it
+    rewardzoo.export("runs/rlvr_multiplication-seed0", "out/model")      # a plain save_pretrained directory
 
 :func:`train` does what ``rewardzoo train`` does: check the run directory, build the task (or take
 yours), run (or reuse) the SFT warm start, build the reward (or take yours), train, evaluate.
@@ -16,11 +17,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rewardzoo.core.checkpoint import check_run_dir, checkpoint_state, checkpoints, load_policy_weights
+from rewardzoo.core.checkpoint import check_run_dir, checkpoint_state, checkpoints
+from rewardzoo.core.sharded_checkpoint import load_any_policy_weights
 from rewardzoo.core.config import ConfigError, resolved_run_dir
 from rewardzoo.core.engines import make_engine
 from rewardzoo.core.logger import MetricLogger, silence_library_progress_bars
 from rewardzoo.core.models import load_policy
+from rewardzoo.core.sharded_checkpoint import export_pretrained
 from rewardzoo.core.sft import warm_start
 from rewardzoo.core.trainer import Trainer, make_accelerator
 from rewardzoo.core.types import Reward, TaskProtocol
@@ -139,7 +142,7 @@ def evaluate_run(run_dir: str | Path, overrides: list[str] | None = None) -> tup
     cfg = run_config(run_dir, overrides)
     checkpoint = latest_checkpoint(run_dir)
     trainer = make_trainer(cfg)
-    load_policy_weights(trainer.policy, checkpoint / "policy")
+    load_any_policy_weights(trainer.policy, checkpoint / "policy")
     trainer.engine.sync_weights(trainer.policy)
     trainer.step = checkpoint_state(checkpoint)["step"]
     return _evaluate_into(trainer, Path(run_dir).expanduser() / "eval" / checkpoint.name)
@@ -156,7 +159,7 @@ def generate(source: str | Path, prompts: list[str], n: int = 1, greedy: bool = 
         if not cfg.logging.progress:
             silence_library_progress_bars()
         policy, tokenizer = load_policy(cfg.model, starting_weights(cfg, task_for(cfg)), seed=cfg.seed)
-        load_policy_weights(policy, latest_checkpoint(source) / "policy")
+        load_any_policy_weights(policy, latest_checkpoint(source) / "policy")
         sampling = cfg.sampling
     elif (source / "config.json").is_file():
         cfg = load_config(None, [f"model.name={source}", *(overrides or [])])
@@ -166,3 +169,12 @@ def generate(source: str | Path, prompts: list[str], n: int = 1, greedy: bool = 
         raise ConfigError(f"{source} is neither a run directory (config.yaml) nor a saved model (config.json)")
     texts = make_engine(policy.eval(), tokenizer, sampling).generate(list(prompts), n=n, greedy=greedy).texts
     return [texts[i * n : (i + 1) * n] for i in range(len(prompts))]
+
+
+def export(source: str | Path, out: str | Path) -> Path:
+    """Write a trained policy as a plain transformers directory that ``AutoModelForCausalLM.from_pretrained``
+    loads (LoRA adapters merged): ``source`` is a run directory (its newest checkpoint) or one checkpoint
+    (``run_dir/checkpoints/step_N``), sharded (FSDP2) or not; returns ``out``."""
+    source = Path(source).expanduser()
+    checkpoint = source if (source / "trainer_state.json").is_file() else latest_checkpoint(source)
+    return export_pretrained(checkpoint, out)

@@ -9,6 +9,9 @@ Layout of ``run_dir/checkpoints/step_000100/``::
     rng_<rank>.pt      Python, NumPy and torch RNG states of each process
     trainer_state.json {"step": 100, "run_id": "…", "files": [every file above]}
 
+(Under ``distributed.strategy=fsdp2`` the policy, optimizer and the reward's sharded tensors are in
+``sharded/`` instead, written by every process: :mod:`rewardzoo.core.sharded_checkpoint`.)
+
 Writing: everything goes to ``.tmp-step_…``, ``trainer_state.json`` last, then one rename; so a
 run killed at any moment leaves the previous checkpoint or the new one, never a torn one.
 Deleting (pruning, ``overwrite``): a checkpoint is first renamed to ``.trash-…`` (one atomic step)
@@ -89,20 +92,34 @@ def new_run_id() -> str:
 
 def save_checkpoint(run_dir: Path, step: int, *, policy, tokenizer, optimizer, scheduler, reward, accelerator,
                     keep: int = 2, run_id: str | None = None) -> Path:
-    """Write a checkpoint of ``step`` atomically (every process calls this; the main one renames),
-    then prune this run's own checkpoints beyond the ``keep`` newest."""
+    """Write a checkpoint of ``step`` atomically (every process calls this; the main one writes the
+    policy, optimizer, scheduler and reward, and renames), then prune this run's own checkpoints
+    beyond the ``keep`` newest."""
+
+    def write(tmp: Path) -> None:
+        if accelerator.is_main_process:
+            policy.save_pretrained(tmp / "policy", safe_serialization=True)
+            tokenizer.save_pretrained(tmp / "policy")
+            torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
+            torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
+            torch.save(reward.state_dict(), tmp / "reward.pt")
+
+    return write_atomically(run_dir, step, write, accelerator=accelerator, keep=keep, run_id=run_id)
+
+
+def write_atomically(run_dir: Path, step: int, write, *, accelerator, keep: int, run_id: str | None) -> Path:
+    """The checkpoint protocol around ``write(tmp)``, which every process calls to put what it holds
+    into the temporary directory: then each process's RNG states, ``trainer_state.json`` (the
+    manifest) last, one rename by the main process, and pruning of this run's checkpoints beyond
+    ``keep``."""
     root = Path(run_dir) / "checkpoints"
     final = root / f"step_{step:06d}"
     tmp = root / f".tmp-step_{step:06d}"
     if accelerator.is_main_process:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        policy.save_pretrained(tmp / "policy", safe_serialization=True)
-        tokenizer.save_pretrained(tmp / "policy")
-        torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
-        torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
-        torch.save(reward.state_dict(), tmp / "reward.pt")
     accelerator.wait_for_everyone()
+    write(tmp)
     torch.save(rng_state(), tmp / f"rng_{accelerator.process_index}.pt")
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
@@ -117,7 +134,9 @@ def save_checkpoint(run_dir: Path, step: int, *, policy, tokenizer, optimizer, s
 
 
 def load_policy_weights(policy: torch.nn.Module, directory: Path) -> None:
-    """Load weights written by ``save_pretrained`` into an existing policy (full or LoRA)."""
+    """Load weights written by ``save_pretrained`` into an existing policy (full or LoRA); a sharded
+    checkpoint's (FSDP2) ``policy/``: :func:`~rewardzoo.core.sharded_checkpoint.load_any_policy_weights`."""
+    directory = Path(directory)
     adapter = directory / "adapter_model.safetensors"
     if adapter.exists():
         from peft import set_peft_model_state_dict
@@ -145,10 +164,16 @@ def load_checkpoint(path: Path, *, policy, optimizer, scheduler, reward, acceler
     optimizer.load_state_dict(torch.load(path / "optimizer.pt", weights_only=False))
     scheduler.load_state_dict(torch.load(path / "scheduler.pt", weights_only=False))
     reward.load_state_dict(torch.load(path / "reward.pt", weights_only=False))
-    rng_file = path / f"rng_{accelerator.process_index}.pt"
+    return restore_rng(path, accelerator)
+
+
+def restore_rng(path: Path, accelerator) -> int:
+    """Restore this process's RNG states from checkpoint ``path`` (when it holds them); returns the
+    checkpoint's step."""
+    rng_file = Path(path) / f"rng_{accelerator.process_index}.pt"
     if rng_file.exists():
         set_rng_state(torch.load(rng_file, weights_only=False))
-    return json.loads((path / "trainer_state.json").read_text())["step"]
+    return json.loads((Path(path) / "trainer_state.json").read_text())["step"]
 
 
 # ---------------------------------------------------------------------------------------- the run directory

@@ -2,8 +2,8 @@
 
 A config is a tree of dataclasses with a docstring under each field.  :class:`CoreConfig` is
 everything the :class:`~rewardzoo.core.trainer.Trainer` and the SFT warm start read — the run
-(seed, steps, directory, checkpoints), the model, the GRPO core, sampling, SFT, evaluation and
-logging — and nothing about any task or reward: the face's ``TrainConfig``
+(seed, steps, directory, checkpoints), the model, the GRPO core, sampling, SFT, evaluation,
+logging and distribution — and nothing about any task or reward: the face's ``TrainConfig``
 (:mod:`rewardzoo.zoo`) extends it with the task and reward sections.
 
 Each section checks its own fields, so every check runs before anything is built:
@@ -43,6 +43,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException, ValidationError
 
 from rewardzoo.core.advantages import ADVANTAGE_TYPES
+from rewardzoo.core.distributed import DistributedConfig, check_combination
 from rewardzoo.core.engines.config import SamplingConfig, check_vllm_setup
 from rewardzoo.core.loss import KL_ESTIMATORS, LOSS_TYPES
 from rewardzoo.core.models import ModelConfig
@@ -266,7 +267,7 @@ class LoggingConfig:
 
 @dataclass
 class CoreConfig:
-    """Everything the GRPO core reads: the run, the policy, GRPO, sampling, SFT, evaluation, logging."""
+    """Everything the GRPO core reads: the run, the policy, GRPO, sampling, SFT, evaluation, logging, distribution."""
 
     RANGES: ClassVar[dict[str, str]] = {"seed": "[0, inf)", "steps": "[0, inf)", "checkpoint_every": "[0, inf)",
                                         "keep_checkpoints": "[1, inf)"}
@@ -308,15 +309,23 @@ class CoreConfig:
     """Held-out evaluation."""
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     """Logging sinks."""
+    distributed: DistributedConfig = field(default_factory=DistributedConfig)
+    """How the policy, its reference and the judges are spread over processes: DDP or FSDP2 sharding, bf16
+    (docs/distributed.md)."""
 
     def validate(self) -> None:
         """Check the run's own fields, every core section (as :class:`ConfigError` naming the key), and
         the settings that span sections: the batch over processes (``WORLD_SIZE``, as set by
-        ``accelerate launch``/``torchrun``), the prompts per generation call, and whether the vLLM
-        engine, when asked for, can run this policy."""
+        ``accelerate launch``/``torchrun``), the prompts per generation call, the distribution
+        strategy against the model and engine, and whether the vLLM engine, when asked for, can run
+        this policy."""
         check_ranges(self, "")
-        for name in ("model", "grpo", "sampling", "sft", "eval", "logging"):
+        for name in ("model", "grpo", "sampling", "sft", "eval", "logging", "distributed"):
             check_section(getattr(self, name), name)
+        try:
+            check_combination(self.distributed, model_dtype=self.model.dtype, engine=self.sampling.engine)
+        except ValueError as err:
+            raise ConfigError(str(err)) from err
         if self.resume and self.overwrite:
             raise ConfigError("resume=true and overwrite=true contradict each other: resume continues the run in "
                               "run_dir, overwrite deletes it; set one of them")

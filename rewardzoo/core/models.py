@@ -90,7 +90,9 @@ class ModelConfig:
     attn_implementation: str = "sdpa"
     """transformers attention kernel: sdpa, eager, or flash_attention_2 when installed."""
     gradient_checkpointing: bool = False
-    """Recompute activations in backward to save memory."""
+    """Recompute each block's activations in backward to save memory (also under fsdp2).  Puts the model in
+    training mode, without which transformers does not checkpoint (a hub model's dropout, if it has any, is
+    then active in the training forward; Qwen3's is 0)."""
     lora: LoraSettings = field(default_factory=LoraSettings)
     """LoRA settings."""
 
@@ -239,6 +241,7 @@ def load_policy(cfg: ModelConfig, init_from: str | Path | None = None, seed: int
     if cfg.gradient_checkpointing:
         model.gradient_checkpointing_enable()
         model.config.use_cache = False
+        model.train()  # transformers checkpoints only in training mode, and from_pretrained returns eval mode
     if cfg.lora.enabled:
         model = add_lora(model, cfg.lora)
     return model, tokenizer

@@ -36,6 +36,7 @@ from rewardzoo.core.checkpoint import (check_run_dir, checkpoint_state, checkpoi
                                        new_run_id, save_checkpoint)
 from rewardzoo.core.config import (ConfigError, CoreConfig, as_dict, lr_multiplier, prompts_per_process,
                                    resolved_run_dir, to_yaml)
+from rewardzoo.core.distributed import make_sharding, prepare_policy
 from rewardzoo.core.engines import make_engine
 from rewardzoo.core.interrupt import StopRequests
 from rewardzoo.core.logger import MetricLogger, silence_library_progress_bars
@@ -43,6 +44,7 @@ from rewardzoo.core.memory import map_large_blocks, release_freed_memory
 from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows, tokenize_completions
 from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
 from rewardzoo.core.models import ReferencePolicy, load_policy, trainable_parameters
+from rewardzoo.core.sharded_checkpoint import load_sharded_checkpoint, save_sharded_checkpoint
 from rewardzoo.core.types import (Example, Generation, NonFiniteError, PolicyEvaluatingTask, Reward, RewardOutput,
                                   Rollouts, TaskProtocol, TrainingInterrupted, check_reward, derive_seed, held_out)
 from rewardzoo.eval import batch_analysis
@@ -112,6 +114,16 @@ class Trainer:
         if bind_policy is not None:
             bind_policy(self.policy, self.tokenizer)  # once, before any step: the starting policy
         self.ref = ReferencePolicy(self.policy) if g.beta > 0 else None
+        module = PolicyLogProbs(self.policy, temperature=cfg.sampling.temperature, chunk_size=g.logprob_chunk_size or None)
+        self.ref_module = None  # π_ref's log-probs module: the reference copy's (None: the policy's, adapters off)
+        if self.ref is not None and self.ref.copy is not None:
+            self.ref_module = PolicyLogProbs(self.ref.copy, temperature=module.temperature, chunk_size=module.chunk_size)
+        self.sharding = make_sharding(cfg.distributed, self.acc.device)  # None under DDP
+        if self.sharding is not None:  # before the optimizer: it must hold the sharded parameters
+            self.sharding.shard_policy(module, self.ref_module)
+            distribute = getattr(reward, "distribute", None)  # rewards with judges shard them the same way
+            if distribute is not None:
+                distribute(self.sharding)
         self.trainable = trainable_parameters(self.policy)  # (name, parameter) pairs the optimiser updates
         params = [p for _, p in self.trainable]
         fused = all(p.device.type in FUSED_ADAMW_DEVICES for p in params)  # one kernel: no [V, H] temporaries
@@ -120,8 +132,8 @@ class Trainer:
         total = cfg.steps * g.num_iterations
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_multiplier(
             s, warmup_steps=g.warmup_steps, total_steps=total, schedule=g.lr_schedule))
-        module = PolicyLogProbs(self.policy, temperature=cfg.sampling.temperature, chunk_size=g.logprob_chunk_size or None)
-        self.module, self.optimizer = self.acc.prepare(module, optimizer)
+        self.module, self.optimizer = prepare_policy(self.acc, module, optimizer, cfg.distributed, self.sharding,
+                                                     reference=self.ref_module)
         self.step = 0
         self.run_id: str | None = None  # set by train(): new, or the resumed run's (checkpoint ownership)
         self.logger: MetricLogger | None = None
@@ -242,10 +254,11 @@ class Trainer:
         rank = self.acc.process_index
         local = examples[rank * self.local_prompts : (rank + 1) * self.local_prompts]
         parts = []
-        for start in range(0, len(local), self.chunk_prompts):
-            chunk_index = (rank * self.local_prompts + start) // self.chunk_prompts
-            torch.manual_seed(derive_seed(self.cfg.seed, "rollout", step, chunk_index))
-            parts.append(self.engine.generate([e.prompt for e in local[start : start + self.chunk_prompts]], n=self.group_size))
+        with self.full_weights():
+            for start in range(0, len(local), self.chunk_prompts):
+                chunk_index = (rank * self.local_prompts + start) // self.chunk_prompts
+                torch.manual_seed(derive_seed(self.cfg.seed, "rollout", step, chunk_index))
+                parts.append(self.engine.generate([e.prompt for e in local[start : start + self.chunk_prompts]], n=self.group_size))
         gen = Generation.concat(parts, self.tokenizer.pad_token_id)
         texts = gather_object(gen.texts) if self.acc.num_processes > 1 else gen.texts
         rows = [e for e in examples for _ in range(self.group_size)]
@@ -279,8 +292,10 @@ class Trainer:
         return {f"warmup/{k}": v for k, v in stats.items()}
 
     def score(self, rollouts: Rollouts) -> RewardOutput:
-        """The reward's output, checked: one finite float per row."""
-        out = self.reward.score(rollouts)
+        """The reward's output, checked: one finite float per row (a reward that reads the policy scores
+        with its full weights gathered under FSDP2)."""
+        with self.full_weights() if hasattr(self.reward, "bind_policy") else contextlib.nullcontext():
+            out = self.reward.score(rollouts)
         name = type(self.reward).__name__
         if out.rewards.shape != (len(rollouts),):
             raise ValueError(f"reward {name} returned rewards of shape {tuple(out.rewards.shape)}, expected [{len(rollouts)}]")
@@ -439,8 +454,8 @@ class Trainer:
         module = self.acc.unwrap_model(self.module)
         if not reference:
             return [module(b.batch)[0] for b in batches]
-        with self.ref.active() as ref_model:
-            ref_module = PolicyLogProbs(ref_model, temperature=module.temperature, chunk_size=module.chunk_size)
+        with self.ref.active():  # with LoRA: the policy's own module, adapters disabled
+            ref_module = self.ref_module if self.ref_module is not None else module
             return [ref_module(b.batch)[0] for b in batches]
 
     @torch.no_grad()
@@ -459,10 +474,11 @@ class Trainer:
         local = examples[rank * per : (rank + 1) * per]
         texts: list[str] = []
         bs = self.cfg.eval.batch_size
-        for s in range(0, len(local), bs):
-            if k:
-                torch.manual_seed(derive_seed(self.cfg.seed, "eval", self.step, rank * per + s))
-            texts += self.engine.generate([e.prompt for e in local[s : s + bs]], n=n, greedy=not k).texts
+        with self.full_weights():
+            for s in range(0, len(local), bs):
+                if k:
+                    torch.manual_seed(derive_seed(self.cfg.seed, "eval", self.step, rank * per + s))
+                texts += self.engine.generate([e.prompt for e in local[s : s + bs]], n=n, greedy=not k).texts
         completions = gather_object(texts) if world > 1 else texts
         repeated = [e for e in examples for _ in range(n)]
         if self.logger is not None:
@@ -495,7 +511,12 @@ class Trainer:
 
     # ------------------------------------------------------------------ checkpoints
     def save(self) -> Path:
-        """Write an atomic checkpoint of the current step."""
+        """Write an atomic checkpoint of the current step (sharded under FSDP2:
+        :mod:`~rewardzoo.core.sharded_checkpoint`)."""
+        if self.sharding is not None:
+            return save_sharded_checkpoint(self.run_dir, self.step, policy=self.policy, tokenizer=self.tokenizer,
+                                           optimizer=self.optimizer, scheduler=self.scheduler, reward=self.reward,
+                                           accelerator=self.acc, keep=self.cfg.keep_checkpoints, run_id=self.run_id)
         return save_checkpoint(self.run_dir, self.step, policy=self.acc.unwrap_model(self.module).model,
                                tokenizer=self.tokenizer, optimizer=self.optimizer, scheduler=self.scheduler,
                                reward=self.reward, accelerator=self.acc, keep=self.cfg.keep_checkpoints,
@@ -513,13 +534,19 @@ class Trainer:
             self.run_id = new_run_id()
             return False
         latest = checkpoints(self.run_dir)[-1]
-        self.step = load_checkpoint(latest, policy=self.policy, optimizer=self.optimizer, scheduler=self.scheduler,
-                                    reward=self.reward, accelerator=self.acc)
+        load = load_checkpoint if self.sharding is None else load_sharded_checkpoint
+        self.step = load(latest, policy=self.policy, optimizer=self.optimizer, scheduler=self.scheduler,
+                         reward=self.reward, accelerator=self.acc)
         self.engine.sync_weights(self.policy)
         self.run_id = checkpoint_state(latest).get("run_id") or new_run_id()
         return True
 
     # ------------------------------------------------------------------ helpers
+    def full_weights(self):
+        """A context in which the policy's parts can be called directly: under FSDP2 its full weights are
+        gathered for the block (:meth:`~rewardzoo.core.distributed.Sharding.gathered`); else nothing."""
+        return contextlib.nullcontext() if self.sharding is None else self.sharding.gathered(self.module)
+
     def _local(self, rows_global: torch.Tensor) -> torch.Tensor:
         n = self.local_prompts * self.group_size
         return rows_global[self.acc.process_index * n : (self.acc.process_index + 1) * n]

@@ -54,6 +54,7 @@ import torch.nn.functional as F
 from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
+from rewardzoo.core.distributed import load_module_state, module_state
 from rewardzoo.core.models import (TinyModelConfig, char_tokenizer, check_model_source, init_portable_, tiny_causal_lm,
                                    tiny_config)
 from rewardzoo.core.types import NonFiniteError, Rollouts
@@ -227,6 +228,15 @@ class SequenceJudge:
         groups = ([] if cfg.freeze_backbone else [{"params": backbone}]) + [{"params": head, "lr": cfg.head_lr or cfg.lr}]
         return torch.optim.AdamW(groups, **kw)
 
+    def distribute(self, sharding) -> None:
+        """Shard the judge's weights, and its optimizer's state, over the run's processes
+        (:class:`~rewardzoo.core.distributed.Sharding`, FSDP2; call before any judge step).  Every
+        process still runs every pair it is given: the rewards stay the same on every process.  Under
+        ``distributed.mixed_precision=bf16`` the judge computes in bf16 too (fp32 master weights)."""
+        self.model = sharding.shard(self.model, trains=self.optimizer is not None)
+        if self.optimizer is not None:
+            self.optimizer = self._optimizer()  # over the sharded parameters
+
     @classmethod
     def build(cls, cfg: JudgeConfig, *, policy_dir: str | Path | None = None, seed: int = 0,
               device: str = "cpu") -> "SequenceJudge":
@@ -331,12 +341,13 @@ class SequenceJudge:
         return {"loss": loss_value, "grad_norm": grad_norm}
 
     def state_dict(self) -> dict:
-        """Model weights and (when trainable) optimizer state."""
-        return {"model": self.model.state_dict(),
-                "optimizer": self.optimizer.state_dict() if self.optimizer is not None else None}
+        """Model weights and (when trainable) optimizer state (their shards when :meth:`distribute` d)."""
+        return module_state(self.model, self.optimizer)
 
     def load_state_dict(self, state: dict) -> None:
         """Restore :meth:`state_dict` (a copy: the restored judge shares no tensor with ``state``)."""
+        if load_module_state(self.model, self.optimizer, state):
+            return
         self.model.load_state_dict(state["model"])
         if self.optimizer is not None:
             self.optimizer.load_state_dict(copy.deepcopy(state["optimizer"]))  # torch would alias same-device moments

@@ -80,8 +80,7 @@ def polyak_update(target: torch.nn.Module, source: torch.nn.Module, tau: float) 
 
 @torch.no_grad()
 def parameter_distance(a: torch.nn.Module, b: torch.nn.Module) -> float:
-    """‖φ_a − φ_b‖₂ over all parameters of two modules of the same structure."""
-    total = torch.zeros((), dtype=torch.float64)
-    for p, q in zip(a.parameters(), b.parameters(), strict=True):
-        total += (p.double() - q.double()).pow(2).sum().cpu()
-    return float(total.sqrt())
+    """‖φ_a − φ_b‖₂ over all parameters of two modules of the same structure (sharded ones too: the norm
+    of the per-tensor norms, reduced over processes)."""
+    diffs = [p.double() - q.double() for p, q in zip(a.parameters(), b.parameters(), strict=True)]
+    return float(torch.nn.utils.get_total_norm(diffs)) if diffs else 0.0

@@ -120,6 +120,12 @@ class WithBonuses:
         if inner is not None:
             inner(policy, tokenizer)
 
+    def distribute(self, sharding) -> None:
+        """Let the wrapped reward shard its judges (FSDP2), when it has any."""
+        inner = getattr(self.reward, "distribute", None)
+        if inner is not None:
+            inner(sharding)
+
     def score(self, batch: Rollouts) -> RewardOutput:
         """The wrapped reward's output with the weighted, z-scored bonuses added."""
         if self.policy is None:

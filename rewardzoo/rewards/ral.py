@@ -45,8 +45,10 @@ Departures from seed 002 and choices of ours:
    the calibration ``judge/calibration_scale`` / ``judge/calibration_bias`` are logged with the
    other judge diagnostics; none of them uses a correctness label.
 
-Untested: hub-model judges and GPU runs; multi-process runs rely on every process training its
-own judge copy identically on the same global batch (deterministic on CPU).
+Untested: hub-model judges and GPU runs.  Multi-process runs: every process trains on the same
+global batch — under DDP its own full judge copy, identically (deterministic on CPU); under FSDP2
+the judge and the Polyak copy are sharded (:meth:`RAL.distribute`) and every process still runs the
+whole batch through them (tested: 2 processes = 1, tests/core/test_fsdp.py).
 """
 
 from __future__ import annotations
@@ -148,6 +150,15 @@ class RAL:
         hand-built context carries one, is not read)."""
         ctx = ctx or RewardContext()
         return cls(cfg, seed=ctx.seed, policy_dir=ctx.init_dir, device=ctx.device)
+
+    def distribute(self, sharding) -> None:
+        """Shard the judge (with its optimizer) and the Polyak reward judge over the run's processes (FSDP2;
+        the trainer calls this once, before any step)."""
+        if self.judge is None:
+            return
+        self.judge.distribute(sharding)
+        if self.reward_judge is not self.judge:
+            self.reward_judge.distribute(sharding)
 
     def score(self, batch: Rollouts) -> RewardOutput:
         """r_i = g(D_φr(x_i, a_i)) where a_i is well formed, exactly 0 where it is None (``format_only``: 1

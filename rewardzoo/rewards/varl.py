@@ -189,6 +189,11 @@ class VARL:
         return cls(cfg, verifier=lambda answer, reference, meta: task.verify(answer, reference, meta),
                    demonstrations=demos, seed=ctx.seed, policy_dir=ctx.init_dir, device=ctx.device)
 
+    def distribute(self, sharding) -> None:
+        """Shard the discriminator (with its optimizer) over the run's processes (FSDP2; the trainer calls
+        this once, before any step)."""
+        self.discriminator.distribute(sharding)
+
     def features(self, batch: Rollouts) -> list[str | None]:
         """[N] φ(y) of every row: the parsed answer (None when malformed) or the whole completion."""
         return list(batch.answers) if self.cfg.features == "answer" else list(batch.completions)

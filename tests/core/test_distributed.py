@@ -1,7 +1,9 @@
 """Two CPU processes (accelerate MULTI_CPU over gloo, started by torchrun) train to the same
-parameters as one process with the same global batch."""
+parameters as one process with the same global batch; a ``distributed`` setting the run cannot use
+fails in the config check (the FSDP2 strategy itself: tests/core/test_fsdp.py)."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +12,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from rewardzoo.core.config import ConfigError
+from rewardzoo.core.distributed import DistributedConfig, check_combination
 from rewardzoo.zoo import load_config
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.models import char_tokenizer, tiny_causal_lm
@@ -49,3 +53,37 @@ def test_two_processes_equal_one_process(tmp_path, monkeypatch):
     two = read_metrics(tmp_path / "two" / "metrics.jsonl")
     assert one[0]["system/num_processes"] == 1 and two[0]["system/num_processes"] == 2
     assert [r["reward/mean"] for r in one[1:]] == pytest.approx([r["reward/mean"] for r in two[1:]])
+
+
+@pytest.mark.parametrize("overrides, says", [
+    (["distributed.strategy=fsdp3"], "distributed.strategy must be one of ddp, fsdp2; got 'fsdp3'"),
+    (["distributed.mixed_precision=fp16"], "distributed.mixed_precision must be one of no, bf16"),
+    (["distributed.strategy=fsdp2", "distributed.mixed_precision=bf16", "model.dtype=bfloat16"],
+     "keeps fp32 master weights"),
+    (["distributed.reshard_after_forward=false"], "applies to distributed.strategy=fsdp2 only"),
+])
+def test_a_distribution_setting_the_run_cannot_use_is_a_config_error(overrides, says):
+    """Each impossible distribution setting fails in the config check, saying what to change."""
+    with pytest.raises(ConfigError, match=re.escape(says)) as err:
+        load_config(ARGS[0], [*ARGS[1:], *overrides])
+    assert "\n" not in str(err.value)
+
+
+def test_fsdp2_with_the_vllm_engine_is_refused():
+    """(Checked after the sampling section, which already refuses vllm where it does not import.)"""
+    with pytest.raises(ValueError, match="fsdp2 with sampling.engine=vllm is not supported.*set sampling.engine=hf"):
+        check_combination(DistributedConfig(strategy="fsdp2"), model_dtype="float32", engine="vllm")
+    check_combination(DistributedConfig(strategy="ddp"), model_dtype="float32", engine="vllm")
+
+
+def test_fsdp2_bf16_on_bf16_weights_fails_in_one_line_before_any_work(tmp_path):
+    """``rewardzoo train … distributed.strategy=fsdp2 distributed.mixed_precision=bf16 model.dtype=bfloat16``:
+    exit 2, one line saying what to set, no run directory, no warm start."""
+    run_dir = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(REPO / "tests" / "helpers"), "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-m", "rewardzoo.cli", "train", *ARGS, "sft.enabled=true",
+                          "distributed.strategy=fsdp2", "distributed.mixed_precision=bf16", "model.dtype=bfloat16",
+                          f"run_dir={run_dir}"], cwd=REPO,
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert "set model.dtype=float32" in out.stderr and not run_dir.exists() and not any(tmp_path.iterdir())

@@ -21,6 +21,7 @@ from typing import ClassVar
 
 import torch
 
+from rewardzoo.core.distributed import full_state_dict
 from rewardzoo.core.engines.base import completion_mask, eos_token_ids
 from rewardzoo.core.engines.config import SamplingConfig, import_vllm, vllm_head_size_problem
 from rewardzoo.core.models import causal_lm, is_peft
@@ -33,7 +34,7 @@ CPU_KV_CACHE_BYTES = 1 << 30  # the KV cache of a CPU vLLM engine when sampling.
 def base_weights(policy: torch.nn.Module) -> dict[str, torch.Tensor]:
     """The transformers state dict of the policy's base model under its own names: a peft model's
     LoRA tensors left out and its ``.base_layer`` infix removed."""
-    state = causal_lm(policy).state_dict()
+    state = full_state_dict(causal_lm(policy))
     return {name.replace(".base_layer", ""): t for name, t in state.items() if "lora_" not in name}
 
 
@@ -153,7 +154,7 @@ class VLLMEngine:
             old = self.lora_request
             self._adapter_id += 1
             path = self.dir / f"adapter-{self._adapter_id}"
-            policy.save_pretrained(path)
+            policy.save_pretrained(path, state_dict=full_state_dict(policy))  # the adapters, gathered when sharded
             self.lora_request = self._lora_request(f"policy-{self._adapter_id}", self._adapter_id, str(path))
             if old is not None:
                 self.llm.llm_engine.remove_lora(old.lora_int_id)
