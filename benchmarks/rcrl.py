@@ -128,14 +128,15 @@ def summarise(result: RunResult) -> dict:
             "entropy_ratio": entropy_ratio(entropy, ENTROPY_WINDOW) if entropy else float("nan")}
 
 
-def cost_line(runs: dict, n_full: int, jobs: int) -> str:
-    """Measured seconds per run and per RL step, and the wall time of ``n_full`` such runs on ``jobs`` processes."""
+def cost_line(runs: dict, n_full: int, jobs: int, full_steps: int) -> str:
+    """Measured seconds per run and per RL step, and the wall time of ``n_full`` runs of ``full_steps`` steps on
+    ``jobs`` processes at that per-step cost (a pilot's runs are shorter than the full size's)."""
     walls = [r["wall_s"] for r in runs.values()]
     per_step = sum(walls) / max(sum(r["steps"] for r in runs.values()), 1)
     mean = float(np.mean(walls))
     return (f"measured {len(walls)} runs: {mean:.0f} s per run on average ({per_step:.2f} s per RL step, evaluations "
-            f"included); the full size is {n_full} runs ≈ {n_full * mean / jobs / 3600:.2f} h wall on {jobs} processes "
-            f"(plus one SFT warm start)")
+            f"included); the full size is {n_full} runs of {full_steps} steps ≈ "
+            f"{n_full * full_steps * per_step / jobs / 3600:.2f} h wall on {jobs} processes (plus one SFT warm start)")
 
 
 def win_table(runs: dict, keys: list) -> np.ndarray:
@@ -238,7 +239,7 @@ def study(args, argv) -> int:
             lines.append(f"| {m:g} | {verdict(head, 0.5)} | {d_ratio.format(digits=2, sign=True)} | "
                          f"{d_over.format(scale=100, sign=True)} |")
     lines += ["", cost_line(runs, len(LEVELS) * len(SEEDS) * len(KNOB_VARIANTS) + (len(VARIANTS) - 2) * len(SEEDS),
-                            args.jobs) + ".", "", f"![across the knob]({args.name}.png)"]
+                            args.jobs, load_config(VARIANTS["RcRL"]).steps) + ".", "", f"![across the knob]({args.name}.png)"]
     results_dir = Path(args.results)
     results_dir.mkdir(parents=True, exist_ok=True)
     (results_dir / f"{args.name}.md").write_text("\n".join(lines) + "\n")
@@ -344,7 +345,7 @@ def pacing(args, argv) -> int:
                                               for c in criteria) + " |")
     lines += ["", f"**Turning point: step {steps[peak]}** (the mean win rate peaks at {100 * mean[peak]:.1f}%; "
               f"{'it then declines to ' + format(100 * mean[-1], '.1f') + '% at step ' + str(steps[-1]) if peak < len(steps) - 1 else 'it has not declined by the last step: run longer'}).",
-              "", cost_line(runs, len(criteria) * len(args.seeds), args.jobs) + ".", "", "![pacing](rcrl_pacing.png)"]
+              "", cost_line(runs, PACING_CRITERIA * len(args.seeds), args.jobs, args.steps) + ".", "", "![pacing](rcrl_pacing.png)"]
     results_dir = Path(args.results)
     results_dir.mkdir(parents=True, exist_ok=True)
     (results_dir / "rcrl_pacing.md").write_text("\n".join(lines) + "\n")

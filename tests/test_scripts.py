@@ -70,7 +70,7 @@ def test_rcrl_study_compares_across_the_knob_and_reuses_runs(tmp_path, monkeypat
     text = (tmp_path / "rcrl.md").read_text()
     assert text.startswith("<!-- command: python benchmarks/rcrl.py study --seeds 0") and "| 3 | RcRL |" in text
     assert "| 0 | Absolute RaR |" in text and "RcRL against Absolute RaR at each level" in text
-    assert "s per run on average" in text and "the full size is 55 runs" in text
+    assert "s per run on average" in text and "the full size is 55 runs of 200 steps" in text
     assert (tmp_path / "rcrl.png").stat().st_size > 1000 and (tmp_path / "rcrl_curves.png").stat().st_size > 1000
     assert len((tmp_path / "rcrl.csv").read_text().splitlines()) == 1 + 4 * 3  # header + 4 runs × evals at 0, 1, 2
     logs = {p: p.stat().st_mtime for p in (tmp_path / "runs").glob("m*/*/seed0/train.log")}
