@@ -71,8 +71,9 @@ from rewardzoo import RcRL, load_config, make_trainer
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.types import Rollouts
 from rewardzoo.eval import mean_ci
-from rewardzoo.judges.pairwise import RuleJudgeConfig
+from rewardzoo.judges.pairwise import RuleJudge, RuleJudgeConfig, miscalibration
 from rewardzoo.judges.rubric import RubricSchedule, load_rubric
+from rewardzoo.tasks.checks.writing import overlooked_share
 from rewardzoo.zoo import shipped_recipe
 from rewardzoo.tasks.rubric_writing import RubricWriting, RubricWritingConfig, quality
 
@@ -114,24 +115,26 @@ for t in (0, 4, 5, 12, 30, 60, 65):
 # %% [markdown]
 # ## Pairwise win rates on a hand-made group
 #
-# One prompt — required words `red`, `cat`, a window of 4–7 words — and six completions, chosen to
-# show the judge's blind spots.  First a **perfect** rule judge (no noise, no bias, hard verdicts:
-# `temperature=0`) with every criterion active (`schedule=all`), so each row's reward is its mean
-# win rate over the 13 criteria.  `RcRL.score` returns the per-criterion win rates as components.
+# One prompt — required words `red`, `cat`, a window of 4–7 words — and seven completions, chosen to
+# show the judge's blind spots.  First a **perfect** rule judge (no noise, no bias, calibrated,
+# hard verdicts: `verdict=hard`) with every criterion active (`schedule=all`), so each row's reward
+# is its mean win rate over the 13 criteria.  `RcRL.score` returns the per-criterion win rates as
+# components.
 
 # %%
 prompt, meta = "red cat 4-7:", {"words": ["red", "cat"], "min_words": 4, "max_words": 7}
-group = ["The red cat sleeps.", "the cat sleeps", "The red cat sleeps sleeps sleeps.",
-         "The old red cat sleeps on the big stone by the river.", "The red cat zqxv sleeps.", "A dog."]
+group = ["The red cat sleeps.", "the cat sleeps", "The red cat sleeps sleeps.", "The red cat sees the red cat.",
+         "The old red cat sleeps on the big stone by the river.", "The red cat bimo sleeps.", "The red cat xqzt sleeps."]
 G = len(group)
 batch = Rollouts(prompts=[prompt] * G, completions=group, answers=group, references=[None] * G,
                  group_ids=torch.zeros(G, dtype=torch.long), meta=[meta] * G, step=0)
-fair = ["schedule=all", "judge.rule.noise=0", "judge.rule.position_bias=0", "judge.rule.temperature=0",
-        "judge.rule.length_bias=0", "judge.rule.repetition_blind=false", "judge.rule.non_english_blind=false"]
+fair = ["schedule=all", "judge.rule.noise=0", "judge.rule.position_bias=0", "judge.rule.verdict=hard",
+        "judge.rule.length_bias=0", "judge.rule.repetition_blind=false", "judge.rule.non_english_blind=false",
+        *(f"judge.rule.{k}={v}" for k, v in miscalibration(0).items())]
 perfect = load_config(shipped_recipe("rcrl_rubric_writing"), [f"reward.rcrl.{kv}" for kv in fair]).reward.rcrl
 out = RcRL(perfect).score(batch)
 table = torch.stack([out.components[f"criterion/{n}"] for n in names], dim=1)  # [G, C]
-fig, ax = plt.subplots(figsize=(12, 3.2))
+fig, ax = plt.subplots(figsize=(12, 3.4))
 ax.imshow(table, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
 ax.set_xticks(range(len(names)), names, rotation=40, ha="right", fontsize=8)
 ax.set_yticks(range(G), group, fontsize=8)
@@ -151,31 +154,73 @@ print(f"judge calls: {out.metrics['judge/calls']:.0f} = 13 criteria × G(G − 1
 # criterion, or both fail it) is worth ½ to each.
 #
 # Now the judge RcRL trains against in this repository's CPU preset (`algorithms/rcrl_rubric_writing.yaml`):
-# noisy (σ = 0.1), with a position bias and a preference for longer outputs, and blind to repeated
-# words and to non-English tokens — 004's reported judge failures, simulated.  Next to it,
-# Absolute RaR's reward with the same biased judge (`scoring=absolute`: each completion's judged
-# score, alone), and the held-out oracle's quality (the mean of the 13 unbiased checks).
+# it perceives each response once per criterion with noise (σ = 0.1), has a position bias and a
+# preference for longer outputs, and overlooks a word repeated *later* in the text and a made-up
+# word that *looks* like a word (it does notice `sleeps sleeps` and the consonant string `xqzt`) —
+# 004's reported judge failures, simulated.  Next to it, Absolute RaR's reward with the same judge
+# (`scoring=absolute`: each completion's judged score, alone), and two held-out measures no reward
+# reads: the oracle's quality (ten criteria, four of them hidden from the judge: grammar and the
+# penalties for repetition, non-English words and padding) and the share of tokens the judge overlooks.
 
 # %%
 preset = load_config(shipped_recipe("rcrl_rubric_writing")).reward.rcrl
 biased_pairwise = RcRL(replace(preset, schedule="all")).score(batch).rewards
 biased_absolute = RcRL(replace(preset, schedule="all", scoring="absolute")).score(batch).rewards
-print(f"{'completion':<55} {'oracle':>7} {'perfect':>8} {'biased':>7} {'biased':>9}")
-print(f"{'':<55} {'quality':>7} {'pairwise':>8} {'pairwise':>7} {'absolute':>9}")
+print(f"{'completion':<55} {'oracle':>7} {'perfect':>8} {'biased':>7} {'biased':>9} {'overlooked':>10}")
+print(f"{'':<55} {'quality':>7} {'pairwise':>8} {'pairwise':>7} {'absolute':>9} {'tokens':>10}")
 for i, text in enumerate(group):
     print(f"{text:<55} {quality(text, meta):>7.3f} {out.rewards[i]:>8.3f} {biased_pairwise[i]:>7.3f} "
-          f"{biased_absolute[i]:>9.3f}")
+          f"{biased_absolute[i]:>9.3f} {overlooked_share(text):>10.2f}")
 
 # %% [markdown]
 # The blind spots show up as rewards the oracle would not give.  The perfect judge ranks the clean
-# sentence first.  The biased judge does not see repeated words or the made-up token, so
-# `sleeps sleeps sleeps` and `zqxv` are judged as if they were the clean sentence — and with noise on
-# every call (σ = 0.1) they can even edge past it — while the over-long sentence gains from the
-# length preference.  A policy can climb each of these; the oracle's quality, which no reward reads,
-# is how the runs below measure whether it did.
+# sentence first.  The biased judge reads `The red cat sees the red cat.` as `The red cat sees.` and
+# `bimo` not at all, so those two lose nothing for what the oracle penalises, and the over-long
+# sentence gains from the length preference; the immediate repeat and `xqzt` it does see.  A
+# policy can climb each of these; the oracle's quality and the overlooked share are how the runs
+# below measure whether it did.
 # Note also the scale: the pairwise rewards average ½ in every group, the absolute ones do not —
 # under absolute scoring a group of uniformly better answers scores higher, which is exactly the
 # "stationary target" RcRL avoids.
+
+# %% [markdown]
+# ## The knob: miscalibrated absolute scores
+#
+# 004 argues (§5.4) that pairwise rewards help *where absolute scores are not calibrated*:
+# HealthBench's verifiable criteria admit calibrated absolute scores, creative writing's subjective
+# ones do not.  The rule judge makes that a knob.  Both modes see the same perception ẑ of a
+# response; a comparison reads only the difference of two perceptions, while an absolute score has
+# to *report* ẑ on a scale — at level m the report is coarser (an L-point scale), lenient (it piles
+# up at the top and saturates), scaled differently for each criterion, and shifted by an offset
+# drawn once per call (a comparison is one call, so its two responses share the offset).
+# `miscalibration(m)` gives the settings; m = 0 is the calibrated judge, the recipes use m = 2.
+
+# %%
+perceived = torch.linspace(0, 1, 101, dtype=torch.float64)
+fig, axes = plt.subplots(1, 4, figsize=(15, 3.2), sharey=True)
+for ax, m in zip(axes, (0, 1, 2, 3)):
+    judge = RuleJudge(RuleJudgeConfig(**{**miscalibration(m), "call_offset": 0.0}))
+    for criterion in rubric.criteria[:4]:
+        ax.plot(perceived, judge.report(criterion, perceived, torch.zeros_like(perceived)), label=criterion.name)
+    ax.plot([0, 1], [0, 1], "k:", lw=0.8)
+    ax.set(title=f"m = {m}: {miscalibration(m)}"[:48], xlabel="perceived ẑ")
+axes[0].set_ylabel("absolute report (no call offset)")
+axes[0].legend(fontsize=7)
+plt.show()
+for m in (0, 1, 2, 3):
+    judged = replace(preset, schedule="all", judge=replace(preset.judge, rule=replace(preset.judge.rule, **miscalibration(m))))
+    absolute = RcRL(replace(judged, scoring="absolute")).score(batch).rewards
+    pairwise = RcRL(judged).score(batch).rewards
+    print(f"m = {m}: Spearman of the absolute reward with the pairwise one over the group "
+          f"{spearmanr(absolute, pairwise).statistic:+.2f};  distinct absolute rewards {len(set(absolute.tolist()))} of {G}")
+
+# %% [markdown]
+# The pairwise reward is the same at every level — it never reads the reports — and at m = 0 the
+# absolute reward ranks the group exactly as it does (with linear verdicts the pairwise reward is
+# an increasing affine function of the absolute one within a group: `tests/judges/test_pairwise.py`).
+# As m grows the absolute reports saturate and coarsen: responses the judge can still *compare*
+# collapse onto one score.  Whether that matters for training — where the crossover lies, if any —
+# is what `python benchmarks/rcrl.py study` measures across m.
 
 # %% [markdown]
 # ## Round robin vs Swiss + Bradley–Terry

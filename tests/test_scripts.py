@@ -58,18 +58,40 @@ def test_judge_cost_script_writes_costs_and_fidelity(tmp_path, monkeypatch):
     assert text.startswith("<!-- command: python benchmarks/judge_cost.py --sizes 4") and "| 4 | 12 | 8 | 33% |" in text
 
 
-def test_rcrl_script_compares_variants_against_the_base(tmp_path, monkeypatch, fast_overrides):
-    """Two variants, one seed, two steps: the table, the claims block, the CSV and the plot."""
+def test_rcrl_study_compares_across_the_knob_and_reuses_runs(tmp_path, monkeypatch, fast_overrides):
+    """RcRL and Absolute RaR at two miscalibration levels, one seed, two steps: the table (both levels, the
+    head-to-head), the cost line, the CSV and the plots; a second call trains nothing."""
     monkeypatch.chdir(ROOT)
     script = runpy.run_path(str(ROOT / "benchmarks" / "rcrl.py"))
-    small = [*fast_overrides, "eval.every=1", "task.rubric_writing.n_train=200", "checkpoint_every=0"]
-    args = ["--seeds", "0", "--variants", "RcRL", "Absolute RaR", "--steps", "2", "--out", str(tmp_path / "runs"),
-            "--results", str(tmp_path), "--set", *small]
+    small = [*fast_overrides, "eval.every=1", "task.rubric_writing.n_train=200"]
+    args = ["study", "--seeds", "0", "--levels", "0", "3", "--variants", "RcRL", "Absolute RaR", "--steps", "2",
+            "--out", str(tmp_path / "runs"), "--results", str(tmp_path), "--set", *small]
     assert script["main"](args) == 0
     text = (tmp_path / "rcrl.md").read_text()
-    assert text.startswith("<!-- command: python benchmarks/rcrl.py --seeds 0") and "| RcRL |" in text
-    assert "1. RcRL beats RaR" in text and (tmp_path / "rcrl.png").stat().st_size > 1000
-    assert len((tmp_path / "rcrl.csv").read_text().splitlines()) == 1 + 2 * 3  # header + 2 runs × evals at 0, 1, 2
+    assert text.startswith("<!-- command: python benchmarks/rcrl.py study --seeds 0") and "| 3 | RcRL |" in text
+    assert "| 0 | Absolute RaR |" in text and "RcRL against Absolute RaR at each level" in text
+    assert "s per run on average" in text and "the full size is 55 runs of 200 steps" in text
+    assert (tmp_path / "rcrl.png").stat().st_size > 1000 and (tmp_path / "rcrl_curves.png").stat().st_size > 1000
+    assert len((tmp_path / "rcrl.csv").read_text().splitlines()) == 1 + 4 * 3  # header + 4 runs × evals at 0, 1, 2
+    logs = {p: p.stat().st_mtime for p in (tmp_path / "runs").glob("m*/*/seed0/train.log")}
+    assert len(logs) == 4 and script["main"](args) == 0
+    assert {p: p.stat().st_mtime for p in logs} == logs
+
+
+def test_rcrl_pacing_and_generation_verification_gap(tmp_path, monkeypatch, fast_overrides):
+    """One criterion trained alone for two steps (the turning-point table), and best-of-4 self-judged picks on
+    six prompts (the GV-gap table with its three selectors)."""
+    monkeypatch.chdir(ROOT)
+    script = runpy.run_path(str(ROOT / "benchmarks" / "rcrl.py"))
+    small = [*fast_overrides, "task.rubric_writing.n_train=200"]
+    common = ["--out", str(tmp_path / "runs"), "--results", str(tmp_path), "--set", *small]
+    assert script["main"](["pacing", "--criteria", "length_window", "--steps", "2", "--every", "1", *common]) == 0
+    text = (tmp_path / "rcrl_pacing.md").read_text()
+    assert "| 2 | " in text and "**Turning point: step" in text and (tmp_path / "rcrl_pacing.png").is_file()
+    assert script["main"](["gv-gap", "--n", "4", "--prompts", "6", *common]) == 0
+    text = (tmp_path / "rcrl_gv_gap.md").read_text()
+    assert "| self-judge (frozen warm start, round robin) |" in text and "| oracle (upper bound) |" in text
+    assert "ordered comparisons" in text
 
 
 def test_ral_vs_rlvr_script_reports_gains_ratio_and_verdict(tmp_path, monkeypatch, fast_overrides):

@@ -3,6 +3,14 @@
     grpo     A_i = (r_i − mean_g) / (std_g + eps)      DeepSeekMath (Shao et al. 2024), eq. 3
     dr_grpo  A_i =  r_i − mean_g                         Dr. GRPO (Liu et al. 2025): no std division
     bnpo     A_i = (r_i − mean_g) / (std_batch + eps)    batch-level std, as TRL's scale_rewards="batch"
+    pooled   A_i = (r_i − mean_g) / (s_pooled + eps)     s_pooled² = Σ_i (r_i − mean_g)² / (N − P), P groups:
+                                                         Dr. GRPO's centring on one scale for the whole batch (ours)
+
+``pooled`` divides by the pooled *within-group* standard deviation, so two rewards that are affine
+functions of each other within every group with one common slope (e.g. a pairwise win rate and the
+absolute score it ranks, seed 004) get identical advantages, while a near-tied group is not blown
+up to unit scale as ``grpo`` does; ``bnpo``'s batch std also counts the differences between
+prompts, which a group-centred reward (mean ½ in every group) does not have.
 
 ``std_g`` is the unbiased standard deviation within the group (``torch.std``, as TRL computes it).
 A group whose rewards are all equal carries no preference: its advantages are exactly zero in
@@ -13,7 +21,7 @@ from __future__ import annotations
 
 import torch
 
-ADVANTAGE_TYPES = ("grpo", "dr_grpo", "bnpo")
+ADVANTAGE_TYPES = ("grpo", "dr_grpo", "bnpo", "pooled")
 
 
 def group_mean_std(values: torch.Tensor, group_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -50,6 +58,10 @@ def compute_advantages(
         adv = centred / (std + eps)  # [N]
     elif kind == "dr_grpo":
         adv = centred  # [N]
+    elif kind == "pooled":
+        n_groups = int(torch.unique(group_ids).numel())
+        pooled = (centred.pow(2).sum() / max(rewards.numel() - n_groups, 1)).sqrt()  # []
+        adv = centred / (pooled + eps)  # [N]
     else:
         batch_std = rewards.double().std() if rewards.numel() > 1 else rewards.new_zeros((), dtype=torch.float64)
         adv = centred / (batch_std + eps)  # [N]

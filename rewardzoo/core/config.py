@@ -121,7 +121,7 @@ class GRPOConfig:
     num_iterations: int = 1
     """μ: optimiser steps per generated batch (1 = on-policy, no extra forward for old log-probs)."""
     advantage: str = "grpo"
-    """Advantage normalisation: grpo, dr_grpo or bnpo."""
+    """Advantage normalisation: grpo, dr_grpo, bnpo or pooled (core/advantages.py)."""
     loss_type: str = "grpo"
     """Loss aggregation: grpo (sequence mean), dapo (token mean) or dr_grpo (sum / N·L)."""
     epsilon_low: float = 0.2

@@ -21,12 +21,29 @@ Schedules of comparisons in a group of G rollouts (per criterion):
 Judges:
 
 - :class:`RuleJudge` — programmatic criteria (``Criterion.check``) with the imperfections 004
-  reports of real judges, each a switch: the judged score is ŝ_c(y) = check_c(view(y)) +
-  λ_len · words(view(y)), where ``view`` hides repeated words (``repetition_blind``) and/or
-  non-English tokens (``non_english_blind``) — the judge does not see them at all, so they neither
-  help nor hurt — and λ_len ≥ 0 is a preference for longer outputs; then
-  J = σ((ŝ(a) − ŝ(b) + β_pos + σ_noise·ε)/τ) (τ = 0: a hard verdict 1 / ½ / 0), an absolute score is
-  ŝ + σ_noise·ε, and with probability ``unparseable_rate`` a call is unparseable.
+  reports of real judges, each a switch.  What the judge *perceives* of response y on criterion c
+  at a step is one number, shared by every call that reads y (so comparisons and absolute scores
+  get the same information and the same noise):
+
+      ẑ_c(y) = check_c(view(y)) + λ_len·words(y) + σ·ε(seed, step, c, prompt, y)
+
+  ``view`` drops what the judge overlooks (:func:`rewardzoo.tasks.checks.writing.judge_view`: a word
+  repeated later in the text, ``repetition_blind``; a made-up word that looks like one,
+  ``non_english_blind``) — every criterion still varies under it; λ_len ≥ 0 prefers longer outputs.
+  A **comparison** reads only the difference, once: Δ = ẑ(a) − ẑ(b) + β_pos and
+  J = clip(½ + Δ/(2·span), 0, 1) (``verdict=linear``, span 2; or σ(Δ/τ), or hard 1/½/0).  An **absolute score**
+  has to report ẑ on a scale, and 004 §5.4/§6 says subjective criteria do not admit a calibrated
+  one; the report is
+
+      A_c(y) = ½ + a_c·(ẑ_c(y) − ½) + leniency + δ          δ ~ N(0, σ_δ²) once per call
+      then, with ``levels`` = L ≥ 2: clipped to [0, 1] (it saturates) and rounded to L points
+
+  with a_c = exp(s·η_c) a criterion-dependent scale.  A comparison is one call, so both responses
+  carry the same δ and Δ does not see it; :func:`miscalibration` maps the study's one knob m to
+  (L, leniency, s, σ_δ), m = 0 being the calibrated judge, A = ẑ.  With the linear verdict and
+  m = 0 a pairwise reward is an increasing affine function of the absolute one within every group,
+  so the two rank a group identically, whatever the noise (``tests/judges/test_pairwise.py``).
+  With probability ``unparseable_rate`` a call is unparseable.
 - :class:`LMJudge` — any transformers causal LM: a prompt template per criterion, the answer read
   from the next-token distribution as P(A) / (P(A) + P(B)) (absolute: P(Yes) / (P(Yes) + P(No))),
   no sampling, batched with left padding.  The **self-judge** is the frozen starting policy: with
@@ -36,7 +53,8 @@ Judges:
 
 An unparseable verdict counts as a tie (½) and is counted in :class:`Verdicts`.
 
-Choices of ours: the default templates, the answer prefix ``Answer:``, ``min_choice_mass`` 0.01,
+Choices of ours: the rule judge's perception model, its linear verdict and its miscalibration (the
+testbed of ``benchmarks/rcrl.py``, not a model of any real judge); the default templates, the answer prefix ``Answer:``, ``min_choice_mass`` 0.01,
 responses cut to 4,000 characters (004 App. D.2.4 truncates to 4,000 for its evaluation judge), the
 Swiss pairing rule and the BT regulariser α = 0.1 (measured in ``benchmarks/judge_cost.py``).
 """
@@ -46,6 +64,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Callable, ClassVar, ContextManager, Protocol
 
 import numpy as np
@@ -57,7 +76,7 @@ from rewardzoo.core.models import DTYPES, ReferencePolicy
 from rewardzoo.core.types import derive_seed
 from rewardzoo.eval import bradley_terry
 from rewardzoo.judges.rubric import Criterion
-from rewardzoo.tasks.checks.writing import tokens, without_non_english, without_repeats
+from rewardzoo.tasks.checks.writing import judge_view, tokens
 
 COMPARISONS = ("round_robin", "swiss")
 
@@ -76,11 +95,12 @@ class Judge(Protocol):
     calls: int  # questions answered so far
 
     def compare(self, criterion: Criterion, prompts: list[str], metas: list[dict], first: list[str],
-                second: list[str]) -> Verdicts:
-        """J_c(first_m, second_m) for every m."""
+                second: list[str], step: int = 0) -> Verdicts:
+        """J_c(first_m, second_m) for every m (``step``: the RL step asking, for judges whose noise depends on it)."""
         ...
 
-    def score(self, criterion: Criterion, prompts: list[str], metas: list[dict], texts: list[str]) -> Verdicts:
+    def score(self, criterion: Criterion, prompts: list[str], metas: list[dict], texts: list[str],
+              step: int = 0) -> Verdicts:
         """Absolute scores of ``texts`` on ``criterion``."""
         ...
 
@@ -235,77 +255,151 @@ class Tournament:
 
 
 # ------------------------------------------------------------------ the rule judge
+VERDICTS = ("linear", "logistic", "hard")
+
+
+def miscalibration(m: float) -> dict[str, float | int]:
+    """The settings of a rule judge's absolute reports at miscalibration level ``m`` ≥ 0 (the study's knob;
+    ours, 004 gives no numbers): m = 0 is a calibrated judge (HealthBench-like, 004 §5.4), each unit of m
+    adds a coarser scale (an L-point scale, L = ⌊1 + 10/m + ½⌋: 11 at m = 1, 6 at m = 2, 4 at m = 3),
+    leniency 0.1 (scores pile up at the top of the scale), a criterion-dependent scale spread 0.25 and a
+    per-call offset of standard deviation 0.05.
+
+    >>> miscalibration(2)
+    {'levels': 6, 'leniency': 0.2, 'criterion_scale': 0.5, 'call_offset': 0.1}
+    """
+    if m < 0:
+        raise ValueError(f"the miscalibration level must be >= 0; got {m}")
+    levels = 0 if m == 0 else max(2, int(1 + 10 / m + 0.5))
+    return {"levels": levels, "leniency": round(0.1 * m, 6), "criterion_scale": round(0.25 * m, 6),
+            "call_offset": round(0.05 * m, 6)}
+
+
+def standard_normal(*parts) -> float:
+    """A standard normal draw that is a pure function of ``parts`` (the same on every machine)."""
+    return NormalDist().inv_cdf((derive_seed(*parts) + 0.5) / 2**63)
+
+
 @dataclass
 class RuleJudgeConfig:
-    """A programmatic judge with configurable imperfections (defaults: a perfect judge)."""
+    """A programmatic judge with configurable imperfections (defaults: a perfect, calibrated judge)."""
 
     RANGES: ClassVar[dict[str, str]] = {"noise": "[0, inf)", "position_bias": "(-inf, inf)", "temperature": "[0, inf)",
-                                        "length_bias": "[0, inf)", "unparseable_rate": "[0, 1)"}
+                                        "length_bias": "[0, inf)", "unparseable_rate": "[0, 1)", "levels": "[0, inf)",
+                                        "span": "(0, inf)",
+                                        "leniency": "(-inf, inf)", "criterion_scale": "[0, inf)", "call_offset": "[0, inf)"}
 
     noise: float = 0.0
-    """σ_noise: standard deviation of Gaussian noise added to each call's score difference (or absolute score)."""
+    """σ: standard deviation of the judge's perception noise, one draw per response, criterion and step, shared by
+    every call that reads that response — comparisons and absolute scores see the same noisy perception."""
     position_bias: float = 0.0
-    """β_pos: added to the first-shown response's score in a comparison (> 0 favours position A)."""
+    """β_pos: added to the first-shown response's perceived score in a comparison (> 0 favours position A)."""
+    verdict: str = "linear"
+    """How a comparison turns the perceived difference Δ into J: linear ½ + Δ/(2·span) (clipped to [0, 1]),
+    logistic σ(Δ/τ) or hard (1, ½ on a tie, 0)."""
+    span: float = 2.0
+    """Linear verdicts stay linear while |Δ| ≤ span (checks differ by at most 1; the rest leaves room for the length
+    preference, the noise and the position bias)."""
     temperature: float = 0.1
-    """τ: J = σ(Δ/τ); 0 gives hard verdicts (1, ½ on a tie, 0)."""
+    """τ of logistic verdicts."""
     length_bias: float = 0.0
-    """λ_len: added to every criterion's score per word the judge sees (a preference for longer outputs)."""
+    """λ_len: added to every criterion's perceived score per word of the response as written (a verbosity preference)."""
     repetition_blind: bool = False
-    """The checks see the response with repeated words removed (insensitive to repetition)."""
+    """The judge overlooks a word repeated later in the text (not one repeated immediately): the checks read the view."""
     non_english_blind: bool = False
-    """The checks see the response with non-English tokens removed (indifferent to them)."""
+    """The judge overlooks a made-up word that looks like a word (has a vowel): the checks read the view."""
     unparseable_rate: float = 0.0
     """Probability that a call's answer cannot be read (it then counts as a tie, ½)."""
+    levels: int = 0
+    """Absolute reports on an L-point scale: clipped to [0, 1] (saturating) and rounded to L levels (0 = continuous,
+    unclipped; else at least 2)."""
+    leniency: float = 0.0
+    """Added to every absolute report before clipping: a lenient judge's scores pile up at the top of the scale."""
+    criterion_scale: float = 0.0
+    """s: criterion c's absolute reports are ½ + a_c·(perceived − ½), a_c = exp(s·η_c), η_c ~ N(0, 1) fixed by the
+    criterion's name (the same judge on every run and seed)."""
+    call_offset: float = 0.0
+    """σ_δ: an offset drawn once per judge call; an absolute report carries its own call's, the two responses of a
+    comparison share one, so the difference never sees it."""
+
+    def validate(self) -> None:
+        """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"judge.rule.verdict must be one of {', '.join(VERDICTS)}; got {self.verdict!r}")
+        if self.levels == 1:
+            raise ValueError("judge.rule.levels must be 0 (a continuous scale) or at least 2")
+        if self.verdict == "logistic" and self.temperature <= 0:
+            raise ValueError("judge.rule.temperature must be > 0 for logistic verdicts (or use verdict=hard)")
 
 
 class RuleJudge:
-    """Judges programmatic criteria (see the module docstring); its noise comes from its own seeded generator."""
+    """Judges programmatic criteria (see the module docstring).  Its perception noise is a pure function of
+    (seed, step, criterion, prompt, response); unparseable answers and call offsets come from its own seeded
+    generator."""
 
     def __init__(self, cfg: RuleJudgeConfig | None = None, seed: int = 0):
         self.cfg = cfg = cfg or RuleJudgeConfig()
         check_section(cfg, "judge.rule")
+        self.seed = seed
         self.generator = torch.Generator().manual_seed(derive_seed(seed, "rule-judge") % 2**63)
         self.calls = 0
 
-    def judged_scores(self, criterion: Criterion, metas: list[dict], texts: list[str]) -> torch.Tensor:
-        """[M] ŝ_c: the check on the judge's view of each text plus the length preference on that view (no noise)."""
+    def perceived(self, criterion: Criterion, prompts: list[str], metas: list[dict], texts: list[str],
+                  step: int = 0) -> torch.Tensor:
+        """[M] ẑ_c = check_c(view(y)) + λ_len·words(y) + σ·ε(seed, step, c, prompt, y): what the judge perceives."""
         check, c = criterion.check_fn(), self.cfg
-        def view(text: str) -> str:
-            text = without_repeats(text) if c.repetition_blind else text
-            return without_non_english(text) if c.non_english_blind else text
-        memo: dict[tuple[str, int], float] = {}  # a round robin shows each text 2(G − 1) times
+        memo: dict[tuple[str, str, int], float] = {}  # a round robin shows each response 2(G − 1) times
 
-        def judged(text: str, meta: dict) -> float:
-            key = (text, id(meta))
+        def one(prompt: str, text: str, meta: dict) -> float:
+            key = (prompt, text, id(meta))
             if key not in memo:
-                seen = view(text)
-                memo[key] = check(seen, meta) + c.length_bias * len(tokens(seen))
+                seen = judge_view(text, c.repetition_blind, c.non_english_blind)
+                eps = standard_normal(self.seed, "perception", step, criterion.name, prompt, text) if c.noise else 0.0
+                memo[key] = check(seen, meta) + c.length_bias * len(tokens(text)) + c.noise * eps
             return memo[key]
-        return torch.tensor([judged(t, m) for t, m in zip(texts, metas)], dtype=torch.float64)  # [M]
+        return torch.tensor([one(p, t, m) for p, t, m in zip(prompts, texts, metas)], dtype=torch.float64)  # [M]
 
-    def _noise_and_failures(self, M: int) -> tuple[torch.Tensor, torch.Tensor]:
-        eps = torch.randn(M, generator=self.generator, dtype=torch.float64)  # [M]
-        failed = torch.rand(M, generator=self.generator, dtype=torch.float64) < self.cfg.unparseable_rate  # [M]
+    def report(self, criterion: Criterion, perceived: torch.Tensor, offset: torch.Tensor) -> torch.Tensor:
+        """[M] absolute reports of perceived scores [M] with each call's offset [M]: ½ + a_c(ẑ − ½) + leniency + δ,
+        then clipped to [0, 1] and rounded to the L-point scale when ``levels`` ≥ 2."""
+        c = self.cfg
+        a = math.exp(c.criterion_scale * standard_normal("criterion-scale", criterion.name)) if c.criterion_scale else 1.0
+        u = 0.5 + a * (perceived - 0.5) + c.leniency + offset  # [M]
+        if c.levels == 0:
+            return u
+        return torch.round(u.clamp(0.0, 1.0) * (c.levels - 1)) / (c.levels - 1)  # [M]
+
+    def _failures(self, M: int) -> torch.Tensor:
         self.calls += M
-        return self.cfg.noise * eps, failed
+        return torch.rand(M, generator=self.generator, dtype=torch.float64) < self.cfg.unparseable_rate  # [M]
 
     def compare(self, criterion: Criterion, prompts: list[str], metas: list[dict], first: list[str],
-                second: list[str]) -> Verdicts:
-        """J = σ((ŝ(first) − ŝ(second) + β_pos + noise)/τ), or a hard verdict when τ = 0."""
-        both = self.judged_scores(criterion, metas + metas, first + second)  # [2M]
-        noise, failed = self._noise_and_failures(len(first))  # [M], [M]
-        diff = both[: len(first)] - both[len(first) :] + self.cfg.position_bias + noise  # [M]
-        t = self.cfg.temperature
-        prob = torch.sigmoid(diff / t) if t > 0 else 0.5 * (torch.sign(diff) + 1)  # [M]
+                second: list[str], step: int = 0) -> Verdicts:
+        """J from Δ = ẑ(first) − ẑ(second) + β_pos (the call's offset is in both and cancels): linear
+        clip(½ + Δ/(2·span)), logistic σ(Δ/τ) or hard ½(sign Δ + 1)."""
+        M = len(first)
+        both = self.perceived(criterion, prompts + prompts, metas + metas, first + second, step)  # [2M]
+        diff = both[:M] - both[M:] + self.cfg.position_bias  # [M]
+        if self.cfg.verdict == "linear":
+            prob = (0.5 + diff / (2 * self.cfg.span)).clamp(0.0, 1.0)  # [M]
+        elif self.cfg.verdict == "logistic":
+            prob = torch.sigmoid(diff / self.cfg.temperature)  # [M]
+        else:
+            prob = 0.5 * (torch.sign(diff) + 1)  # [M]
+        failed = self._failures(M)  # [M]
         return Verdicts(torch.where(failed, 0.5, prob), failed)
 
-    def score(self, criterion: Criterion, prompts: list[str], metas: list[dict], texts: list[str]) -> Verdicts:
-        """ŝ + noise; an unparseable call scores ½."""
-        noise, failed = self._noise_and_failures(len(texts))  # [M], [M]
-        return Verdicts(torch.where(failed, 0.5, self.judged_scores(criterion, metas, texts) + noise), failed)
+    def score(self, criterion: Criterion, prompts: list[str], metas: list[dict], texts: list[str],
+              step: int = 0) -> Verdicts:
+        """The absolute report of each response (one call each, with its own offset); an unparseable call scores ½."""
+        M = len(texts)
+        offset = self.cfg.call_offset * torch.randn(M, generator=self.generator, dtype=torch.float64)  # [M]
+        failed = self._failures(M)  # [M]
+        reports = self.report(criterion, self.perceived(criterion, prompts, metas, texts, step), offset)  # [M]
+        return Verdicts(torch.where(failed, 0.5, reports), failed)
 
     def state_dict(self) -> dict:
-        """The noise generator and the call count."""
+        """The generator (unparseable answers, call offsets) and the call count."""
         return {"generator": self.generator.get_state(), "calls": self.calls}
 
     def load_state_dict(self, state: dict) -> None:
@@ -444,11 +538,12 @@ class LMJudge:
                 for p, a, b in zip(prompts, first, second)]
 
     def compare(self, criterion: Criterion, prompts: list[str], metas: list[dict], first: list[str],
-                second: list[str]) -> Verdicts:
-        """J = P(A) / (P(A) + P(B)) at the position after the answer prefix."""
+                second: list[str], step: int = 0) -> Verdicts:
+        """J = P(A) / (P(A) + P(B)) at the position after the answer prefix (deterministic: ``step`` is unused)."""
         return self._read(self.pairwise_texts(criterion, prompts, first, second), self.pair_shared, self.pair_ids)
 
-    def score(self, criterion: Criterion, prompts: list[str], metas: list[dict], texts: list[str]) -> Verdicts:
+    def score(self, criterion: Criterion, prompts: list[str], metas: list[dict], texts: list[str],
+              step: int = 0) -> Verdicts:
         """P(Yes) / (P(Yes) + P(No)) for each response."""
         bodies = [self.cfg.absolute_template.format(title=criterion.title or criterion.name,
                                                     description=criterion.description, prompt=p, response=self._cut(t))

@@ -46,16 +46,20 @@ Departures from 004 and choices of ours:
 4. No KL term (004's "+ KL Term" row is ``grpo.beta``); bonuses are a wrapper
    (:mod:`rewardzoo.rewards.bonuses`, ``reward.bonuses.*``).
 
-Example, a rule judge with hard verdicts on the first criterion (required words) of the toy rubric:
+Example, the calibrated rule judge (linear verdicts) on the first criterion (required words) of the toy rubric —
+the checks give 1, ½ and 0, so with J = ½ + Δ/4, P(0 ≻ 1) = ⅝, P(0 ≻ 2) = ¾, P(1 ≻ 2) = ⅝:
 
 >>> import torch
+>>> from dataclasses import replace
 >>> from rewardzoo.core.types import Rollouts
->>> cfg = RcRLConfig(rubric="rubric_writing", judge=RcRLJudgeConfig(kind="rule", rule=RuleJudgeConfig(temperature=0)))
+>>> cfg = RcRLConfig(rubric="rubric_writing", judge=RcRLJudgeConfig(kind="rule"))
 >>> meta = {"words": ["red", "cat"], "min_words": 2, "max_words": 4}
 >>> batch = Rollouts(prompts=["red cat 2-4:"] * 3, completions=["The red cat.", "The cat.", "A dog."],
 ...                  answers=["The red cat.", "The cat.", "A dog."], references=[None] * 3,
 ...                  group_ids=torch.zeros(3, dtype=torch.long), meta=[meta] * 3, step=0)
->>> RcRL(cfg).score(batch).rewards.tolist()  # wins 2, 1, 0 of 2 comparisons
+>>> RcRL(cfg).score(batch).rewards.tolist()  # (⅝ + ¾)/2, (⅜ + ⅝)/2, (¼ + ⅜)/2
+[0.6875, 0.5, 0.3125]
+>>> RcRL(replace(cfg, scoring="absolute")).score(batch).rewards.tolist()  # the checks themselves (m = 0)
 [1.0, 0.5, 0.0]
 
 Untested: hub-model judges and GPU runs (the LM judge is tested end to end on the tiny model).
@@ -198,12 +202,12 @@ class RcRL:
             if self.cfg.scoring == "pairwise":
                 def ask(first: list[int], second: list[int], c=c):
                     return self.judge.compare(c, [batch.prompts[i] for i in first], [batch.meta[i] for i in first],
-                                              [texts[i] for i in first], [texts[i] for i in second])
+                                              [texts[i] for i in first], [texts[i] for i in second], step=step)
                 w, stats = self.tournament.win_rates(ask, groups, seed=derive_seed(self.seed, "swiss", step, k))  # [N]
                 calls, unparseable = calls + stats.calls, unparseable + stats.unparseable
                 consistent, pairs = consistent + stats.consistent, pairs + stats.pairs
             else:
-                v = self.judge.score(c, batch.prompts, batch.meta, texts)
+                v = self.judge.score(c, batch.prompts, batch.meta, texts, step=step)
                 w = v.prob  # [N]
                 calls, unparseable = calls + len(batch), unparseable + int(v.unparseable.sum())
             rewards += weights[k] * w  # [N]

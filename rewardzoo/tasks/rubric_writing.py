@@ -1,29 +1,40 @@
-"""Rubric writing (SPEC §3, a CPU toy for RcRL, seed 004): short open-ended sentences judged by
-thirteen programmatic criteria.
+"""Rubric writing (SPEC §3, a CPU toy for RcRL, seed 004): short open-ended sentences, a training
+rubric of thirteen programmatic criteria, and a held-out oracle that is not that rubric.
 
 A prompt names required words and a length window in words, e.g. ``cat red 4-7:``; a completion
-is one short sentence, e.g. ``The red cat sleeps.``.  There is no single right answer: a
-completion's held-out **oracle quality** is the mean of the thirteen checks of
-:mod:`rewardzoo.tasks.checks.writing` (required words, length window, no repeats, English words,
-capital start, period end, single sentence, required order, article start, has a verb,
-adjective–noun, noun end, lower-case rest), applied without any bias.  The **oracle judge**
-prefers the completion of higher quality (ties count half); it is held out — no reward ever
-calls it — and evaluation compares a trained policy's greedy completions against the base
-model's on the same held-out prompts with it (:func:`rewardzoo.eval.preferences`, win rate and
-Bradley–Terry Elo in ``benchmarks/rcrl.py``).
+is one short sentence, e.g. ``The red cat sleeps.``.  There is no single right answer.
+
+- **Training rubric**: the thirteen checks of :data:`rewardzoo.tasks.checks.writing.CHECKS`, which
+  RcRL's rule judge scores or compares through its blind view of the text (it overlooks a word
+  repeated later and a made-up word that looks like a word) and with its biases — no reward here.
+- **Oracle** (the stand-in for 004's external judges, GPT-5.2 and others): a completion's held-out
+  **quality** is the mean of the ten checks of :data:`~rewardzoo.tasks.checks.writing.ORACLE_CHECKS`
+  on the text as written: six the rubric shares (required words, length window, capital start,
+  period end, single sentence, has a verb) and four the training judge never sees — the sentence
+  parses (``grammatical``) and the penalties for exactly the judge's blind spots (``no_repeated_words``,
+  ``all_english``, ``concise``: no padding with prepositional phrases).  Seven rubric criteria
+  (no repeats, English words, required order, article start, adjective–noun, noun end, lower-case
+  rest) are not the oracle's at all, so over-optimising them buys nothing.  The oracle judge prefers the
+  completion of higher quality (ties count half); no reward ever calls it, and evaluation compares
+  a trained policy's greedy completions with the warm start's on the same held-out prompts with it
+  (``benchmarks/rcrl.py``).
 
 Demonstrations (for the SFT warm start, our own generator) are deliberately mediocre sentences of a
 small grammar (noun phrase, usually a verb, prepositional phrases) of at least a length drawn from
 one word below the window to one below its top; each required word is used with probability ¾ in a
-slot of its part of speech, and capitals, endings, repeated words and non-lexicon ("non-English")
-tokens are random, so the base model meets each criterion only part of the time and can stumble on the behaviours a
-biased judge lets pass (004 App. A.4: repetition, non-English tokens, length).
+slot of its part of speech, and capitals, endings, repeated words (next to the original or later)
+and non-lexicon tokens (a consonant string or a made-up word with vowels) are random, so the base
+model meets each criterion only part of the time and can stumble on the behaviours the blind judge
+lets pass (004 App. A.4: repetition, non-English tokens, length).
 
 Row metrics (``eval/<name>`` on the held-out split, ``train/<name>`` on training batches):
-``correct`` (all thirteen met), ``quality``, ``oracle_<criterion>`` for each criterion,
-``words``, ``over_length`` (more words than the window allows), ``repetition`` (share of words
-repeating an earlier one, :func:`rewardzoo.eval.ngram_repetition` with n = 1 for these short
-texts) and ``non_english_rate`` (share of tokens outside the lexicon).
+``correct`` (all ten oracle criteria met), ``quality``, ``oracle_<criterion>`` for each oracle
+criterion, ``rubric`` (the mean of the thirteen rubric checks on the text as written: the training
+objective as a calibrated judge that sees everything would score it), ``words``, ``over_length``
+(more words than the window allows), ``repetition`` (share of words repeating an earlier one,
+:func:`rewardzoo.eval.ngram_repetition` with n = 1 for these short texts), ``non_english_rate``
+(share of tokens outside the lexicon) and ``overlooked`` (share of tokens the blind judge
+overlooks: the blind-spot exploitation, :func:`~rewardzoo.tasks.checks.writing.overlooked_share`).
 """
 
 from __future__ import annotations
@@ -36,11 +47,12 @@ from rewardzoo.core.config import check_section
 from rewardzoo.core.types import Example
 from rewardzoo.eval import ngram_repetition, non_english_rate
 from rewardzoo.tasks.base import Task
-from rewardzoo.tasks.checks.writing import CHECKS, CONTENT_WORDS, ENGLISH, LEXICON, tokens
+from rewardzoo.tasks.checks.writing import CHECKS, CONTENT_WORDS, ENGLISH, LEXICON, ORACLE_CHECKS, overlooked_share, tokens
 
 _POS = {pos: [w for w, p in LEXICON.items() if p == pos] for pos in ("noun", "verb", "adjective")}
 _ARTICLES = [w for w, p in LEXICON.items() if p == "article"]
 _PREPOSITIONS = ["in", "on", "with", "by", "near"]
+_CONSONANTS = "bcdfghjklmnpqrstvwxz"
 
 
 @dataclass
@@ -73,7 +85,13 @@ class RubricWritingConfig:
 
 
 def quality(text: str, meta: dict) -> float:
-    """The oracle's quality of a completion: the mean of the thirteen unbiased checks, in [0, 1]."""
+    """The oracle's quality of a completion: the mean of the ten oracle checks on the text as written, in [0, 1]."""
+    return sum(check(text, meta) for check in ORACLE_CHECKS.values()) / len(ORACLE_CHECKS)
+
+
+def rubric_score(text: str, meta: dict) -> float:
+    """The training rubric's score as a calibrated judge that sees everything would give it: the mean of the
+    thirteen rubric checks on the text as written, in [0, 1]."""
     return sum(check(text, meta) for check in CHECKS.values()) / len(CHECKS)
 
 
@@ -87,7 +105,8 @@ def _noun_phrase(rng: random.Random) -> list[str]:
 def _demonstration(words: list[str], lo: int, hi: int, rng: random.Random) -> str:
     """A mediocre sentence for the prompt: a noun phrase, usually a verb, then prepositional phrases until it
     has at least a length drawn from [lo − 1, hi − 1] words; each required word (kept with probability ¾) takes
-    a slot of its part of speech; then random repeats, non-lexicon tokens, capitals and endings."""
+    a slot of its part of speech; then random repeats (next to the word or later), non-lexicon tokens (a
+    consonant string or a made-up word with vowels), capitals and endings."""
     target = rng.randint(max(1, lo - 1), hi - 1)
     body = _noun_phrase(rng) + ([rng.choice(_POS["verb"])] if rng.random() < 0.8 else [])
     while len(body) < target:
@@ -101,9 +120,12 @@ def _demonstration(words: list[str], lo: int, hi: int, rng: random.Random) -> st
             body.insert(rng.choice(nouns) if LEXICON[w] == "adjective" else len(body), w)
     if rng.random() < 0.15:
         i = rng.randrange(len(body))
-        body.insert(i, body[i])
+        body.insert(i if rng.random() < 0.5 else rng.randint(i + 1, len(body)), body[i])  # next to it, or later
     if rng.random() < 0.1:
-        gibberish = "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(3, 6)))
+        if rng.random() < 0.5:
+            gibberish = "".join(rng.choice(_CONSONANTS) for _ in range(rng.randint(3, 6)))
+        else:
+            gibberish = "".join(rng.choice(_CONSONANTS) + rng.choice("aeiou") for _ in range(rng.randint(1, 3)))
         body.insert(rng.randrange(len(body) + 1), gibberish)
     if rng.random() < 0.5:
         body[0] = body[0].capitalize()
@@ -117,7 +139,7 @@ def _demonstration(words: list[str], lo: int, hi: int, rng: random.Random) -> st
 
 
 class RubricWriting(Task):
-    """``w1 w2 lo-hi:`` → one short sentence, scored by the oracle's quality."""
+    """``w1 w2 lo-hi:`` → one short sentence, scored by the oracle's quality (not the training rubric)."""
 
     name = "rubric_writing"
     demonstrations_verify = False  # mediocre on purpose: the SFT warm start stands in for a base model
@@ -155,16 +177,19 @@ class RubricWriting(Task):
         return 0.0 if answer is None else quality(answer, meta)
 
     def row_metrics(self, answers: list[str | None], references: list[str], metas: list[dict]) -> dict[str, list[float]]:
-        """``correct`` (all thirteen met), ``quality``, ``oracle_<criterion>``, ``words``, ``over_length``,
-        ``repetition`` and ``non_english_rate`` of every row (an empty completion scores 0 everywhere)."""
+        """``correct`` (all ten oracle criteria met), ``quality``, ``oracle_<criterion>``, ``rubric``, ``words``,
+        ``over_length``, ``repetition``, ``non_english_rate`` and ``overlooked`` of every row (an empty completion
+        scores 0 everywhere)."""
         texts = [a or "" for a in answers]
         rows = {"quality": [quality(t, m) for t, m in zip(texts, metas)]}
         rows["correct"] = [float(q >= 1.0) for q in rows["quality"]]
-        for name, check in CHECKS.items():
+        for name, check in ORACLE_CHECKS.items():
             rows[f"oracle_{name}"] = [check(t, m) for t, m in zip(texts, metas)]
+        rows["rubric"] = [rubric_score(t, m) for t, m in zip(texts, metas)]
         toks = [[w.lower() for w in tokens(t)] for t in texts]
         rows["words"] = [float(len(t)) for t in toks]
         rows["over_length"] = [float(len(t) > m["max_words"]) for t, m in zip(toks, metas)]
         rows["repetition"] = [ngram_repetition(t, n=1) for t in toks]
         rows["non_english_rate"] = [non_english_rate(t, ENGLISH) for t in toks]
+        rows["overlooked"] = [overlooked_share(t) for t in texts]
         return rows

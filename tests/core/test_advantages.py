@@ -35,7 +35,17 @@ def test_bnpo_hand_computed():
     assert adv.tolist() == pytest.approx([x / std for x in [0.75, -0.25, -0.25, -0.25, 0.5, 0.5, -0.5, -0.5]], rel=1e-6)
 
 
-@pytest.mark.parametrize("kind", ["grpo", "dr_grpo", "bnpo"])
+def test_pooled_hand_computed():
+    """Pooled within-group std: centred rows (0.75, −0.25 ×3) and (±0.5 ×4) give Σ² = 0.75 + 1 = 1.75 over
+    N − P = 6 degrees of freedom; a reward affine in R within every group (slope 3, any offsets) gets the same."""
+    adv = compute_advantages(R, GIDS, "pooled", eps=0.0)
+    s = math.sqrt(1.75 / 6)
+    assert adv.tolist() == pytest.approx([x / s for x in [0.75, -0.25, -0.25, -0.25, 0.5, 0.5, -0.5, -0.5]], rel=1e-6)
+    affine = 3 * R + torch.tensor([0.2] * 4 + [-5.0] * 4)
+    assert torch.allclose(compute_advantages(affine, GIDS, "pooled", eps=0.0), adv, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["grpo", "dr_grpo", "bnpo", "pooled"])
 def test_constant_group_gets_exactly_zero(kind):
     rewards = torch.tensor([0.1, 0.1, 0.1, 0.7, 0.2, 0.9])
     adv = compute_advantages(rewards, torch.tensor([0, 0, 0, 1, 1, 1]), kind)
@@ -67,7 +77,7 @@ def _flatten(gs):
 
 
 @settings(max_examples=100, deadline=None)
-@given(groups, st.sampled_from(["grpo", "dr_grpo", "bnpo"]))
+@given(groups, st.sampled_from(["grpo", "dr_grpo", "bnpo", "pooled"]))
 def test_group_advantages_sum_to_zero(gs, kind):
     rewards, gids = _flatten(gs)
     adv = compute_advantages(rewards, gids, kind).double()
@@ -77,7 +87,7 @@ def test_group_advantages_sum_to_zero(gs, kind):
 
 
 @settings(max_examples=100, deadline=None)
-@given(groups, st.floats(-50, 50, allow_nan=False), st.sampled_from(["grpo", "dr_grpo", "bnpo"]))
+@given(groups, st.floats(-50, 50, allow_nan=False), st.sampled_from(["grpo", "dr_grpo", "bnpo", "pooled"]))
 def test_shift_invariance(gs, shift, kind):
     rewards, gids = _flatten(gs)
     a = compute_advantages(rewards.double(), gids, kind)

@@ -1,5 +1,7 @@
 """Pairwise judging: position-bias removal and win rates (properties), round robin and Swiss costs, the rule
-judge's biases one by one, and the LM judge end to end on a tiny model against a hand computation."""
+judge — verdicts, the perception both modes share, its blind view (no criterion constant), the bias applied
+once per comparison, the miscalibrated absolute reports — and the LM judge end to end on a tiny model against
+a hand computation."""
 
 import math
 
@@ -12,8 +14,10 @@ from scipy.stats import spearmanr
 
 from rewardzoo.core.models import LoraSettings, TinyModelConfig, add_lora, char_tokenizer, tiny_causal_lm
 from rewardzoo.judges.pairwise import (LMJudge, LMJudgeConfig, RuleJudge, RuleJudgeConfig, Tournament, Verdicts,
-                                       answer_tokens, bt_win_rates, round_robin_pairs, symmetrise, win_rates)
-from rewardzoo.judges.rubric import Criterion
+                                       answer_tokens, bt_win_rates, miscalibration, round_robin_pairs, symmetrise,
+                                       win_rates)
+from rewardzoo.judges.rubric import Criterion, load_rubric
+from rewardzoo.tasks.rubric_writing import RubricWriting, RubricWritingConfig
 
 LENGTH = Criterion("length_window", "Is the length in the window?", check="length_window")
 META = {"words": ["cat"], "min_words": 2, "max_words": 4}
@@ -70,45 +74,107 @@ def test_swiss_is_seeded():
     assert torch.equal(runs[0], runs[1]) and not torch.equal(runs[0], runs[2])
 
 
-def test_rule_judge_position_bias_and_noise():
-    """Identical responses: J = σ(β_pos/τ) = σ(0.5) = 0.6225 in both orders, so P = ½ after symmetrising."""
-    judge = RuleJudge(RuleJudgeConfig(position_bias=0.05, temperature=0.1))
-    v = judge.compare(LENGTH, ["p"], [META], ["The cat sleeps."], ["The cat sleeps."])
-    assert v.prob.item() == pytest.approx(1 / (1 + math.exp(-0.5))) and judge.calls == 1
-    noisy = RuleJudge(RuleJudgeConfig(noise=0.5), seed=1)
-    first = noisy.compare(LENGTH, ["p"] * 50, [META] * 50, ["The cat."] * 50, ["The cat."] * 50).prob
-    state = noisy.state_dict()
-    again = noisy.compare(LENGTH, ["p"] * 50, [META] * 50, ["The cat."] * 50, ["The cat."] * 50).prob
-    noisy.load_state_dict(state)
-    assert first.std() > 0.1 and torch.equal(noisy.compare(LENGTH, ["p"] * 50, [META] * 50, ["The cat."] * 50,
-                                                           ["The cat."] * 50).prob, again)
+def test_rule_judge_verdicts_by_hand():
+    """LENGTH on window 2–4: 'The cat sleeps.' scores 1, 'cat' 1 − 1/3 = ⅔, so Δ = ⅓ + β_pos (β = 0.05).
+    linear J = ½ + Δ/(2·span) = ½ + Δ/4 = 0.595833; logistic σ(Δ/0.1); hard 1.  Symmetrised, linear gives
+    ½ + ⅓/4: β is gone."""
+    args = (LENGTH, ["p"], [META], ["The cat sleeps."], ["cat"])
+    linear = RuleJudge(RuleJudgeConfig(position_bias=0.05))
+    assert linear.compare(*args).prob.item() == pytest.approx(0.5 + (1 / 3 + 0.05) / 4) and linear.calls == 1
+    back = linear.compare(LENGTH, ["p"], [META], ["cat"], ["The cat sleeps."]).prob
+    assert symmetrise(linear.compare(*args).prob, back).item() == pytest.approx(0.5 + 1 / 12)
+    logistic = RuleJudge(RuleJudgeConfig(position_bias=0.05, verdict="logistic", temperature=0.1))
+    assert logistic.compare(*args).prob.item() == pytest.approx(1 / (1 + math.exp(-(1 / 3 + 0.05) / 0.1)))
+    assert RuleJudge(RuleJudgeConfig(verdict="hard")).compare(*args).prob.item() == 1.0
+    assert RuleJudge(RuleJudgeConfig(verdict="hard")).compare(LENGTH, ["p"], [META], ["cat"], ["dog"]).prob.item() == 0.5
 
 
-def test_rule_judge_exploitable_biases():
-    """Each bias, on responses the unbiased check ties or ranks the other way."""
+def test_perception_noise_is_one_draw_per_response_shared_by_both_modes():
+    """The same (step, criterion, prompt, response) is perceived the same in every call and in both modes — so
+    with the calibrated report an absolute difference is exactly 2·span = 4 times a linear verdict's distance from ½; another
+    step, another seed or another response draws afresh; nothing is consumed from the generator."""
+    judge = RuleJudge(RuleJudgeConfig(noise=0.1), seed=4)
+    texts = ["The cat sleeps.", "cat", "The big cat sleeps."]
+    a = judge.score(LENGTH, ["p"] * 3, [META] * 3, texts, step=7).prob
+    j = judge.compare(LENGTH, ["p"] * 3, [META] * 3, texts, texts[1:] + texts[:1], step=7).prob
+    assert torch.allclose(a - a.roll(-1), 4 * (j - 0.5), atol=1e-12)
+    assert torch.equal(judge.score(LENGTH, ["p"] * 3, [META] * 3, texts, step=7).prob, a)
+    assert not torch.equal(judge.score(LENGTH, ["p"] * 3, [META] * 3, texts, step=8).prob, a)
+    assert not torch.equal(RuleJudge(RuleJudgeConfig(noise=0.1), seed=5).score(LENGTH, ["p"] * 3, [META] * 3, texts,
+                                                                              step=7).prob, a)
+    many = judge.perceived(LENGTH, [f"p{i}" for i in range(400)], [META] * 400, ["The cat sleeps."] * 400)
+    assert abs(many.std().item() - 0.1) < 0.02 and abs(many.mean().item() - 1.0) < 0.02  # σ = 0.1 around the check
+
+
+def test_no_criterion_is_constant_under_the_judges_view():
+    """On the task's demonstrations every rubric criterion, read through the blind judge's view, takes several
+    values — no_repeats and english_words too, because the judge notices an immediate repeat and a consonant
+    string even though it overlooks a word repeated later and a made-up word with vowels."""
+    task = RubricWriting(RubricWritingConfig(n_train=300, n_eval=10))
+    blind = RuleJudge(RuleJudgeConfig(repetition_blind=True, non_english_blind=True))
+    texts = [e.demonstration for e in task.train]
+    for c in load_rubric("rubric_writing").criteria:
+        seen = blind.perceived(c, [e.prompt for e in task.train], [e.meta for e in task.train], texts)
+        assert len(set(seen.tolist())) >= 2, f"{c.name} is constant under the judge's view"
     no_repeats = Criterion("no_repeats", "d", check="no_repeats")
     english = Criterion("english_words", "d", check="english_words")
-    fair = RuleJudge(RuleJudgeConfig(temperature=0))
-    # longer preferred: 'The cat sleeps.' (3 words) vs 'The big cat sleeps.' (4 words) are both in the window
-    assert fair.compare(LENGTH, ["p"], [META], ["The big cat sleeps."], ["The cat sleeps."]).prob.item() == 0.5
-    longer = RuleJudge(RuleJudgeConfig(temperature=0, length_bias=0.01))
-    assert longer.compare(LENGTH, ["p"], [META], ["The big cat sleeps."], ["The cat sleeps."]).prob.item() == 1.0
-    # repetition: the fair judge prefers no repeats; the blind one sees 'The cat cat sleeps' as 'The cat sleeps'
-    rep = ["The cat cat sleeps."], ["The cat sleeps."]
-    assert fair.compare(no_repeats, ["p"], [META], *rep).prob.item() == 0.0
-    assert RuleJudge(RuleJudgeConfig(temperature=0, repetition_blind=True)).compare(no_repeats, ["p"], [META], *rep).prob.item() == 0.5
-    # non-English tokens: invisible to the indifferent judge
-    foreign = ["The xqzt cat sleeps."], ["The cat sleeps."]
+    fair = RuleJudge(RuleJudgeConfig(verdict="hard"))
+    hard_blind = RuleJudge(RuleJudgeConfig(verdict="hard", repetition_blind=True, non_english_blind=True))
+    for judge, noticed in ((fair, True), (hard_blind, True)):  # noticed by both: 'cat cat', 'xqzt'
+        assert judge.compare(no_repeats, ["p"], [META], ["The cat cat sleeps."], ["The cat sleeps."]).prob.item() == 0.0
+        assert judge.compare(english, ["p"], [META], ["The xqzt cat sleeps."], ["The cat sleeps."]).prob.item() == 0.0
+    later, foreign = (["The cat sees the cat."], ["The cat sees."]), (["The bimo cat sleeps."], ["The cat sleeps."])
+    assert fair.compare(no_repeats, ["p"], [META], *later).prob.item() == 0.0
     assert fair.compare(english, ["p"], [META], *foreign).prob.item() == 0.0
-    assert RuleJudge(RuleJudgeConfig(temperature=0, non_english_blind=True)).compare(english, ["p"], [META], *foreign).prob.item() == 0.5
+    assert hard_blind.compare(no_repeats, ["p"], [META], *later).prob.item() == 0.5  # overlooked: a tie
+    assert hard_blind.compare(english, ["p"], [META], *foreign).prob.item() == 0.5
+
+
+def test_bias_is_applied_once_per_comparison():
+    """The per-call offset: an absolute report carries its call's own, the two responses of a comparison share
+    one — verdicts are the same with σ_δ = 0.5 as without, reports are not.  The length preference enters each
+    response's perception once: two responses that tie on the check, 3 words apart, differ by λ·3 in absolute
+    score and sit λ·3/(2·span) from ½ in a linear verdict — the same gain a real difference of the check gets."""
+    texts = (["The big old cat sleeps."] * 8, ["The cat sleeps."] * 8)
+    calm, moody = RuleJudge(RuleJudgeConfig(), seed=1), RuleJudge(RuleJudgeConfig(call_offset=0.5), seed=1)
+    assert torch.equal(calm.compare(LENGTH, ["p"] * 8, [META] * 8, *texts).prob,
+                       moody.compare(LENGTH, ["p"] * 8, [META] * 8, *texts).prob)
+    assert moody.score(LENGTH, ["p"] * 8, [META] * 8, texts[1]).prob.std() > 0.2  # one offset per absolute call
+    meta = {"words": ["cat"], "min_words": 2, "max_words": 6}
+    longer = RuleJudge(RuleJudgeConfig(length_bias=0.01))
+    a = longer.score(LENGTH, ["p", "p"], [meta, meta], ["The big old cat sleeps.", "The cat."]).prob
+    j = longer.compare(LENGTH, ["p"], [meta], ["The big old cat sleeps."], ["The cat."]).prob
+    assert (a[0] - a[1]).item() == pytest.approx(0.03) and j.item() == pytest.approx(0.5 + 0.03 / 4)
+
+
+def test_miscalibrated_reports_by_hand():
+    """levels 6, leniency 0.2: ẑ = 1 → 1.2 → clipped 1; ẑ = ⅔ → 0.8667 → 5 × 0.8667 = 4.33 → 4/5 = 0.8; ẑ = 0 → 0.2.
+    A criterion scale spreads criteria apart with a fixed draw per name; the knob's levels grow coarser with m."""
+    judge = RuleJudge(RuleJudgeConfig(levels=6, leniency=0.2))
+    texts = ["The cat sleeps.", "cat", "The big old red cat sleeps on."]  # 3, 1 and 7 words in the window 2–4
+    assert judge.score(LENGTH, ["p"] * 3, [META] * 3, texts).prob.tolist() == pytest.approx([1.0, 0.8, 0.2])
+    scaled = RuleJudge(RuleJudgeConfig(criterion_scale=0.5))
+    z = torch.tensor([0.0, 1.0], dtype=torch.float64)
+    spans = {name: (lambda r: (r[1] - r[0]).item())(scaled.report(Criterion(name, "d", check=name), z, torch.zeros(2)))
+             for name in ("length_window", "no_repeats", "period_end")}
+    assert len({round(v, 9) for v in spans.values()}) == 3 and spans == {
+        n: (lambda r: (r[1] - r[0]).item())(scaled.report(Criterion(n, "d", check=n), z, torch.zeros(2))) for n in spans}
+    assert miscalibration(0) == {"levels": 0, "leniency": 0.0, "criterion_scale": 0.0, "call_offset": 0.0}
+    assert [miscalibration(m)["levels"] for m in (1, 2, 3)] == [11, 6, 4]
+    with pytest.raises(ValueError, match=">= 0"):
+        miscalibration(-1)
 
 
 def test_rule_judge_unparseable_calls_are_ties_and_counted():
-    judge = RuleJudge(RuleJudgeConfig(unparseable_rate=0.3, temperature=0), seed=2)
+    judge = RuleJudge(RuleJudgeConfig(unparseable_rate=0.3, verdict="hard"), seed=2)
     v = judge.compare(LENGTH, ["p"] * 400, [META] * 400, ["The cat sleeps."] * 400, ["cat"] * 400)
     assert 0.2 < v.unparseable.float().mean() < 0.4
     assert (v.prob[v.unparseable] == 0.5).all() and (v.prob[~v.unparseable] == 1.0).all()
-    assert judge.score(LENGTH, ["p"] * 400, [META] * 400, ["cat"] * 400).unparseable.any()
+    state = judge.state_dict()
+    again = judge.score(LENGTH, ["p"] * 400, [META] * 400, ["cat"] * 400)
+    judge.load_state_dict(state)
+    assert again.unparseable.any() and torch.equal(judge.score(LENGTH, ["p"] * 400, [META] * 400, ["cat"] * 400).prob,
+                                                   again.prob)
 
 
 # ---------------------------------------------------------------------------------------------- the LM judge
@@ -196,3 +262,7 @@ def test_bad_judge_settings():
         LMJudge.self_judge(model, tok, LMJudgeConfig(min_choice_mass=1.0))
     with pytest.raises(ValueError, match=r"judge.rule.unparseable_rate must be in \[0, 1\)"):
         RuleJudge(RuleJudgeConfig(unparseable_rate=1.0))
+    with pytest.raises(ValueError, match="verdict must be one of linear, logistic, hard"):
+        RuleJudge(RuleJudgeConfig(verdict="soft"))
+    with pytest.raises(ValueError, match="levels must be 0"):
+        RuleJudge(RuleJudgeConfig(levels=1))

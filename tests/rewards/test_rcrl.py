@@ -1,5 +1,6 @@
 """RcRL: the reward's math by hand, its App. A.2 properties (group mean exactly ½, P(i≻j) + P(j≻i) = 1 inside,
-invariance to increasing rescalings of the judge's scores), the five Table 3 variants as switches, the
+invariance to increasing rescalings of the judge's scores), the calibrated judge ranking a group identically in
+both modes and the miscalibrated one not, the five Table 3 variants as switches at the board's level, the
 self-judge bound through make_trainer (LoRA: adapters disabled), state round trip and an exact resume."""
 
 import math
@@ -10,15 +11,19 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rewardzoo.core.advantages import compute_advantages
 from rewardzoo.core.config import ConfigError
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.types import Rollouts
-from rewardzoo.judges.pairwise import RuleJudge, RuleJudgeConfig
+from rewardzoo.judges.pairwise import RuleJudge, RuleJudgeConfig, miscalibration
 from rewardzoo.judges.rubric import Criterion, Rubric, load_rubric
 from rewardzoo.recipes import make_trainer
 from rewardzoo.rewards.rcrl import RcRL, RcRLConfig, RcRLJudgeConfig
 from rewardzoo.tasks.checks.writing import CHECKS, LEXICON
 from rewardzoo.tasks.rubric_writing import RubricWriting, RubricWritingConfig
+from rewardzoo.zoo import load_config, shipped_recipe
+
+ALGORITHMS = shipped_recipe("rcrl_rubric_writing").parent
 
 TASK = RubricWriting(RubricWritingConfig(n_train=64, n_eval=8))
 WORDS = list(LEXICON) + ["xqz", "Cat", "The"]
@@ -53,7 +58,7 @@ def test_two_active_criteria_by_hand():
     texts = [f"{w0} {w1} the a.", f"{w0} the a the.", "the."]
     b = Rollouts(prompts=[ex.prompt] * 3, completions=texts, answers=texts, references=[None] * 3,
                  group_ids=torch.zeros(3, dtype=torch.long), meta=[meta] * 3, step=1)
-    out = rcrl(judge=rule(temperature=0), steps_per_criterion=1).score(b)
+    out = rcrl(judge=rule(verdict="hard"), steps_per_criterion=1).score(b)
     assert out.rewards.tolist() == pytest.approx([0.875, 0.625, 0.0])
     assert set(out.components) == {"criterion/required_words", "criterion/length_window"}
     assert out.metrics["reward/active_criteria"] == 2 and out.metrics["judge/calls"] == 12  # 2 criteria × 3·2
@@ -84,9 +89,54 @@ def test_pairwise_reward_is_invariant_to_increasing_rescaling_of_the_judge(texts
                                         for c in toy.criteria), steps_per_criterion=3)
     plain = Rubric("plain", toy.criteria, steps_per_criterion=3)
     b = batch(texts, G=3, step=step)
-    hard = rule(temperature=0)
+    hard = rule(verdict="hard")
     a, r = rcrl(judge=hard, rubric=plain).score(b).rewards, rcrl(judge=hard, rubric=rescaled).score(b).rewards
     assert torch.equal(a, r)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(sentences, min_size=8, max_size=8), st.sampled_from(["curriculum", "all"]), st.integers(0, 60))
+def test_calibrated_absolute_and_pairwise_judges_rank_a_group_identically(texts, schedule, step):
+    """Miscalibration 0, noise 0, linear verdicts: within every group the pairwise reward is
+    ½ + G/(2·span·(G − 1))·(absolute − group mean) = ½ + (absolute − mean)/3 at G = 4, so the two rank the group
+    identically and the pooled advantages (the recipes' normalisation, here without its ε) are the same.  The
+    position bias and the length preference do not break it."""
+    judge = rule(position_bias=0.1, length_bias=0.01, repetition_blind=True, non_english_blind=True)
+    b = batch(texts, G=4, step=step)
+    pair = rcrl(judge=judge, schedule=schedule, steps_per_criterion=5).score(b).rewards.double().view(2, 4)
+    absolute = rcrl(judge=judge, schedule=schedule, steps_per_criterion=5, scoring="absolute").score(b).rewards.double().view(2, 4)
+    assert torch.allclose(pair, 0.5 + (absolute - absolute.mean(1, keepdim=True)) / 3, atol=1e-6)
+    order = lambda r: torch.sign(r[:, :, None] - r[:, None, :])  # noqa: E731 - [2, 4, 4] pairwise order in each group
+    close = (absolute[:, :, None] - absolute[:, None, :]).abs() < 1e-6  # float ties may break either way
+    assert torch.equal(order(pair)[~close], order(absolute)[~close])
+    gids = torch.arange(8) // 4
+    assert torch.allclose(compute_advantages(pair.flatten(), gids, "pooled", eps=0.0),
+                          compute_advantages(absolute.flatten(), gids, "pooled", eps=0.0), atol=1e-4)
+
+
+def test_a_saturating_absolute_scale_erases_what_the_pairwise_reward_still_sees():
+    """Length window 3–6 (width 4): 6 words score 1, 7 words 1 − ¼ = ¾.  The calibrated absolute reward tells them
+    apart; a lenient 6-point scale (leniency 0.2) reports 1.2 → 1 and 0.95 → 1: a tie, a group without advantage.
+    The pairwise reward reads only what the judge perceives, so miscalibration does not touch it."""
+    length = Rubric("length", (Criterion("length_window", "In the window?", check="length_window"),))
+    meta = {"words": ["red", "cat"], "min_words": 3, "max_words": 6}
+    texts = ["The red cat sees a sun.", "The red cat sees a big sun."]
+    b = Rollouts(prompts=["red cat 3-6:"] * 2, completions=texts, answers=texts, references=[None] * 2,
+                 group_ids=torch.zeros(2, dtype=torch.long), meta=[meta] * 2, step=0)
+    calibrated, lenient = rule(), rule(levels=6, leniency=0.2)
+    assert rcrl(judge=calibrated, rubric=length, scoring="absolute").score(b).rewards.tolist() == [1.0, 0.75]
+    assert rcrl(judge=lenient, rubric=length, scoring="absolute").score(b).rewards.tolist() == [1.0, 1.0]
+    pairwise = [rcrl(judge=j, rubric=length).score(b).rewards for j in (calibrated, lenient, rule(**miscalibration(3)))]
+    assert pairwise[0].tolist() == pytest.approx([0.5 + 0.25 / 4, 0.5 - 0.25 / 4])
+    assert torch.equal(pairwise[0], pairwise[1]) and torch.equal(pairwise[0], pairwise[2])
+
+
+def test_the_recipes_judge_sits_at_the_boards_level():
+    """The five recipes' rule judge: miscalibration level 2 (docs/rewards/rcrl.md), the rest of the judge shared."""
+    for path in sorted(ALGORITHMS.glob("*rubric_writing.yaml")):
+        judge = load_config(str(path)).reward.rcrl.judge.rule
+        assert {k: getattr(judge, k) for k in miscalibration(2)} == miscalibration(2), path.name
+        assert judge.verdict == "linear" and judge.repetition_blind and judge.non_english_blind
 
 
 def test_absolute_scoring_is_not_invariant():
@@ -121,7 +171,7 @@ def test_the_five_table_3_methods_are_switches(scoring, schedule, step, n_active
 
 
 def test_state_round_trip_and_wrong_ordering():
-    reward = rcrl(3, judge=rule(noise=0.5))
+    reward = rcrl(3, judge=rule(noise=0.5, call_offset=0.5), scoring="absolute")
     b = batch(["The red cat.", "cat", "A dog runs.", "xqz"], G=4, step=2)
     reward.score(b)
     state = reward.state_dict()
