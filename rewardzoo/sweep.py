@@ -172,7 +172,12 @@ def _child(module: str, argv: list[str], log: str, path: list[str]) -> None:
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
-        Path(log + ".status").write_text(str(status))
+        status_file(log).write_text(str(status))
+
+
+def status_file(log: str | Path) -> Path:
+    """Where a run's process records its exit status: beside its log (``train.log.status``)."""
+    return Path(f"{log}.status")
 
 
 LOST_STATUS = 255
@@ -199,7 +204,7 @@ def _run(argv: list[str], log: Path, module: str = "rewardzoo.cli") -> tuple[int
     context.set_forkserver_preload(PRELOAD)
     start = time.perf_counter()
     process = context.Process(target=_child, args=(module, argv, str(log), list(sys.path)))
-    status = Path(str(log) + ".status")
+    status = status_file(log)
     status.unlink(missing_ok=True)
     process.start()
     process.join()
