@@ -77,7 +77,7 @@ from rewardzoo.core.types import Rollouts  # noqa: E402
 from rewardzoo.eval import Estimate, auc, bootstrap_ci, mean_ci  # noqa: E402
 from rewardzoo.judges.pretrain import JudgePretrainConfig, pretrain_backbone  # noqa: E402
 from rewardzoo.leaderboard import CPU_SETTINGS, slug  # noqa: E402
-from rewardzoo.protocol import Finding, word  # noqa: E402
+from rewardzoo.protocol import Finding, read_choices, word  # noqa: E402
 from rewardzoo.protocol import verdict as protocol_verdict  # noqa: E402
 from rewardzoo.recipes import generate, run_config, sft  # noqa: E402
 from rewardzoo.rewards.context import RewardContext  # noqa: E402
@@ -296,13 +296,10 @@ def settings_of(text: str) -> dict[str, list[str]]:
         return {}
     path = Path(text)
     if path.suffix == ".csv":
-        with open(path, newline="") as f:
-            chosen = [r for r in csv.DictReader(f) if r["task"] == "multiplication" and r["chosen"] == "True"
-                      and r["method"] in BOARD_ROWS]
-        if not chosen:
-            raise SystemExit(f"--settings {text}: no chosen multiplication row of {sorted(BOARD_ROWS)} in it; give the "
-                             "tuning.csv the leaderboard's tuning stage wrote")
-        return {r["method"]: [] if r["setting"] == "recipe" else r["setting"].split() for r in chosen}
+        try:
+            return read_choices(path, "multiplication", list(BOARD_ROWS))
+        except ValueError as err:
+            raise SystemExit(f"--settings {text}: {err}") from None
     data = json.loads(path.read_text() if path.is_file() else text)
     if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
         raise SystemExit('--settings must be a JSON object of name -> list of key=value, e.g. {"RAL": ["grpo.lr=5e-4"]}, '

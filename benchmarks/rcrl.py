@@ -6,7 +6,8 @@ training rubric.  Three studies, each resumable (finished runs are reused throug
     python benchmarks/rcrl.py study                  # RcRL vs Absolute RaR across the knob (the full size)
     python benchmarks/rcrl.py study --quick          # the pilot size (2 levels, 1 seed, 80 steps)
     python benchmarks/rcrl.py gv-gap                 # 004 §3: does the tiny model verify better than it generates?
-    python benchmarks/rcrl.py study --settings tuned.json   # each method's settings from the tuning stage
+    python benchmarks/rcrl.py study --settings tuned.json   # each method's settings (JSON)
+    python benchmarks/rcrl.py study --settings benchmarks/results/leaderboard_rubric_writing/tuning.csv  # the board's choices
 
 Every run is ``rewardzoo train <recipe> seed=S ...`` of the five ``*_rubric_writing`` recipes, all from
 one SFT warm start (``sft.seed=0``: seeds vary RL only), differing only in ``reward.rcrl.scoring`` /
@@ -59,6 +60,7 @@ from rewardzoo.eval import Estimate, bootstrap_ci, entropy_ratio, mean_ci, prefe
 from rewardzoo.judges.pairwise import LMJudge, LMJudgeConfig, Tournament, miscalibration  # noqa: E402
 from rewardzoo.judges.rubric import Criterion, load_rubric  # noqa: E402
 from rewardzoo.leaderboard import slug  # noqa: E402
+from rewardzoo.protocol import read_choices  # noqa: E402
 from rewardzoo.recipes import sft  # noqa: E402
 from rewardzoo.rewards.rcrl import RcRL  # noqa: E402
 from rewardzoo.sweep import RunResult, RunSpec, eval_rows, run_sweep  # noqa: E402
@@ -109,6 +111,26 @@ def spec(out: Path, label: str, seed: int, level: float, extra: list[str], setti
     run_dir = out / f"m{level:g}" / (slug(label) + settings_tag([*own, *extra])) / f"seed{seed}"
     return RunSpec(f"m{level:g}/{label}/seed{seed}", VARIANTS[label], run_dir,
                    (f"seed={seed}", f"sft.cache_dir={out / 'sft-cache'}", *COMMON, *level_overrides(level), *own, *extra))
+
+
+def settings_of(text: str | None) -> dict[str, list[str]]:
+    """``--settings``: a JSON file ``{method: [key=value, ...]}``, or the ``tuning.csv`` of the leaderboard's tuning
+    stage (``rewardzoo leaderboard --tasks rubric_writing``), whose chosen rubric-writing rows are taken."""
+    if not text:
+        return {}
+    path = Path(text)
+    try:
+        settings = read_choices(path, "rubric_writing", list(VARIANTS)) if path.suffix == ".csv" else \
+            json.loads(path.read_text())
+    except (ValueError, OSError) as err:
+        raise SystemExit(f"--settings {text}: {err}") from None
+    if not isinstance(settings, dict) or not all(isinstance(v, list) for v in settings.values()):
+        raise SystemExit(f'--settings {text}: a JSON object of method -> [key=value, ...], e.g. {{"RcRL": ["grpo.lr=3e-5"]}}, '
+                         "or a tuning.csv")
+    unknown = set(settings) - set(VARIANTS)
+    if unknown:
+        raise SystemExit(f"--settings names unknown methods {sorted(unknown)}; known: {list(VARIANTS)}")
+    return settings
 
 
 def check_board_level() -> None:
@@ -182,10 +204,7 @@ def study(args, argv) -> int:
         levels, seeds, variants = QUICK["levels"], QUICK["seeds"], list(QUICK["variants"])
     steps = args.steps or (QUICK["steps"] if args.quick else 0)
     extra = ([f"steps={steps}"] if steps else []) + args.set
-    settings = json.loads(Path(args.settings).read_text()) if args.settings else {}
-    unknown = set(settings) - set(VARIANTS)
-    if unknown:
-        raise SystemExit(f"--settings names unknown methods {sorted(unknown)}; known: {list(VARIANTS)}")
+    settings = settings_of(args.settings)
     plan = [(m, v) for m in levels for v in variants if v in KNOB_VARIANTS or m == BOARD_LEVEL]
     specs = {(m, v, s): spec(Path(args.out), v, s, m, extra, settings) for m, v in plan for s in seeds}
     results = run_sweep(list(specs.values()), jobs=args.jobs, desc="rcrl study")
@@ -300,7 +319,7 @@ def pacing(args, argv) -> int:
     rubric = load_rubric("rubric_writing")
     criteria = [c for c in rubric.criteria if c.name in args.criteria] if args.criteria else \
         list(rubric.criteria[:PACING_CRITERIA])
-    settings = json.loads(Path(args.settings).read_text()).get("RcRL", []) if args.settings else []
+    settings = settings_of(args.settings).get("RcRL", [])
     specs = {}
     for c in criteria:
         path = out / f"rubric_{c.name}.yaml"
@@ -440,7 +459,8 @@ def main(argv: list[str] | None = None) -> int:
     common.add_argument("--out", default=str(REPO / "runs" / "rcrl"), help="run directories (finished runs are reused)")
     common.add_argument("--results", default=str(RESULTS), help="where the tables, CSV and plots go")
     common.add_argument("--jobs", type=int, default=2, help="runs in parallel")
-    common.add_argument("--settings", help="JSON {method: [override, ...]} from the tuning stage (default: the recipes')")
+    common.add_argument("--settings", help="JSON {method: [override, ...]}, or the leaderboard's tuning.csv "
+                        "(its chosen rubric-writing rows; default: the recipes' settings)")
     common.add_argument("--set", nargs="*", default=[], help="key=value overrides of every run (after the level and settings)")
     s = sub.add_parser("study", parents=[common], help="RcRL vs Absolute RaR across the miscalibration knob")
     s.add_argument("--levels", type=float, nargs="+", default=list(LEVELS))

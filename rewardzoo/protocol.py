@@ -279,6 +279,27 @@ def write_tuning(out: Path, grids: dict[str, dict], rows: Sequence[ValidationRow
     return path
 
 
+def read_choices(path: Path, task: str, methods: Sequence[str] | None = None) -> dict[str, list[str]]:
+    """The settings the tuning stage chose for ``task``'s rows, from the ``tuning.csv`` that
+    :func:`write_tuning` wrote: ``{method: [key=value, ...]}`` (``[]`` for the recipe's own), only for
+    ``methods`` when given.  A study takes its per-method settings from here, so it trains what the
+    board chose.  Raises ValueError, saying what to give instead, when the file holds no chosen row
+    of the task (or of ``methods``)."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows or not {"task", "method", "setting", "chosen"} <= set(rows[0]):
+        raise ValueError(f"{path} is not a tuning.csv (columns task, method, setting, chosen): give the file "
+                         "`rewardzoo leaderboard` wrote beside TUNING.md")
+    chosen = {r["method"]: [] if r["setting"] == "recipe" else r["setting"].split() for r in rows
+              if r["task"] == task and r["chosen"] == "True" and (methods is None or r["method"] in methods)}
+    if not chosen:
+        tasks = sorted({r["task"] for r in rows})
+        raise ValueError(f"{path}: no chosen row of task {task!r}" + (f" among {sorted(methods)}" if methods else "")
+                         + f" (its tasks: {', '.join(tasks)}); run `rewardzoo leaderboard --tasks {task} --tune-only` "
+                         "and give its tuning.csv")
+    return chosen
+
+
 # --------------------------------------------------------------------------------------- verdicts
 @dataclass(frozen=True)
 class Finding:

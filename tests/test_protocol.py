@@ -129,3 +129,23 @@ def test_tuning_md_and_csv_hold_the_grid_the_numbers_and_the_choice(tmp_path):
         ("grpo.lr=0.00025", "validation", "True")]
     write_tuning(tmp_path, grids, rows, {("t", "m"): Choice(order[1], by="hand")}, [], [1000])
     assert "**chosen by hand**" in (tmp_path / "TUNING.md").read_text()
+
+
+def test_read_choices_gives_back_what_write_tuning_chose(tmp_path):
+    """A study reads the board's choices from tuning.csv: per method its chosen overrides, [] for the recipe's own."""
+    from rewardzoo.protocol import Choice, read_choices, write_tuning
+
+    order = Grid((1.0, 0.5)).points("t", "m", 1e-3)
+    rows = [*_rows({order[0]: [0.2], order[1]: [0.3]}),
+            ValidationRow("t", "n", Setting(), 1000, "validation", 0.1),
+            ValidationRow("u", "m", order[0], 1000, "validation", 0.9)]
+    grids = {"t": {"metric": "eval/accuracy", "direction": "max", "points": {"m": order, "n": [Setting()]}}}
+    choices = {("t", "m"): choose(rows[:2], "max", order), ("t", "n"): Choice(Setting()), ("u", "m"): Choice(order[0])}
+    write_tuning(tmp_path, grids, rows, choices, [], [1000])
+    assert read_choices(tmp_path / "tuning.csv", "t") == {"m": ["grpo.lr=0.0005"], "n": []}
+    assert read_choices(tmp_path / "tuning.csv", "t", ["n"]) == {"n": []}
+    with pytest.raises(ValueError, match="no chosen row of task 'v'.*its tasks: t, u.*--tasks v --tune-only"):
+        read_choices(tmp_path / "tuning.csv", "v")
+    (tmp_path / "other.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="is not a tuning.csv"):
+        read_choices(tmp_path / "other.csv", "t")

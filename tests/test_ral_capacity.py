@@ -90,5 +90,5 @@ def test_settings_come_from_the_boards_tuning_csv(study, tmp_path):
     assert study.settings_of(str(tmp_path / "tuning.csv")) == {
         "RLVR": ["grpo.lr=0.00025"], "RAL": ["grpo.lr=0.0005", "reward.ral.judge.lr=0.003"], "RAL format-only": []}
     (tmp_path / "other.csv").write_text(rows[0] + "\n" + rows[-1] + "\n")
-    with pytest.raises(SystemExit, match="no chosen multiplication row"):
+    with pytest.raises(SystemExit, match="no chosen row of task 'multiplication'"):
         study.settings_of(str(tmp_path / "other.csv"))

@@ -4,6 +4,7 @@ import runpy
 import sys
 from pathlib import Path
 
+import pytest
 from omegaconf import OmegaConf
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,6 +93,28 @@ def test_rcrl_pacing_and_generation_verification_gap(tmp_path, monkeypatch, fast
     text = (tmp_path / "rcrl_gv_gap.md").read_text()
     assert "| self-judge (frozen warm start, round robin) |" in text and "| oracle (upper bound) |" in text
     assert "ordered comparisons" in text
+
+
+def test_rcrl_settings_come_from_json_or_the_boards_tuning_csv(tmp_path):
+    """--settings: a JSON file of method -> overrides, or the chosen rubric-writing rows of a tuning.csv;
+    an unknown method or another task's file is a clear error."""
+    script = runpy.run_path(str(ROOT / "benchmarks" / "rcrl.py"))
+    (tmp_path / "tuning.csv").write_text("\n".join([
+        "task,method,setting,seed,split,value,chosen",
+        "rubric_writing,RcRL,grpo.lr=2.5e-05,1000,validation,0.8,True",
+        "rubric_writing,RcRL,grpo.lr=5e-05,1000,validation,0.7,False",
+        "rubric_writing,Absolute RaR,recipe,1000,validation,0.7,True",
+        "rubric_writing,RLVR oracle,grpo.lr=1e-4,1000,validation,0.9,True",
+        "refdist,RLVR,grpo.lr=0.1,1000,validation,0.1,True"]) + "\n")
+    assert script["settings_of"](str(tmp_path / "tuning.csv")) == {"RcRL": ["grpo.lr=2.5e-05"], "Absolute RaR": []}
+    (tmp_path / "tuned.json").write_text('{"Pairwise RaR": ["grpo.lr=1e-5"]}')
+    assert script["settings_of"](str(tmp_path / "tuned.json")) == {"Pairwise RaR": ["grpo.lr=1e-5"]}
+    (tmp_path / "bad.json").write_text('{"RaR": ["grpo.lr=1e-5"]}')
+    with pytest.raises(SystemExit, match="unknown methods"):
+        script["settings_of"](str(tmp_path / "bad.json"))
+    (tmp_path / "refdist.csv").write_text("task,method,setting,seed,split,value,chosen\nrefdist,RLVR,recipe,1000,validation,0.1,True\n")
+    with pytest.raises(SystemExit, match="no chosen row of task 'rubric_writing'"):
+        script["settings_of"](str(tmp_path / "refdist.csv"))
 
 
 def test_ral_vs_rlvr_script_reports_gains_ratio_and_verdict(tmp_path, monkeypatch, fast_overrides):
