@@ -378,6 +378,7 @@ def pacing(args, argv) -> int:
     ax.set(xlabel="RL step", ylabel="oracle win rate vs warm start (%)", title="overall quality (held-out oracle)")
     bx.set(xlabel="RL step", ylabel="held-out check", title="the trained criterion")
     ax.legend(fontsize=7)
+    bx.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(results_dir / "rcrl_pacing.png", dpi=110)
     print("\n".join(lines))

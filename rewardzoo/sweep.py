@@ -109,10 +109,11 @@ class StaleRunError(ValueError):
     """Finished runs of a sweep were made with another configuration than their specs now resolve to."""
 
 
-NOT_COMPARED = ("run_dir", "logging.*", "recipe.*")
+NOT_COMPARED = ("run_dir", "logging.*", "recipe.*", "sft.cache_dir")
 """Keys (fnmatch patterns, as ``CoreConfig.RESUMABLE``) that do not change what a run computes: where
-it writes, how it reports, how the recipe describes itself (``resume`` and ``overwrite`` are never
-compared)."""
+it writes, how it reports, how the recipe describes itself, where the SFT warm starts are cached (the
+cache is keyed by what shapes the warm start, so a moved runs directory keeps its runs; ``resume``
+and ``overwrite`` are never compared)."""
 
 
 def config_changes(saved: dict, wanted: dict) -> list[str]:

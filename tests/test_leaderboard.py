@@ -160,6 +160,8 @@ def test_config_changes_name_changed_leaves_and_skip_keys_added_since():
     saved = {"seed": 0, "run_dir": "a", "grpo": {"lr": 1e-3, "beta": 0.0}, "sft": {"steps": 800}}
     wanted = {"seed": 0, "run_dir": "b", "grpo": {"lr": 1e-3, "beta": 0.04}, "sft": {"steps": 800, "seed": None}}
     assert config_changes(saved, wanted) == ["grpo.beta: 0.0 → 0.04"]
+    moved = {**saved, "sft": {"steps": 800, "cache_dir": "/old/runs/sft-cache"}}
+    assert config_changes(moved, {**saved, "sft": {"steps": 800, "cache_dir": "/new/runs/sft-cache"}}) == []
 
 
 # --------------------------------------------------------------------------------------- the protocol
