@@ -84,15 +84,20 @@ class RubricWritingConfig:
             raise ValueError("min_words must list at least one lower end of the length window, e.g. [3, 4, 5]")
 
 
+def mean_of(values: list[float]) -> float:
+    """The mean of checks' values (summed in the checks' order, so every caller gets the same float)."""
+    return sum(values) / len(values)
+
+
 def quality(text: str, meta: dict) -> float:
     """The oracle's quality of a completion: the mean of the ten oracle checks on the text as written, in [0, 1]."""
-    return sum(check(text, meta) for check in ORACLE_CHECKS.values()) / len(ORACLE_CHECKS)
+    return mean_of([check(text, meta) for check in ORACLE_CHECKS.values()])
 
 
 def rubric_score(text: str, meta: dict) -> float:
     """The training rubric's score as a calibrated judge that sees everything would give it: the mean of the
     thirteen rubric checks on the text as written, in [0, 1]."""
-    return sum(check(text, meta) for check in CHECKS.values()) / len(CHECKS)
+    return mean_of([check(text, meta) for check in CHECKS.values()])
 
 
 def _noun_phrase(rng: random.Random) -> list[str]:
@@ -181,10 +186,10 @@ class RubricWriting(Task):
         ``over_length``, ``repetition``, ``non_english_rate`` and ``overlooked`` of every row (an empty completion
         scores 0 everywhere)."""
         texts = [a or "" for a in answers]
-        rows = {"quality": [quality(t, m) for t, m in zip(texts, metas)]}
+        oracle = {f"oracle_{name}": [check(t, m) for t, m in zip(texts, metas)] for name, check in ORACLE_CHECKS.items()}
+        rows = {"quality": [mean_of(list(per_row)) for per_row in zip(*oracle.values())]}  # each check once per row
         rows["correct"] = [float(q >= 1.0) for q in rows["quality"]]
-        for name, check in ORACLE_CHECKS.items():
-            rows[f"oracle_{name}"] = [check(t, m) for t, m in zip(texts, metas)]
+        rows.update(oracle)
         rows["rubric"] = [rubric_score(t, m) for t, m in zip(texts, metas)]
         toks = [[w.lower() for w in tokens(t)] for t in texts]
         rows["words"] = [float(len(t)) for t in toks]
