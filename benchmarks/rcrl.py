@@ -144,9 +144,8 @@ def check_board_level() -> None:
 def summarise(result: RunResult) -> dict:
     """What the tables need of one run: its held-out rows by step, the entropy series and its wall time."""
     rows = {step: {k: np.asarray(v) for k, v in r.items()} for step, r in eval_rows(result.spec.run_dir).items()}
-    entropy = [r["policy/entropy"] for r in result.rows if "policy/entropy" in r]
-    steps = sum("policy/entropy" in r for r in result.rows)
-    return {"rows": rows, "entropy": entropy, "wall_s": result.wall_s, "steps": steps,
+    entropy = [r["policy/entropy"] for r in result.rows if "policy/entropy" in r]  # one per RL step
+    return {"rows": rows, "entropy": entropy, "wall_s": result.wall_s, "steps": len(entropy),
             "entropy_ratio": entropy_ratio(entropy, ENTROPY_WINDOW) if entropy else float("nan")}
 
 
