@@ -33,6 +33,12 @@ deciding variable — the judge's measured verification ability — and reports 
    "<method>": [...]}``, key=value overrides; "RAL" applies to every RAL run, the control included),
    or the ``tuning.csv`` of the leaderboard's tuning stage (:mod:`rewardzoo.protocol`: its chosen
    RLVR, RAL, format-only and frozen-judge settings), are inputs; the defaults are the recipes'.
+   With ``--tune`` the study runs the protocol's tuning stage itself first, at its own settings
+   (:func:`rewardzoo.leaderboard.tune`: each row of :data:`BOARD_ROWS` over the learning-rate grid
+   ``--lr-factors`` × the recipe's ``grpo.lr``, on the validation split, tuning seed 1000; the RAL and
+   frozen-judge rows at the highest-AUC level of the study, whose RAL choice every level then takes) and
+   writes ``OUT/ral_capacity_tuning/{TUNING.md,tuning.csv}``: the board's choices were made at T = 2
+   without a KL penalty, and a rate tuned there does not carry to T = 1.
    Verdicts are the protocol's (:func:`rewardzoo.protocol.verdict`: ≥ 3 seeds, RLVR as the positive
    control).
 5. **The judge over training.**  Each RAL run keeps a checkpoint at every evaluation; the judge of
@@ -76,8 +82,9 @@ from rewardzoo.core.models import TinyModelConfig  # noqa: E402
 from rewardzoo.core.types import Rollouts  # noqa: E402
 from rewardzoo.eval import Estimate, auc, bootstrap_ci, mean_ci  # noqa: E402
 from rewardzoo.judges.pretrain import JudgePretrainConfig, pretrain_backbone  # noqa: E402
-from rewardzoo.leaderboard import CPU_SETTINGS, slug  # noqa: E402
-from rewardzoo.protocol import Finding, read_choices, word  # noqa: E402
+from rewardzoo.leaderboard import (CPU_SETTINGS, PRESETS, Entry, claim_lines, markdown, slug, tables,  # noqa: E402
+                                   tune)
+from rewardzoo.protocol import LR_FACTORS, TUNING_SEED_BASE, Finding, Grid, read_choices, word  # noqa: E402
 from rewardzoo.protocol import verdict as protocol_verdict  # noqa: E402
 from rewardzoo.recipes import generate, run_config, sft  # noqa: E402
 from rewardzoo.rewards.context import RewardContext  # noqa: E402
@@ -339,6 +346,52 @@ def verdict(ratio: Estimate, rlvr_gain: Estimate, n_seeds: int) -> str:
     return f"½: {half}; parity: {word(ratio, 1.0)}"
 
 
+# ------------------------------------------------------------------------------------------ stage 4
+def tuned_settings(methods: dict[str, list[str]], top: str, shared: list[str], args, command: str) -> dict[str, list[str]]:
+    """The protocol's tuning stage at the study's settings: each row of :data:`BOARD_ROWS` (RAL and its
+    frozen judge at level ``top``) over ``--lr-factors`` on the validation split; the choices, as
+    ``--settings`` would give them (the RAL row's for every RAL run, then each control's own)."""
+    rows = {"RLVR": (RLVR_RECIPE, methods["RLVR"]), "RAL": (RAL_RECIPE, methods[f"RAL {top}"]),
+            "RAL format-only": (RAL_RECIPE, methods["RAL format-only"]),
+            "RAL frozen judge": (RAL_RECIPE, [*methods[f"RAL {top}"], "reward.ral.frozen=true"])}
+    entries = [Entry("multiplication", m, recipe, (*shared, *extra)) for m, (recipe, extra) in rows.items()]
+    choices = tune(entries, Grid(tuple(args.lr_factors)), [TUNING_SEED_BASE], args.runs, args.out / "ral_capacity_tuning",
+                   args.jobs, quick=False, progress=True, by_hand={}, command=command)
+    return {method: list(choice.setting.overrides) for (_, method), choice in choices.items()}
+
+
+# ------------------------------------------------------------------------------------------ stage 7
+def board_level(rows: list[dict], rlvr_gain: Estimate, n_seeds: int, levels: list[str]) -> tuple[str, str]:
+    """The level the board's RAL row takes, and why: the lowest-AUC level whose ½-verdict is 'reproduced'
+    (the capacity the curve shows is needed), else the highest-AUC level."""
+    verdicts = {r["method"]: verdict(r["ratio"], rlvr_gain, n_seeds) for r in rows}
+    enough = [n for n in levels if verdicts.get(f"RAL {n}", "").startswith("½: reproduced")]
+    if enough:
+        return enough[0], f"the lowest judge level whose gain ratio reaches ½ ({verdicts[f'RAL {enough[0]}']})"
+    return levels[-1], "no judge level reaches ½ of RLVR's gain, so the row shows the most capable judge"
+
+
+def board_lines(results: dict, seeds: list[int], level: str, why: str, methods: dict[str, list[str]],
+                settings: dict[str, list[str]], temperature: float, beta: float) -> list[str]:
+    """The board's RAL rows at the study's settings, drawn from the study's own runs: RLVR, RAL at ``level``,
+    its frozen judge (when run) and the format-only control, in the leaderboard's table and with its claim
+    lines (:func:`rewardzoo.leaderboard.claim_lines`)."""
+    board = {e.method: e for e in PRESETS["cpu"] if e.task == "multiplication"}
+    study = {"RLVR": "RLVR", "RAL": f"RAL {level}", "RAL frozen judge": f"RAL {level} frozen judge",
+             "RAL format-only": "RAL format-only"}
+    study = {row: m for row, m in study.items() if m in methods}
+    entries = [Entry("multiplication", row, board[row].recipe, role=board[row].role) for row in study]
+    aliased = {f"multiplication/{row}/seed{s}": results[f"{m}/seed{s}"] for row, m in study.items() for s in seeds}
+    tabs = tables(entries, aliased, seeds)
+    for row in study:
+        family = "RLVR" if row == "RLVR" else "RAL"
+        tabs["multiplication"].settings[row] = " ".join([*settings.get(family, []), *settings.get(row, [])]) or "recipe"
+    return [f"## The board's RAL rows at the study's settings: T = {temperature}, KL β = {beta}, judge `{level}`", "",
+            f"Judge level `{level}`: {why}. The rows are the study's own runs (RAL = `RAL {level}`), in the leaderboard's "
+            "table and with its claim lines.", "",
+            *markdown("multiplication", tabs["multiplication"], len(seeds))[2:], *claim_lines(tabs, aliased, seeds)[2:], ""]
+
+
 # ------------------------------------------------------------------------------------------ main
 def main(argv: list[str] | None = None) -> int:
     """Run (or reuse) every stage, then write the tables and the plot."""
@@ -359,6 +412,10 @@ def main(argv: list[str] | None = None) -> int:
                                                                   "(default: the last level; none with --quick)")
     parser.add_argument("--settings", default="", help='per-method overrides, JSON or a file: {"RAL": [...], "RLVR": [...]}, or the '
                                                         "leaderboard tuning stage's tuning.csv")
+    parser.add_argument("--tune", action="store_true", help="run the protocol's tuning stage at the study's own settings "
+                                                             "first and train its choices (instead of --settings)")
+    parser.add_argument("--lr-factors", type=float, nargs="+", default=list(LR_FACTORS),
+                        help="--tune's learning-rate grid, as multiples of the recipe's grpo.lr")
     parser.add_argument("--override", nargs="*", default=[], help="key=value for every run")
     parser.add_argument("--judge-cache", default=None, help="cache directory of pretrained judge backbones")
     parser.add_argument("--runs", type=Path, default=Path("runs/ral_capacity"))
@@ -376,6 +433,8 @@ def main(argv: list[str] | None = None) -> int:
     levels = args.levels or (QUICK_LEVELS if args.quick else list(LEVELS))
     measured = list(dict.fromkeys([*(args.measure_levels or [n for n in LEVELS if not (args.quick and n == "large1000")]),
                                    *levels]))
+    if args.tune and args.settings:
+        raise SystemExit("--tune chooses the per-method settings itself: give --tune or --settings, not both")
     per_method = settings_of(args.settings)
     wall_start = time.perf_counter()
 
@@ -422,6 +481,9 @@ def main(argv: list[str] | None = None) -> int:
         methods[f"RAL {name}"] = [*level_overrides(name, cfg.task.multiplication, args.judge_cache), *judge_overrides(READOUTS[args.readout])]
     for name in frozen:
         methods[f"RAL {name} frozen judge"] = [*methods[f"RAL {name}"], "reward.ral.frozen=true"]
+
+    if args.tune:
+        per_method = tuned_settings(methods, levels[-1], shared, args, command)
 
     def overrides(method: str) -> list[str]:  # the family's settings, then a control row's own (BOARD_ROWS)
         family = "RLVR" if method == "RLVR" else "RAL"
@@ -470,10 +532,12 @@ def main(argv: list[str] | None = None) -> int:
     pilot = (len(seeds), steps, every) != tuple(args.full_size)
     title = "# RAL's judge-capacity curve (issue 23)" + (" — PILOT (reduced size: a check of the study, not a result)"
                                                          if pilot else "")
+    tuned = (f" (chosen by the study's tuning stage on the validation split at these settings, RAL's at level "
+             f"{levels[-1]}: ral_capacity_tuning/TUNING.md)") if args.tune else ""
     lines = [f"`{command.strip()}`", "", title, "",
              f"Multiplication 3×1 digits, one shared SFT warm start, {steps} RL steps, seeds {seeds}, sampling and held-out "
              f"avg@2 at T = {args.temperature}, KL β = {args.beta} to the warm start, the `cpu` board's 20 prompts a step; "
-             f"RAL readout `{args.readout}`, judge {JUDGE}. Per-method settings: {per_method or 'the recipes'}. Gains in "
+             f"RAL readout `{args.readout}`, judge {JUDGE}. Per-method settings: {per_method or 'the recipes'}{tuned}. Gains in "
              "points over the first held-out evaluation (mean ± 95% t-interval over seeds); ratio = gain / RLVR's gain "
              f"on the same seeds, paired bootstrap over seeds × {rlvr[0].shape[1]:,} held-out examples.", "",
              f"RLVR gain: {rlvr_gain.format(scale=100, sign=True)} points (final {mean_ci(rlvr[1].mean(1)).format(scale=100)}%).", "",
@@ -486,7 +550,9 @@ def main(argv: list[str] | None = None) -> int:
                      f"{r['final'].format(scale=100)} | {r['gain'].format(scale=100, sign=True)} | {r['ratio'].format(digits=2)} | "
                      f"{verdict(r['ratio'], rlvr_gain, len(seeds))} | {ve} | {number(r['judge_auc_last'])} | {number(r['acc_ref'])} / "
                      f"{number(r['acc_gen'])} | {number(r['skips'])} | {r['wall']:.0f} |")
-    lines += ["", "## Does the judge's verification AUC rise during co-training?", "",
+    level, why = board_level(rows, rlvr_gain, len(seeds), levels)
+    lines += ["", *board_lines(results, seeds, level, why, methods, per_method, args.temperature, args.beta)]
+    lines += ["## Does the judge's verification AUC rise during co-training?", "",
               "Training judge of each checkpoint, mean over seeds: AUC on the held-out probe (warm-start answers, as before "
               "RL) / on that evaluation's own held-out answers of the policy. Step 0 = after warm-up, measured before RL.", "",
               "| method | " + " | ".join(f"step {s}" for s in sorted({s for t in training.values() for s in t})) + " |",

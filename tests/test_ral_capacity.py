@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from omegaconf import OmegaConf
 
 from rewardzoo.core.models import TinyModelConfig
 from rewardzoo.judges.classifier import JudgeConfig, SequenceJudge
@@ -40,17 +41,22 @@ def test_verification_auc_counts_right_over_wrong_pairs(study):
     assert study.verification_auc(judge, study.Probe(prompts, answers, correct, [])) == pytest.approx(wins / 6)
 
 
+def tiny_overrides(tmp_path: Path) -> list[str]:
+    """Every run of a tiny study: a 6-example task, a 1-layer model, 2 warm-up rounds."""
+    return ["task.multiplication.n_train=80", "task.multiplication.n_eval=6", "task.multiplication.scratchpad=false",
+            "task.multiplication.n_validation=6", "sft.steps=20", "sft.n_examples=40", "sft.batch_size=32", "sft.lr=1e-2",
+            "sft.warmup_steps=2", f"sft.cache_dir={tmp_path / 'sft'}", "grpo.batch_size=8", "grpo.micro_batch_size=8",
+            "grpo.group_size=4", "grpo.warmup_steps=0", "sampling.max_new_tokens=6", "eval.n_examples=6",
+            "logging.tensorboard=false", "reward.ral.warmup_steps=2", *[f"model.tiny.{k}={v}" for k, v in vars(TINY).items()]]
+
+
 def test_a_tiny_study_runs_every_stage(study, tmp_path, monkeypatch):
     monkeypatch.setattr(study, "LEVELS", {
         "scratch": study.Level("tiny judge, random init", tiny=TINY),
         "pre": study.Level("tiny judge, 3 pretraining steps", JudgePretrainConfig(tiny=TINY, steps=3, batch_size=8)),
     })
     monkeypatch.setattr(study, "TEMPERATURES", (1.0,))
-    tiny = ["task.multiplication.n_train=80", "task.multiplication.n_eval=6", "task.multiplication.scratchpad=false",
-            "sft.steps=20", "sft.n_examples=40", "sft.batch_size=32", "sft.lr=1e-2", "sft.warmup_steps=2",
-            f"sft.cache_dir={tmp_path / 'sft'}", "grpo.batch_size=8", "grpo.micro_batch_size=8", "grpo.group_size=4",
-            "grpo.warmup_steps=0", "sampling.max_new_tokens=6", "eval.n_examples=6", "logging.tensorboard=false",
-            "reward.ral.warmup_steps=2", *[f"model.tiny.{k}={v}" for k, v in vars(TINY).items()]]
+    tiny = tiny_overrides(tmp_path)
     out = tmp_path / "out"
     code = study.main(["--seeds", "0", "--steps", "2", "--every", "1", "--levels", "scratch", "pre", "--frozen", "pre",
                        "--runs", str(tmp_path / "runs"), "--out", str(out), "--judge-cache", str(tmp_path / "judges"),
@@ -63,6 +69,11 @@ def test_a_tiny_study_runs_every_stage(study, tmp_path, monkeypatch):
         assert f"| {method} |" in md
     assert "Estimated full size (2 seeds × 4 steps × 5 methods = 10 runs;" in md
     assert "| no verdict (n = 1 seed < 3) |" in md
+    board = md.split("## The board's RAL rows at the study's settings: T = 1.0, KL β = 0.04, judge `pre`")[1].split("\n## Does")[0]
+    assert "no judge level reaches ½ of RLVR's gain" in board  # one seed: no level has a verdict
+    for row in ("RLVR", "RAL", "RAL frozen judge", "RAL format-only"):
+        assert f"| {row} |" in board
+    assert "| RAL reaches at least half of RLVR's held-out gain (002: about parity) | RLVR |" in board
     assert (out / "ral_capacity.png").stat().st_size > 0
     with open(out / "ral_capacity_judges.csv") as f:
         judges = list(csv.DictReader(f))
@@ -92,3 +103,29 @@ def test_settings_come_from_the_boards_tuning_csv(study, tmp_path):
     (tmp_path / "other.csv").write_text(rows[0] + "\n" + rows[-1] + "\n")
     with pytest.raises(SystemExit, match="no chosen row of task 'multiplication'"):
         study.settings_of(str(tmp_path / "other.csv"))
+
+
+def test_tune_runs_the_protocols_tuning_stage_at_the_studys_settings(study, tmp_path, monkeypatch):
+    """--tune: every board row over the grid on the validation split, at the study's T and β; the board
+    runs train the choices (the RAL row's for every RAL run, each control's own on top)."""
+    monkeypatch.setattr(study, "LEVELS", {"scratch": study.Level("tiny judge, random init", tiny=TINY)})
+    monkeypatch.setattr(study, "TEMPERATURES", (1.0,))
+    out, runs = tmp_path / "out", tmp_path / "runs"
+    assert study.main(["--tune", "--lr-factors", "1", "0.5", "--seeds", "0", "--steps", "2", "--every", "1",
+                       "--levels", "scratch", "--frozen", "--temperature", "1.5", "--runs", str(runs), "--out", str(out),
+                       "--jobs", "2", "--override", *tiny_overrides(tmp_path)]) == 0
+    with open(out / "ral_capacity_tuning" / "tuning.csv") as f:
+        tuning = list(csv.DictReader(f))
+    assert {r["method"] for r in tuning} == set(study.BOARD_ROWS)
+    assert {r["setting"] for r in tuning} == {"grpo.lr=0.001", "grpo.lr=0.0005"}
+    assert sum(r["chosen"] == "True" for r in tuning) == len(study.BOARD_ROWS)
+    chosen = {r["method"]: r["setting"].removeprefix("grpo.lr=") for r in tuning if r["chosen"] == "True"}
+    saved = OmegaConf.load(next((runs / "tuning" / "multiplication" / "ral").glob("*/seed1000")) / "config.yaml")
+    assert saved.eval.split == "validation" and saved.sampling.temperature == 1.5 and saved.grpo.beta == 0.04
+    assert saved.reward.ral.judge.readout == "lm_likelihood"  # the study's readout, at the top level
+    for method, run in (("RLVR", "rlvr"), ("RAL format-only", "ral_format_only"), ("RAL", "ral_scratch")):
+        cfg = OmegaConf.load(runs / run / "seed0" / "config.yaml")
+        assert float(cfg.grpo.lr) == float(chosen[method]) and cfg.eval.split == "test"
+    assert "chosen by the study's tuning stage" in (out / "ral_capacity.md").read_text()
+    with pytest.raises(SystemExit, match="not both"):
+        study.main(["--tune", "--settings", "{}"])
