@@ -385,7 +385,7 @@ def board_lines(results: dict, seeds: list[int], level: str, why: str, methods: 
     tabs = tables(entries, aliased, seeds)
     for row in study:
         family = "RLVR" if row == "RLVR" else "RAL"
-        tabs["multiplication"].settings[row] = " ".join([*settings.get(family, []), *settings.get(row, [])]) or "recipe"
+        tabs["multiplication"].settings[row] = " ".join(dict.fromkeys([*settings.get(family, []), *settings.get(row, [])])) or "recipe"
     return [f"## The board's RAL rows at the study's settings: T = {temperature}, KL β = {beta}, judge `{level}`", "",
             f"Judge level `{level}`: {why}. The rows are the study's own runs (RAL = `RAL {level}`), in the leaderboard's "
             "table and with its claim lines.", "",
