@@ -3,8 +3,10 @@
     python benchmarks/varl.py refdist              # → benchmarks/results/varl_refdist.{md,csv,png} (+ _collapse.png)
     python benchmarks/varl.py hacking              # → benchmarks/results/varl_hacking.{md,csv,png}, 5 seeds
     python benchmarks/varl.py hacking --quick      # the pilot size (fewer prompts a step and held-out prompts)
-    python benchmarks/varl.py hacking --methods "RLVR (proxy)" "VARL (r = v·D)" --seeds 0 1   # a subset
+    python benchmarks/varl.py hacking --methods "RLVR (proxy)" "VARL (proxy gate)" --seeds 0 1   # a subset
     python benchmarks/varl.py hacking --settings tuned.json   # per-method overrides (the tuning stage's lr, ...)
+    python benchmarks/varl.py hacking --settings benchmarks/results/leaderboard_hackable/tuning.csv --out runs/lb
+                                                   # the board's choices, reusing the board's runs
     python benchmarks/varl.py hacking --set steps=2 --out /tmp/smoke   # any key=value added to every run
 
 Every run is the library's own command, ``rewardzoo train <recipe> seed=S run_dir=... <overrides>``, run by
@@ -22,22 +24,27 @@ g the divergence its frozen-D* gradient descends (rewards/transforms.py) is read
 (:func:`rewardzoo.eval.mean_ci`).  Collapse is read from ``eval/top_answer_share`` and
 ``eval/answer_entropy`` against p_ref's own values.
 
-**hacking** (``algorithms/*_hackable_multiplication.yaml``: scratchpad multiplication rewarded by the lazy
-``contains`` proxy, where honest solving and listing candidates are both learnable): the SFT warm start;
-two controls — RLVR on the proxy (it must hack more over training) and RLVR on the strict check
-(``reward.rlvr.verifier=exact``: honest accuracy must be able to rise) — and VARL (r = v·D), its additive
-twin (r = v + D), VARL with completion features (D reads the scratchpad too) and VARL with each other
-g-transform under the gate.  All are twins of one recipe pair: they differ only in ``reward.*``.  Read:
-held-out ``eval/hack_rate`` and strict ``eval/accuracy`` over training and at the end (t-intervals over
+**hacking** (the cpu board's ``hackable_multiplication`` rows: ``algorithms/*_hackable_multiplication.yaml``,
+scratchpad multiplication rewarded by the lazy ``contains`` proxy, where honest solving and listing candidates are
+both learnable): the board's five rows, run exactly as ``rewardzoo leaderboard`` runs them and in its directory
+layout (``--out`` = the board's ``--runs`` reuses its finished runs) — the SFT warm start; two controls, RLVR on the
+proxy (it must hack more over training) and RLVR on the strict check (``reward.rlvr.verifier=exact``: honest
+accuracy must be able to rise); VARL (r = v·D) and its additive twin (r = v + D) — and four VARL variants: completion
+features (D reads the scratchpad too) and each other g-transform under the gate.  All are twins: they differ only
+in ``reward.*``.  ``--settings`` takes the board's ``tuning.csv`` (each row's chosen lr; the variants take VARL's).
+Read: held-out ``eval/hack_rate`` and strict ``eval/accuracy`` over training and at the end (t-intervals over
 seeds; against RLVR a paired bootstrap over seeds × held-out prompts, :func:`rewardzoo.eval.bootstrap_ci`
 on ``eval_rows.jsonl``), ``train/hack_rate`` of every step, the discriminator's held-out AUC
-(``disc/auc_ref_vs_passing``) over training, and each g's warning and outcome.
+(``disc/auc_ref_vs_passing``) over training, and each g's warning and outcome.  ``--set
+task.hackable_multiplication.hedge_prob=0.1`` runs the testbed at another point of its deciding variable (how often
+the warm start lists candidates), in directories of its own.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import math
 import os
@@ -45,6 +52,7 @@ import re
 import shlex
 import sys
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -52,7 +60,9 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from rewardzoo.eval import Estimate, bootstrap_ci, mean_ci
-from rewardzoo.leaderboard import DIVERGENCE_OF
+from rewardzoo.leaderboard import DIVERGENCE_OF, PRESETS, Entry, slug
+from rewardzoo.leaderboard import specs as board_specs
+from rewardzoo.protocol import Choice, Setting, read_choices
 from rewardzoo.rewards.transforms import G_TRANSFORMS
 from rewardzoo.rewards.varl import warn_unless_safe_under_gate
 from rewardzoo.sweep import RunSpec, eval_rows, run_sweep
@@ -63,26 +73,28 @@ RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 LABELS = {"D": "KL(p ‖ m)", "neg_log_one_minus_D": "2·JS(p, π)", "log_D": "2·KL(m ‖ p)", "logit": "KL(π ‖ p)"}
 CLAIMED = {g: (DIVERGENCE_OF[g].removeprefix("eval/"), label) for g, label in LABELS.items()}
 """g → (the refdist metric of the divergence its gradient descends, as the leaderboard reads it; its label)."""
-HACKABLE = ("rlvr_hackable_multiplication", "varl_hackable_multiplication")
+HACKING_TASK = "hackable_multiplication"
+BOARD_ROWS = {e.method: e for e in PRESETS["cpu"] if e.task == HACKING_TASK}
+"""The cpu board's hackable rows (SFT, RLVR (proxy), RLVR (strict check), VARL (proxy gate), VARL additive (proxy)):
+the hacking study runs them exactly as the board does, in the board's run directories, so a study given the
+board's ``--runs`` as ``--out`` reuses the board's finished runs (and the other way round)."""
+VARL_ROW = "VARL (proxy gate)"
+VARIANTS = {"VARL, completion features": "reward.varl.features=completion",
+            **{f"VARL g={g}": f"reward.varl.g={g}" for g in ("neg_log_one_minus_D", "log_D", "logit")}}
+"""The hacking study's rows beyond the board: VARL with one more override (they take VARL's settings unless
+``--settings`` names them)."""
 STUDIES = {
     "refdist": {
         **{f"RAL g={g}": ("ral_refdist", [f"reward.ral.g={g}"]) for g in CLAIMED},
         "RAL g=D, frozen judge": ("ral_refdist", ["reward.ral.frozen=true"]),
     },
-    "hacking": {
-        "SFT": (HACKABLE[0], ["steps=0"]),
-        "RLVR (strict check)": (HACKABLE[0], ["reward.rlvr.verifier=exact"]),
-        "RLVR (proxy)": (HACKABLE[0], []),
-        "VARL (r = v·D)": (HACKABLE[1], []),
-        "VARL additive (r = v + D)": (HACKABLE[1], ["reward.varl.combine=add"]),
-        "VARL, completion features": (HACKABLE[1], ["reward.varl.features=completion"]),
-        **{f"VARL g={g}": (HACKABLE[1], [f"reward.varl.g={g}"]) for g in ("neg_log_one_minus_D", "log_D", "logit")},
-    },
+    "hacking": {**BOARD_ROWS, **{label: replace(BOARD_ROWS[VARL_ROW], method=label,
+                                                overrides=(*BOARD_ROWS[VARL_ROW].overrides, override))
+                                 for label, override in VARIANTS.items()}},
 }
-QUICK = {"refdist": ("steps=40",),
-         "hacking": ("grpo.batch_size=160", "grpo.micro_batch_size=160", "eval.n_examples=200", "eval.every=20")}
-"""What ``--quick`` changes in every run: refdist 40 RL steps (the leaderboard's cpu setting); hacking 20
-prompts a step instead of 32, 200 of the 1,000 held-out prompts, evaluations every 20 steps (the pilot)."""
+QUICK = {"refdist": ("steps=40",), "hacking": ("eval.n_examples=200", "eval.every=20")}
+"""What ``--quick`` changes in every run: refdist 40 RL steps (the leaderboard's cpu setting); hacking 200 of the
+1,000 held-out prompts (the pilot)."""
 SEEDS = {"refdist": [0, 1, 2], "hacking": [0, 1, 2, 3, 4]}
 REFDIST_KEYS = ["kl_ref_pi", "kl_pi_ref", "js", "le_cam", "kl_ref_mix", "kl_mix_ref", "top_answer_share",
                 "answer_entropy", "outside_mass", "ref_top_answer_share", "ref_answer_entropy", "accuracy"]
@@ -119,18 +131,50 @@ def series(rows: list[dict], keys: list[str]) -> dict[str, dict[int, float]]:
     return out
 
 
+def settings_tag(extra: list[str]) -> str:
+    """'' without study-wide overrides, else a short hash of them, so that runs with other settings get other
+    directories (and the board's directories hold only the board's runs)."""
+    return "" if not extra else "__" + hashlib.sha1(" ".join(extra).encode()).hexdigest()[:8]
+
+
+def hacking_spec(label: str, e: Entry, seed: int, out: Path, settings: list[str], extra: list[str]) -> RunSpec:
+    """One run of the hacking study: the board's run of entry ``e`` at ``seed`` with the row's chosen ``settings``
+    (the leaderboard's own spec, under ``out/<task>/<slug>/<setting>/seed<s>``), then ``extra``."""
+    setting = Setting(tuple(settings))
+    run_dir = out / e.task / slug(label) / (setting.slug + settings_tag(extra)) / f"seed{seed}"
+    board = board_specs([e], [seed], out, False, {(e.task, e.method): Choice(setting)})[0]
+    return replace(board, name=f"{label}/seed{seed}", run_dir=run_dir, overrides=(*board.overrides, *extra))
+
+
 def study_specs(study: str, seeds: list[int], out: Path, extra: list[str] = (), settings: dict | None = None,
                 methods: list[str] | None = None) -> dict[tuple[str, int], RunSpec]:
     """The runs of a study: each method (all, or ``methods``) at each seed, with ``extra`` overrides for
-    every run and ``settings[method]`` (a list of ``key=value``) for that method's runs."""
+    every run and ``settings[method]`` (a list of ``key=value``) for that method's runs (a hacking variant of
+    VARL without its own takes VARL's)."""
     table = STUDIES[study]
     unknown = sorted(set(settings or {}) - set(table)) + sorted(set(methods or []) - set(table))
     if unknown:
         raise SystemExit(f"unknown method(s) {unknown} for study {study!r}; the methods are: {', '.join(table)}")
     chosen = [m for m in table if not methods or m in methods]
-    return {(name, seed): spec(name, table[name][0], [*table[name][1], *(settings or {}).get(name, [])], seed, out,
+    settings = settings or {}
+    if study == "hacking":
+        own = lambda name: settings.get(name, settings.get(VARL_ROW, []) if name in VARIANTS else [])  # noqa: E731
+        return {(name, seed): hacking_spec(name, table[name], seed, out, own(name), list(extra))
+                for seed in seeds for name in chosen}
+    return {(name, seed): spec(name, table[name][0], [*table[name][1], *settings.get(name, [])], seed, out,
                                list(extra))
             for seed in seeds for name in chosen}
+
+
+def read_settings(path: str, study: str) -> dict[str, list[str]]:
+    """Per-method overrides from a JSON file ``{label: [key=value, ...]}`` or a leaderboard's ``tuning.csv``
+    (the hacking study: the choices of the board's hackable rows)."""
+    if path.endswith(".csv"):
+        if study != "hacking":
+            raise SystemExit(f"--settings {path}: a tuning.csv gives the hacking study's board rows only; give "
+                             f"the {study} study a JSON file {{label: [key=value, ...]}}")
+        return read_choices(Path(path), HACKING_TASK)
+    return json.loads(Path(path).read_text())
 
 
 def fmt(e: Estimate, digits: int = 3) -> str:
@@ -396,7 +440,7 @@ def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int
 
 def gate_name(g: str) -> str:
     """The hacking study's label of VARL with transform g under the gate."""
-    return "VARL (r = v·D)" if g == "D" else f"VARL g={g}"
+    return VARL_ROW if g == "D" else f"VARL g={g}"
 
 
 def generated_rows(cfg: TrainConfig) -> int:
@@ -437,7 +481,7 @@ def cost(specs: dict[tuple[str, int], RunSpec], done: dict, full: dict[tuple[str
             f"; the shared SFT warm start, trained once before the runs, is not counted; 1-minute load average "
             f"{load[0]:.1f} before the sweep and {load[1]:.1f} after it on {os.cpu_count()} cores: wall times of runs "
             f"reused from an earlier call are those of that call).",
-            f"Full study ({len(full)} runs at the recipes' size, seeds {', '.join(map(str, sorted({k[1] for k in full})))}): "
+            f"Full study ({len(full)} runs at full size, seeds {', '.join(map(str, sorted({k[1] for k in full})))}): "
             f"about {full_s / 60:.0f} min summed run time, {full_s / 120:.0f} min on 2 jobs (estimated from the seconds "
             f"per sampled completion measured here × the completions a full-size run samples; a run's fixed start-up "
             f"cost makes this an over-estimate when measured on tiny runs)."]
@@ -461,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
 
     matplotlib.use("Agg")
     seeds = args.seeds or SEEDS[args.study]
-    settings = json.loads(Path(args.settings).read_text()) if args.settings else None
+    settings = read_settings(args.settings, args.study) if args.settings else None
     out, where = Path(args.out), Path(args.results)
     quick = list(QUICK[args.study]) if args.quick else []
     specs = study_specs(args.study, seeds, out, [*quick, *args.set], settings, args.methods)

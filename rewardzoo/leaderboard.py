@@ -125,17 +125,17 @@ CPU_SETTINGS = {
     "multiplication": ("grpo.batch_size=160", "grpo.micro_batch_size=160", "eval.every=20"),
     "refdist": ("sft.seed=0", "steps=40"),
     "rubric_writing": ("sft.seed=0",),
+    "hackable_multiplication": ("grpo.batch_size=160", "grpo.micro_batch_size=160", "eval.every=20"),
 }
 """What the ``cpu`` board changes in a task's recipes, for every method of the task alike (docs/leaderboard.md,
-"Running it"): on multiplication 20 prompts a step instead of the recipe's 32 (40 steps still never repeat
-one of the 1,000 RL prompts) and held-out evaluations every 20 steps (the curves have fewer points; the table
-reads the final one); on refdist and rubric
+"Running it"): on multiplication and hackable multiplication 20 prompts a step instead of the recipe's 32 and
+held-out evaluations every 20 steps (the curves have fewer points; the table reads the final one); on refdist and rubric
 writing one SFT warm start per task shared by every seed, as the multiplication recipes already do (seeds
 vary RL only); on refdist 40 RL steps instead of 100 (on the 100-step board every claim of the task was
 decided by step 40)."""
-HACKABLE_SETTINGS = {"hackable_multiplication": ("grpo.advantage=dr_grpo",)}
-"""The ``hackable`` board's change: Dr. GRPO advantages for every row — VARL's paper setting, run by its RLVR
-twin too (both recipes default to ``grpo``); the board has no RAL row to keep on ``grpo``."""
+HACKABLE_SETTINGS = {"hackable_multiplication": (*CPU_SETTINGS["hackable_multiplication"], "grpo.advantage=dr_grpo")}
+"""The ``hackable`` board's change: the ``cpu`` board's hackable rows under Dr. GRPO advantages for every row —
+VARL's paper setting, run by its RLVR twins too (both recipes default to ``grpo``)."""
 GPU = ("model.name=Qwen/Qwen3-0.6B", "model.dtype=bfloat16", "model.lora.enabled=true", "model.lora.r=32",
        "model.lora.alpha=64", "sampling.engine=vllm", "sampling.vllm.gpu_memory_utilization=0.3",
        "sampling.max_new_tokens=64", "grpo.lr=1e-5", "grpo.micro_batch_size=64", "sft.lr=1e-4", "sft.steps=300",
@@ -160,7 +160,7 @@ VARL's setting; every claim compares rows of one setting."""
 def task_settings(preset: str, task: str) -> tuple[str, ...]:
     """The settings ``preset`` gives every entry of ``task`` (the gpu preset: the CPU ones, then :data:`GPU`)."""
     if preset == "gpu":
-        return (*CPU_SETTINGS.get(task, ()), *HACKABLE_SETTINGS.get(task, ()), *GPU)
+        return (*CPU_SETTINGS.get(task, ()), *GPU)
     return {"cpu": CPU_SETTINGS, "hackable": HACKABLE_SETTINGS}.get(preset, {}).get(task, ())
 
 
@@ -177,7 +177,22 @@ def _board(preset: str) -> Callable[..., Entry]:
     return lambda *args, **kw: entry(preset, *args, **kw)
 
 
-cpu, hackable = _board("cpu"), _board("hackable")
+def hackable_rows(board: Callable[..., Entry]) -> list[Entry]:
+    """The reward-hacking rows (``hackable_multiplication``) of a board: the warm start, the two positive controls
+    (RLVR hacks the proxy; RLVR on the strict check solves honestly), VARL and its additive control."""
+    return [
+        board("hackable_multiplication", "SFT", recipe("rlvr_hackable_multiplication"), "steps=0", role="warm start"),
+        board("hackable_multiplication", "RLVR (proxy)", recipe("rlvr_hackable_multiplication"),
+              role="positive control (it must hack); VARL's RLVR twin"),
+        board("hackable_multiplication", "RLVR (strict check)", recipe("rlvr_hackable_multiplication"),
+              "reward.rlvr.verifier=exact", role="positive control of honest solving: RL on the strict check"),
+        board("hackable_multiplication", "VARL (proxy gate)", recipe("varl_hackable_multiplication")),
+        board("hackable_multiplication", "VARL additive (proxy)", recipe("varl_hackable_multiplication"),
+              "reward.varl.combine=add", role="control of VARL: r = v + D"),
+    ]
+
+
+cpu = _board("cpu")
 PRESETS: dict[str, list[Entry]] = {
     "cpu": [
         cpu("multiplication", "SFT", recipe("rlvr_multiplication"), "steps=0", role="warm start"),
@@ -200,6 +215,7 @@ PRESETS: dict[str, list[Entry]] = {
         cpu("refdist", "RAL g=D frozen judge", recipe("ral_refdist"), "reward.ral.frozen=true",
             role="control of RAL g=D: judge frozen after warm-up"),
         cpu("refdist", "VARL", recipe("varl_refdist")),
+        *hackable_rows(cpu),
         cpu("rubric_writing", "SFT", recipe("rcrl_rubric_writing"), "steps=0", role="warm start"),
         cpu("rubric_writing", "RLVR oracle", recipe("rcrl_rubric_writing"), "reward.name=rlvr",
             role="positive control: RL on the held-out oracle's own quality"),
@@ -211,22 +227,15 @@ PRESETS: dict[str, list[Entry]] = {
         cpu("rubric_writing", "Dropout Absolute RaR", recipe("dropout_absolute_rar_rubric_writing"),
             role="baseline (004 Table 3)"),
     ],
-    "hackable": [
-        hackable("hackable_multiplication", "SFT", recipe("rlvr_hackable_multiplication"), "steps=0", role="warm start"),
-        hackable("hackable_multiplication", "RLVR (proxy)", recipe("rlvr_hackable_multiplication"),
-                 role="positive control (it must hack); VARL's RLVR twin"),
-        hackable("hackable_multiplication", "VARL (proxy gate)", recipe("varl_hackable_multiplication")),
-        hackable("hackable_multiplication", "VARL additive (proxy)", recipe("varl_hackable_multiplication"),
-                 "reward.varl.combine=add", role="control of VARL: r = v + D"),
-    ],
+    "hackable": hackable_rows(_board("hackable")),
 }
 """``cpu``: the CPU leaderboard — the tasks whose presets have the power to separate methods
-(benchmarks/results/power/power.md) plus rubric writing, the one task of RcRL and its baselines.
-``hackable``: the reward-hacking board, kept off ``cpu`` because at CPU scale RLVR does not hack the
-proxy (its hack-rate gain is within noise), so the board cannot show VARL preventing it; it runs
-with ``--preset hackable``."""
+(benchmarks/results/power/power.md), hackable multiplication (where RL on the lazy proxy measurably hacks:
+benchmarks/results/varl_hacking.md) and rubric writing, the one task of RcRL and its baselines.
+``hackable``: the cpu board's hackable rows under VARL's paper setting (Dr. GRPO advantages for every row);
+``rewardzoo leaderboard --preset hackable``."""
 PRESETS["gpu"] = [replace(e, overrides=(*e.overrides, *(o for o in GPU if e.trained or not o.startswith("steps="))))
-                  for e in (*PRESETS["cpu"], *PRESETS["hackable"])
+                  for e in PRESETS["cpu"]
                   if e.task in ("multiplication", "hackable_multiplication")]
 
 

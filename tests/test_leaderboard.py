@@ -175,7 +175,8 @@ def _hf(entries):
 def test_every_preset_s_twins_differ_in_the_reward_only(preset):
     """Resolve every entry of every task: no two differ outside reward.* (and recipe.*, run_dir, logging,
     seed) except by a named exception — the SFT rows take no RL step; on multiplication VARL keeps its
-    paper's dr_grpo and its twin "RLVR (dr_grpo)" runs it too, while RLVR and RAL keep grpo.  A row that
+    paper's dr_grpo and its twin "RLVR (dr_grpo)" runs it too, while RLVR and RAL keep grpo; every hackable row runs
+    one advantage (the hackable preset: dr_grpo for all).  A row that
     changes a shared setting breaks the check, naming the key."""
     entries = _hf(lb.PRESETS[preset])
     lb.check_twins(entries)
@@ -185,7 +186,8 @@ def test_every_preset_s_twins_differ_in_the_reward_only(preset):
         if task == "multiplication":
             assert value == ("dr_grpo" if excepted else "grpo"), method
         elif task == "hackable_multiplication":
-            assert value == "dr_grpo" and not excepted  # VARL's paper setting for every row: no RAL row here
+            # one setting for every row: the recipes' grpo (cpu, gpu), VARL's paper setting dr_grpo (hackable)
+            assert value == ("dr_grpo" if preset == "hackable" else "grpo") and not excepted, method
     broken = [*entries, dataclasses.replace(entries[1], method="RLVR at beta 0.1", overrides=(*entries[1].overrides,
                                                                                               "grpo.beta=0.1"))]
     with pytest.raises(ValueError, match=rf"{entries[1].task}/RLVR at beta 0.1: grpo\.beta: .* → 0\.1"):

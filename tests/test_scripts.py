@@ -141,31 +141,60 @@ def test_ral_vs_rlvr_script_reports_gains_ratio_and_verdict(tmp_path, monkeypatc
 
 def test_varl_hacking_study_writes_its_tables_takes_per_method_settings_and_reuses_runs(tmp_path, monkeypatch,
                                                                                       fast_overrides):
-    """RLVR on the proxy and VARL, one seed of two steps, VARL's lr given by a settings file (as a tuning
-    stage would): the controls, the end table, the AUC and g sections, the cost, the CSV and the plot; the
-    settings reach only VARL's run; a second call trains nothing."""
+    """RLVR on the proxy, VARL and VARL with g = log D, one seed of two steps, VARL's lr given by a settings file
+    (as a tuning stage would): the controls, the end table, the AUC and g sections, the cost, the CSV and the plot;
+    the settings reach VARL's run and its g variant's; a second call trains nothing."""
     monkeypatch.chdir(ROOT)
     script = runpy.run_path(str(ROOT / "benchmarks" / "varl.py"))
     settings = tmp_path / "tuned.json"
-    settings.write_text('{"VARL (r = v·D)": ["grpo.lr=5e-4"]}')
-    args = ["hacking", "--methods", "RLVR (proxy)", "VARL (r = v·D)", "--seeds", "0", "--settings", str(settings),
-            "--out", str(tmp_path / "runs"), "--results", str(tmp_path), "--set", *fast_overrides, "steps=2",
-            "eval.every=1", "reward.varl.warmup_steps=1", "reward.varl.discriminator.init_from=",
+    settings.write_text('{"VARL (proxy gate)": ["grpo.lr=5e-4"]}')
+    args = ["hacking", "--methods", "RLVR (proxy)", "VARL (proxy gate)", "VARL g=log_D", "--seeds", "0", "--settings",
+            str(settings), "--out", str(tmp_path / "runs"), "--results", str(tmp_path), "--set", *fast_overrides,
+            "steps=2", "eval.every=1", "reward.varl.warmup_steps=1", "reward.varl.discriminator.init_from=",
             "reward.varl.discriminator.tiny.hidden_size=32", "reward.varl.discriminator.tiny.num_layers=1"]
     assert script["main"](args) == 0
     text = (tmp_path / "varl_hacking.md").read_text()
     assert text.startswith("<!-- command: python benchmarks/varl.py hacking --methods")
     for part in ("## The controls: can this testbed decide?", "| RLVR (proxy) | held-out `eval/hack_rate` |",
-                 "| VARL (r = v·D) |", "## Does the discriminator learn something?", "| D | none |",
-                 "## Cost", "Full study (45 runs at the recipes' size, seeds 0, 1, 2, 3, 4)"):
+                 "| VARL (proxy gate) |", "## Does the discriminator learn something?", "| D | none |",
+                 "| log_D | no positive affinity; unbounded |", "## Cost",
+                 "Full study (45 runs at full size, seeds 0, 1, 2, 3, 4)"):
         assert part in text, part
-    assert len((tmp_path / "varl_hacking.csv").read_text().splitlines()) == 1 + 2 * 3  # 2 runs × steps 0, 1, 2
+    assert len((tmp_path / "varl_hacking.csv").read_text().splitlines()) == 1 + 3 * 3  # 3 runs × steps 0, 1, 2
     assert (tmp_path / "varl_hacking.png").stat().st_size > 1000
-    lr = {d.name: OmegaConf.load(d / "config.yaml").grpo.lr for d in (tmp_path / "runs").glob("*-seed0")}
-    assert lr == {"RLVR_proxy-seed0": 1e-3, "VARL_r_v_D-seed0": 5e-4}
-    logs = {p: p.stat().st_mtime for p in (tmp_path / "runs").glob("*-seed0/train.log")}
-    assert script["main"](args) == 0
+    dirs = list((tmp_path / "runs" / "hackable_multiplication").glob("*/*/seed0"))
+    lr = {d.parent.parent.name: OmegaConf.load(d / "config.yaml").grpo.lr for d in dirs}
+    assert lr == {"rlvr_proxy": 1e-3, "varl_proxy_gate": 5e-4, "varl_g_log_d": 5e-4}
+    assert {d.parent.name.split("__")[0] for d in dirs} == {"recipe", "grpo.lr-5e-4"}  # the board's layout
+    logs = {p: p.stat().st_mtime for p in (tmp_path / "runs").glob("**/seed0/train.log")}
+    assert len(logs) == 3 and script["main"](args) == 0
     assert {p: p.stat().st_mtime for p in logs} == logs  # nothing was re-run
+
+
+def test_varl_hacking_study_runs_the_board_s_rows_as_the_board_does(tmp_path):
+    """Without study-wide overrides a board row's run is the leaderboard's own (same directory, same overrides),
+    so the study reuses the board's finished runs; a variant adds its one override to VARL's row and chosen setting;
+    a tuning.csv gives the board's choices."""
+    from rewardzoo import leaderboard as lb
+    from rewardzoo.protocol import Choice, Setting
+
+    script = runpy.run_path(str(ROOT / "benchmarks" / "varl.py"))
+    tuning = tmp_path / "tuning.csv"
+    tuning.write_text("task,method,setting,chosen\nhackable_multiplication,VARL (proxy gate),grpo.lr=0.0005,True\n"
+                      "hackable_multiplication,VARL (proxy gate),grpo.lr=0.001,False\n")
+    settings = script["read_settings"](str(tuning), "hacking")
+    assert settings == {"VARL (proxy gate)": ["grpo.lr=0.0005"]}
+    specs = script["study_specs"]("hacking", [3], tmp_path, [], settings)
+    varl = next(e for e in lb.PRESETS["cpu"] if e.method == "VARL (proxy gate)")
+    board = lb.specs([varl], [3], tmp_path, False, {(varl.task, varl.method): Choice(Setting(("grpo.lr=0.0005",)))})[0]
+    mine = specs[("VARL (proxy gate)", 3)]
+    assert (mine.run_dir, mine.overrides, mine.recipe) == (board.run_dir, board.overrides, board.recipe)
+    variant = specs[("VARL, completion features", 3)]
+    assert variant.overrides == (*board.overrides[:-1], "reward.varl.features=completion", "grpo.lr=0.0005")
+    assert specs[("VARL (proxy gate)", 3)].run_dir != script["study_specs"]("hacking", [3], tmp_path, ["steps=2"],
+                                                                          settings)[("VARL (proxy gate)", 3)].run_dir
+    with pytest.raises(SystemExit, match="JSON"):
+        script["read_settings"](str(tuning), "refdist")
 
 
 def test_varl_hacking_controls_decide_only_when_both_intervals_exclude_zero():
