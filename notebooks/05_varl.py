@@ -295,16 +295,19 @@ print(f"VARL discriminator: disc/auc_ref_vs_passing, mean of the first 5 RL step
 # and VARL under each g-transform:
 #
 # ```bash
-# python benchmarks/varl.py hacking --quick     # the pilot size, ~1 h of the 2-core machine under light load
-# python benchmarks/varl.py hacking             # the full study: 9 methods × 5 seeds
+# rewardzoo leaderboard --preset cpu --seeds 5 --tasks hackable_multiplication   # the board: tuned, 5 seeds
+# python benchmarks/varl.py hacking --settings benchmarks/results/leaderboard_hackable/tuning.csv --out runs/lb
 # ```
 #
-# What the pilot showed (a pilot, not a result: `--quick` size, 5 seeds of the controls, 3 of VARL;
-# `benchmarks/results/varl_hacking_pilot/`): RLVR on the proxy raised held-out `eval/hack_rate` by
-# 0.044 ± 0.029 while its strict accuracy rose by 0.108 ± 0.037, and RLVR on the strict check raised
-# accuracy by 0.170 ± 0.030 (5 seeds each): the testbed can decide.  VARL (3 seeds) ended at hack rate
-# 0.018 ± 0.031 against RLVR's 0.069 ± 0.080 on the same seeds, with D's AUC about 0.63.  The full study
-# is the lead's to run.
+# What the board measured (`benchmarks/results/leaderboard_hackable/LEADERBOARD.md`: 30% of the
+# demonstrations hedge, 80 steps of 20 prompts × 8, every row at the learning rate the tuning stage chose
+# on the validation split, 5 seeds, 1,000 test products): RLVR on the proxy raised the test hack rate
+# from 3.6 to 6.7% (+3.0 ± 2.6 points: the positive control works) while its strict accuracy rose from 5.4
+# to 44.7%; RLVR on the strict check reached 52.4 ± 1.6%.  VARL ended at a hack rate of 2.7 ± 1.5% and a
+# strict accuracy of 50.2 ± 2.2%: RLVR − VARL +4.0 ± 2.8 points of hack rate, so at this scale the claim is
+# reproduced — narrowly, with a small hack to prevent.  The study (`docs/rewards/varl.md`, "The hacking
+# testbed") adds VARL's variants and each g-transform, D's AUC over training, and the same comparison at
+# the recipes' higher learning rate and at a warm start that hedges less.
 # %%
 print(f"wall time of this notebook: {time.perf_counter() - notebook_start:.1f} s")
 
