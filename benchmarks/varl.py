@@ -182,6 +182,11 @@ def fmt(e: Estimate, digits: int = 3) -> str:
     return e.format(digits=digits)
 
 
+def fmt_bounds(e: Estimate, digits: int = 3) -> str:
+    """'mean [low, high]' of a 95% interval: a bootstrap interval need not be symmetric about its mean."""
+    return f"{e.mean:+.{digits}f} [{e.low:+.{digits}f}, {e.high:+.{digits}f}]" if math.isfinite(e.mean) else "n/a"
+
+
 def write_csv(path: Path, results: dict[str, list[dict]], keys: list[str], per_step: list[str] = ()) -> None:
     """One row per method × seed × step that has a held-out evaluation (``eval/<key>`` columns) or a
     ``per_step`` series value; a blank cell where the step has none."""
@@ -195,11 +200,11 @@ def write_csv(path: Path, results: dict[str, list[dict]], keys: list[str], per_s
                     writer.writerow([name, r["seed"], step, *(c.get(step, "") for c in columns)])
 
 
-def band(ax, runs: list[dict], key: str, label: str) -> None:
-    """Mean over seeds of ``eval/<key>`` with its 95% t-interval as a shaded band."""
+def band(ax, runs: list[dict], key: str, label: str, color=None) -> None:
+    """Mean over seeds of ``eval/<key>`` with its 95% t-interval as a shaded band (in ``color`` when given)."""
     steps = sorted(set.intersection(*(set(r["curves"][key]) for r in runs)))  # steps every seed logged
     est = [mean_ci([r["curves"][key][s] for r in runs]) for s in steps]
-    line, = ax.plot(steps, [e.mean for e in est], marker="o", ms=2, label=label)
+    line, = ax.plot(steps, [e.mean for e in est], marker="o", ms=2, label=label, color=color)
     if len(runs) > 1:
         ax.fill_between(steps, [e.low for e in est], [e.high for e in est], color=line.get_color(), alpha=0.2)
 
@@ -379,7 +384,7 @@ def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int
         cells += [fmt(mean_ci([window(r, k, "last") for r in runs])) for k in ("train/hack_rate", AUC)]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += ["", f"Paired differences at the last evaluation against {base_name} (bootstrap over seeds × held-out "
-              "prompts, `rewardzoo.eval.bootstrap_ci`):", "",
+              "prompts, `rewardzoo.eval.bootstrap_ci`; mean [95% interval], which need not be symmetric):", "",
               f"| method − {base_name} | hack rate | strict accuracy | separated from 0? |", "| --- | --- | --- | --- |"]
     for name, runs in results.items():
         if name == base_name or len(runs) != len(base):
@@ -389,7 +394,7 @@ def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int
                                      np.stack([last_rows(r["dir"], row) for r in base]))
                 for metric, row in [("hack_rate", "hack_rate"), ("accuracy", "correct")]}
         sep = ", ".join(f"{k}: {excludes_zero(d).removesuffix(', up').removesuffix(', down')}" for k, d in diff.items())
-        lines.append(f"| {name} | {fmt(diff['hack_rate'])} | {fmt(diff['accuracy'])} | {sep} |")
+        lines.append(f"| {name} | {fmt_bounds(diff['hack_rate'])} | {fmt_bounds(diff['accuracy'])} | {sep} |")
     learned = {n: runs for n, runs in results.items() if any(AUC in r["series"] for r in runs)}
     lines += ["", "## Does the discriminator learn something?", "",
               f"`{AUC}`: D's AUC between the step's demonstration features (positives) and its verifier-passing "
@@ -414,7 +419,7 @@ def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int
         for g, runs in gated.items():
             vs_d = "—"
             if d_runs is not None and g != "D" and len(runs) == len(d_runs):
-                vs_d = fmt(bootstrap_ci(lambda a, b: a.mean() - b.mean(), np.stack([last_rows(r["dir"], "correct") for r in runs]),
+                vs_d = fmt_bounds(bootstrap_ci(lambda a, b: a.mean() - b.mean(), np.stack([last_rows(r["dir"], "correct") for r in runs]),
                                         np.stack([last_rows(r["dir"], "correct") for r in d_runs])))
             cells = [fmt(mean_ci([at(r, k, "last") for r in runs])) for k in ("hack_rate", "accuracy", "proxy_pass")]
             lines.append(f"| {g} | {gate_warning(g)} | " + " | ".join(cells) +
@@ -424,15 +429,16 @@ def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int
     panels = [("train/hack_rate", "train"), ("train/accuracy", "train"), (AUC, "train"), ("hack_rate", "eval"),
               ("accuracy", "eval"), ("proxy_pass", "eval")]
     fig, axes = plt.subplots(2, 3, figsize=(16, 8))
+    colors = {name: f"C{i}" for i, name in enumerate(results)}  # one colour per method in every panel
     for ax, (key, kind) in zip(axes.flat, panels):
         for name, runs in results.items():
             if kind == "eval":
-                band(ax, runs, key, name)
+                band(ax, runs, key, name, colors[name])
             elif all(key in r["series"] for r in runs):
-                band(ax, [{"curves": {key: r["series"][key]}} for r in runs], key, name)
+                band(ax, [{"curves": {key: r["series"][key]}} for r in runs], key, name, colors[name])
         ax.set_title(key if kind == "train" else f"held-out eval/{key}")
         ax.set_xlabel("RL step")
-    axes.flat[0].legend(fontsize=7)
+    axes.flat[3].legend(fontsize=7)  # the held-out panels show every method, the warm start included
     fig.tight_layout()
     fig.savefig(where / "varl_hacking.png", dpi=120)
     return lines
