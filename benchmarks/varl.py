@@ -2,7 +2,7 @@
 
     python benchmarks/varl.py refdist              # → benchmarks/results/varl_refdist.{md,csv,png} (+ _collapse.png)
     python benchmarks/varl.py hacking              # → benchmarks/results/varl_hacking.{md,csv,png}, 5 seeds
-    python benchmarks/varl.py hacking --quick      # the pilot size (fewer prompts a step and held-out prompts)
+    python benchmarks/varl.py hacking --quick      # the pilot size (200 held-out prompts)
     python benchmarks/varl.py hacking --methods "RLVR (proxy)" "VARL (proxy gate)" --seeds 0 1   # a subset
     python benchmarks/varl.py hacking --settings tuned.json   # per-method overrides (the tuning stage's lr, ...)
     python benchmarks/varl.py hacking --settings benchmarks/results/leaderboard_hackable/tuning.csv --out runs/lb
@@ -139,7 +139,9 @@ def settings_tag(extra: list[str]) -> str:
 
 def hacking_spec(label: str, e: Entry, seed: int, out: Path, settings: list[str], extra: list[str]) -> RunSpec:
     """One run of the hacking study: the board's run of entry ``e`` at ``seed`` with the row's chosen ``settings``
-    (the leaderboard's own spec, under ``out/<task>/<slug>/<setting>/seed<s>``), then ``extra``."""
+    (the leaderboard's own spec, under ``out/<task>/<slug>/<setting>/seed<s>``), then ``extra`` (less any
+    ``steps=`` for the SFT row, which stays the warm start)."""
+    extra = [o for o in extra if e.trained or not o.startswith("steps=")]  # the warm start's row takes no RL step
     setting = Setting(tuple(settings))
     run_dir = out / e.task / slug(label) / (setting.slug + settings_tag(extra)) / f"seed{seed}"
     board = board_specs([e], [seed], out, False, {(e.task, e.method): Choice(setting)})[0]

@@ -193,6 +193,8 @@ def test_varl_hacking_study_runs_the_board_s_rows_as_the_board_does(tmp_path):
     assert variant.overrides == (*board.overrides[:-1], "reward.varl.features=completion", "grpo.lr=0.0005")
     assert specs[("VARL (proxy gate)", 3)].run_dir != script["study_specs"]("hacking", [3], tmp_path, ["steps=2"],
                                                                           settings)[("VARL (proxy gate)", 3)].run_dir
+    sft = script["study_specs"]("hacking", [3], tmp_path, ["steps=2"], settings)[("SFT", 3)]
+    assert sft.config().steps == 0  # a study-wide step count leaves the warm start's row untrained
     with pytest.raises(SystemExit, match="JSON"):
         script["read_settings"](str(tuning), "refdist")
 
