@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import json
 import random
 import shlex
@@ -60,7 +59,7 @@ from rewardzoo.eval import Estimate, bootstrap_ci, entropy_ratio, mean_ci, prefe
 from rewardzoo.judges.pairwise import LMJudge, LMJudgeConfig, Tournament, miscalibration  # noqa: E402
 from rewardzoo.judges.rubric import Criterion, load_rubric  # noqa: E402
 from rewardzoo.leaderboard import slug  # noqa: E402
-from rewardzoo.protocol import read_choices  # noqa: E402
+from rewardzoo.protocol import overrides_tag, read_choices  # noqa: E402
 from rewardzoo.recipes import sft  # noqa: E402
 from rewardzoo.rewards.rcrl import RcRL  # noqa: E402
 from rewardzoo.sweep import RunResult, RunSpec, eval_rows, run_sweep  # noqa: E402
@@ -102,7 +101,7 @@ def level_overrides(m: float) -> list[str]:
 
 def settings_tag(overrides: list[str]) -> str:
     """'' for the recipe's own settings, else a short hash, so that runs with other settings get other directories."""
-    return "" if not overrides else "-" + hashlib.sha256(" ".join(overrides).encode()).hexdigest()[:8]
+    return "" if not overrides else "-" + overrides_tag(overrides)
 
 
 def spec(out: Path, label: str, seed: int, level: float, extra: list[str], settings: dict[str, list[str]]) -> RunSpec:
@@ -181,7 +180,7 @@ def win_curve(runs: dict, keys: list) -> tuple[list[int], np.ndarray]:
 
 def verdict(e: Estimate, null: float, scale: float = 100.0, digits: int = 1) -> str:
     """'mean [low, high] → above / below / undecided' against ``null``."""
-    shown = f"{e.mean * scale:.{digits}f} [{e.low * scale:.{digits}f}, {e.high * scale:.{digits}f}]"
+    shown = e.bounds(scale, digits)
     if e.low > null:
         return f"{shown} → above {null * scale:g}"
     if e.high < null:

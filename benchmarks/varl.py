@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import json
 import math
 import os
@@ -60,9 +59,9 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from rewardzoo.eval import Estimate, bootstrap_ci, mean_ci
-from rewardzoo.leaderboard import DIVERGENCE_OF, PRESETS, Entry, slug
+from rewardzoo.leaderboard import DIVERGENCE_OF, PRESETS, Entry
 from rewardzoo.leaderboard import specs as board_specs
-from rewardzoo.protocol import Choice, Setting, read_choices
+from rewardzoo.protocol import Choice, Setting, overrides_tag, read_choices
 from rewardzoo.rewards.transforms import G_TRANSFORMS
 from rewardzoo.rewards.varl import warn_unless_safe_under_gate
 from rewardzoo.sweep import RunSpec, eval_rows, run_sweep
@@ -131,21 +130,17 @@ def series(rows: list[dict], keys: list[str]) -> dict[str, dict[int, float]]:
     return out
 
 
-def settings_tag(extra: list[str]) -> str:
-    """'' without study-wide overrides, else a short hash of them, so that runs with other settings get other
-    directories (and the board's directories hold only the board's runs)."""
-    return "" if not extra else "__" + hashlib.sha1(" ".join(extra).encode()).hexdigest()[:8]
-
-
-def hacking_spec(label: str, e: Entry, seed: int, out: Path, settings: list[str], extra: list[str]) -> RunSpec:
+def hacking_spec(e: Entry, seed: int, out: Path, settings: list[str], extra: list[str]) -> RunSpec:
     """One run of the hacking study: the board's run of entry ``e`` at ``seed`` with the row's chosen ``settings``
     (the leaderboard's own spec, under ``out/<task>/<slug>/<setting>/seed<s>``), then ``extra`` (less any
-    ``steps=`` for the SFT row, which stays the warm start)."""
+    ``steps=`` for the SFT row, which stays the warm start); with ``extra`` the setting's directory gets a hash
+    of it, so the board's directories hold only the board's runs."""
     extra = [o for o in extra if e.trained or not o.startswith("steps=")]  # the warm start's row takes no RL step
-    setting = Setting(tuple(settings))
-    run_dir = out / e.task / slug(label) / (setting.slug + settings_tag(extra)) / f"seed{seed}"
-    board = board_specs([e], [seed], out, False, {(e.task, e.method): Choice(setting)})[0]
-    return replace(board, name=f"{label}/seed{seed}", run_dir=run_dir, overrides=(*board.overrides, *extra))
+    board = board_specs([e], [seed], out, False, {(e.task, e.method): Choice(Setting(tuple(settings)))})[0]
+    run_dir = board.run_dir
+    if extra:
+        run_dir = run_dir.parent.with_name(f"{run_dir.parent.name}__{overrides_tag(extra)}") / run_dir.name
+    return replace(board, name=f"{e.method}/seed{seed}", run_dir=run_dir, overrides=(*board.overrides, *extra))
 
 
 def study_specs(study: str, seeds: list[int], out: Path, extra: list[str] = (), settings: dict | None = None,
@@ -161,7 +156,7 @@ def study_specs(study: str, seeds: list[int], out: Path, extra: list[str] = (), 
     settings = settings or {}
     if study == "hacking":
         own = lambda name: settings.get(name, settings.get(VARL_ROW, []) if name in VARIANTS else [])  # noqa: E731
-        return {(name, seed): hacking_spec(name, table[name], seed, out, own(name), list(extra))
+        return {(name, seed): hacking_spec(table[name], seed, out, own(name), list(extra))
                 for seed in seeds for name in chosen}
     return {(name, seed): spec(name, table[name][0], [*table[name][1], *settings.get(name, [])], seed, out,
                                list(extra))
@@ -182,11 +177,6 @@ def read_settings(path: str, study: str) -> dict[str, list[str]]:
 def fmt(e: Estimate, digits: int = 3) -> str:
     """'mean ± half-width' of a 95% interval."""
     return e.format(digits=digits)
-
-
-def fmt_bounds(e: Estimate, digits: int = 3) -> str:
-    """'mean [low, high]' of a 95% interval: a bootstrap interval need not be symmetric about its mean."""
-    return f"{e.mean:+.{digits}f} [{e.low:+.{digits}f}, {e.high:+.{digits}f}]" if math.isfinite(e.mean) else "n/a"
 
 
 def write_csv(path: Path, results: dict[str, list[dict]], keys: list[str], per_step: list[str] = ()) -> None:
@@ -396,7 +386,7 @@ def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int
                                      np.stack([last_rows(r["dir"], row) for r in base]))
                 for metric, row in [("hack_rate", "hack_rate"), ("accuracy", "correct")]}
         sep = ", ".join(f"{k}: {excludes_zero(d).removesuffix(', up').removesuffix(', down')}" for k, d in diff.items())
-        lines.append(f"| {name} | {fmt_bounds(diff['hack_rate'])} | {fmt_bounds(diff['accuracy'])} | {sep} |")
+        lines.append(f"| {name} | {diff['hack_rate'].bounds(digits=3, sign=True)} | {diff['accuracy'].bounds(digits=3, sign=True)} | {sep} |")
     learned = {n: runs for n, runs in results.items() if any(AUC in r["series"] for r in runs)}
     lines += ["", "## Does the discriminator learn something?", "",
               f"`{AUC}`: D's AUC between the step's demonstration features (positives) and its verifier-passing "
@@ -421,8 +411,8 @@ def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int
         for g, runs in gated.items():
             vs_d = "—"
             if d_runs is not None and g != "D" and len(runs) == len(d_runs):
-                vs_d = fmt_bounds(bootstrap_ci(lambda a, b: a.mean() - b.mean(), np.stack([last_rows(r["dir"], "correct") for r in runs]),
-                                        np.stack([last_rows(r["dir"], "correct") for r in d_runs])))
+                vs_d = bootstrap_ci(lambda a, b: a.mean() - b.mean(), np.stack([last_rows(r["dir"], "correct") for r in runs]),
+                                        np.stack([last_rows(r["dir"], "correct") for r in d_runs])).bounds(digits=3, sign=True)
             cells = [fmt(mean_ci([at(r, k, "last") for r in runs])) for k in ("hack_rate", "accuracy", "proxy_pass")]
             lines.append(f"| {g} | {gate_warning(g)} | " + " | ".join(cells) +
                          f" | {fmt(mean_ci([window(r, 'reward/g_passing_mean', 'last') for r in runs]))} | {vs_d} |")

@@ -163,6 +163,14 @@ class Estimate:
             return f"{mean} (n={self.n})"
         return f"{mean} ± {self.half_width * scale:.{digits}f}"
 
+    def bounds(self, scale: float = 1.0, digits: int = 1, sign: bool = False) -> str:
+        """``mean [low, high]`` (times ``scale``), ``n/a`` when undefined: the form for an interval that need not
+        be symmetric about its mean (a bootstrap's)."""
+        if not math.isfinite(self.mean):
+            return "n/a"
+        f = f"{{:{'+' if sign else ''}.{digits}f}}".format
+        return f"{f(self.mean * scale)} [{f(self.low * scale)}, {f(self.high * scale)}]"
+
     def __str__(self) -> str:
         return self.format(digits=3)
 

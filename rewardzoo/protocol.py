@@ -35,6 +35,7 @@ start and end.
 from __future__ import annotations
 
 import csv
+import hashlib
 import importlib
 import math
 import sys
@@ -121,6 +122,12 @@ class Setting:
     def slug(self) -> str:
         """The setting as a directory name: ``grpo.lr-0.00025``, ``grpo.lr-0.00025__reward.ral.judge.lr-0.003``."""
         return "__".join(o.replace("=", "-").replace("/", "_") for o in self.overrides) or "recipe"
+
+
+def overrides_tag(overrides: Sequence[str]) -> str:
+    """'' for no overrides, else 8 hex digits of their hash: a short, stable part of a run directory's name for
+    runs trained with overrides beyond their setting, so they never share a directory with the runs without."""
+    return hashlib.sha256(" ".join(overrides).encode()).hexdigest()[:8] if overrides else ""
 
 
 @dataclass(frozen=True)

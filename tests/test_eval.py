@@ -156,3 +156,12 @@ def test_bradley_terry_two_players_and_recovery():
     assert np.isfinite(bradley_terry(np.array([[0, 5.0], [0.0, 0]]), alpha=0.1)).all()  # undefeated: finite with α
     with pytest.raises(ValueError, match="square matrix"):
         bradley_terry(np.zeros((2, 3)))
+
+
+def test_bounds_print_an_asymmetric_interval_as_it_is():
+    """A bootstrap interval need not be symmetric: ``bounds`` shows low and high, ``format`` the half-width."""
+    e = Estimate(mean=-0.040, low=-0.070, high=-0.014, n=5)
+    assert e.bounds(digits=3, sign=True) == "-0.040 [-0.070, -0.014]"
+    assert e.bounds(scale=100) == "-4.0 [-7.0, -1.4]"
+    assert e.format(digits=3) == "-0.040 ± 0.028"
+    assert Estimate(math.nan, math.nan, math.nan, 0).bounds() == "n/a"

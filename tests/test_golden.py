@@ -7,6 +7,7 @@ is in ``tests/helpers/golden.py``.  Each capability runs in a fresh process, bec
 ``ATEN_CPU_CAPABILITY`` once, when it loads.
 """
 
+import functools
 import os
 import subprocess
 import sys
@@ -39,10 +40,12 @@ CAPABILITIES = ["default", "avx2", "avx512"]
 """ATen's CPU kernel widths, narrowest first."""
 
 
+@functools.cache
 def native_capability() -> str:
     """The widest kernel width torch picks on this CPU by itself, read in a fresh process without
     ``ATEN_CPU_CAPABILITY`` (asked for a wider one, torch may dispatch kernels the CPU cannot run: on an
-    AVX2-only AMD EPYC ``ATEN_CPU_CAPABILITY=avx512`` dies of SIGILL instead of falling back)."""
+    AVX2-only AMD EPYC ``ATEN_CPU_CAPABILITY=avx512`` dies of SIGILL instead of falling back).  Read once per
+    test process: the three cases share it."""
     env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
     out = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
                          env=env, capture_output=True, text=True, timeout=300, check=True).stdout.strip().lower()

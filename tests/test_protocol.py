@@ -7,7 +7,7 @@ import pytest
 
 from rewardzoo.eval import Estimate
 from rewardzoo.protocol import (MIN_SEEDS, Finding, Grid, OwnKey, Setting, TwinException, ValidationRow, choose,
-                                load_factory, twin_differences, verdict)
+                                load_factory, overrides_tag, twin_differences, verdict)
 
 
 def test_twin_differences_name_every_key_outside_the_reward_unless_excepted():
@@ -149,3 +149,12 @@ def test_read_choices_gives_back_what_write_tuning_chose(tmp_path):
     (tmp_path / "other.csv").write_text("a,b\n1,2\n")
     with pytest.raises(ValueError, match="is not a tuning.csv"):
         read_choices(tmp_path / "other.csv", "t")
+
+
+def test_overrides_tag_is_empty_without_overrides_and_a_stable_hash_with_them():
+    """'' for none; 8 hex digits that depend on the overrides and their order (a run directory's name part)."""
+    assert overrides_tag([]) == ""
+    tag = overrides_tag(["grpo.lr=0.001"])
+    assert len(tag) == 8 and int(tag, 16) >= 0 and tag == overrides_tag(("grpo.lr=0.001",))
+    assert tag != overrides_tag(["grpo.lr=0.0005"])
+    assert overrides_tag(["a=1", "b=2"]) != overrides_tag(["b=2", "a=1"])
