@@ -118,6 +118,13 @@ class GRPOConfig:
     (``malloc_trim``). A lower peak resident set where one phase's temporaries would stack on the
     last one's freed pages (docs/performance.md), at the price of faulting those pages in again; off
     by default (benchmarks/heap_release.py measures the cost)."""
+    lean_forward: bool = True
+    """Compute a Llama-family policy's log-probs (llama, mistral, qwen2, qwen3; float32 on the CPU, no
+    adapters, hooks or gradient checkpointing) by rewardzoo's lean forward on its own weights: each
+    distinct prompt once, no padding position of a row, the attention written out
+    (core/lean_layers.py).  The same log-probs and gradients as the transformers modules to float
+    rounding (1e-6), in about 60% of the time on the tiny models; false, or any other model, runs the
+    transformers modules (docs/performance.md)."""
     num_iterations: int = 1
     """μ: optimiser steps per generated batch (1 = on-policy, no extra forward for old log-probs)."""
     advantage: str = "grpo"

@@ -45,6 +45,8 @@ import warnings
 import torch
 import torch.nn.functional as F
 
+from rewardzoo.core.lean_layers import shared_prompt_hidden, why_not_lean
+
 # fp32 logits per chunk: 128 MiB on accelerators (large matmuls); 16 MiB on CPU, where the chunk's
 # buffers add to the process's resident memory and smaller chunks were not slower (docs/performance.md).
 CHUNK_ELEMENTS = {"cpu": 2**22}
@@ -177,7 +179,15 @@ class PackedBatch:
     targets: torch.Tensor  # [n, T] int64 completion tokens
     mask: torch.Tensor  # [n, T] bool real completion tokens
     shared: SharedPrompts | None = None
-    """The distinct prompts once each, when that computes fewer positions than the rows (see the module docstring)."""
+    """The distinct prompts once each, and the prompt of each row (see the module docstring)."""
+
+    def shares_positions(self) -> bool:
+        """Whether the distinct prompts once and then the completions take fewer positions than the
+        packed rows: U·P + n·(T − 1) < n·S."""
+        if self.shared is None:
+            return False
+        (n, S), (U, P), T = self.input_ids.shape, self.shared.input_ids.shape, self.targets.shape[1]
+        return U * P + n * (T - 1) < n * S
 
     def to(self, device: torch.device) -> "PackedBatch":
         """The same batch on ``device``."""
@@ -222,41 +232,36 @@ def pack_rows(
     rows: list[int],
     pad_id: int,
 ) -> PackedBatch:
-    """Pack the given rows for :func:`sequence_logprobs` (prompt padding removed, right-trimmed); with
-    the distinct prompts once each (:class:`SharedPrompts`) when rows repeat a prompt and the shared
-    layout computes fewer positions: U·P + n·(T − 1) against n·S."""
-    comp_len = completion_mask[rows].sum(1).tolist()  # [n]
-    prompt_len = [len(prompt_ids[i]) for i in rows]  # [n]
-    S = max(p + c for p, c in zip(prompt_len, comp_len))
-    T = max(max(comp_len), 1)
-    input_ids = torch.full((len(rows), S), pad_id, dtype=torch.long)  # [n, S]
-    attention_mask = torch.zeros(len(rows), S, dtype=torch.long)  # [n, S]
-    for j, (i, p, c) in enumerate(zip(rows, prompt_len, comp_len)):
-        input_ids[j, :p] = torch.tensor(prompt_ids[i], dtype=torch.long)
-        input_ids[j, p : p + c] = completion_ids[i, :c]
-        attention_mask[j, : p + c] = 1
+    """Pack the given rows for :func:`sequence_logprobs` (prompt padding removed, right-trimmed), with
+    the distinct prompts once each (:class:`SharedPrompts`)."""
+    comp_len = completion_mask[rows].sum(1)  # [n]
+    prompts = [prompt_ids[i] for i in rows]
+    p = torch.tensor([len(ids) for ids in prompts])  # [n]
+    P, T = int(p.max()), max(int(comp_len.max()), 1)
+    S = int((p + comp_len).max())
+    left = torch.tensor([ids + [pad_id] * (P - len(ids)) for ids in prompts])  # [n, P] prompts, right-padded
+    col = torch.arange(S)  # [S]
+    t = (col - p.unsqueeze(1)).clamp(0, completion_ids.shape[1] - 1)  # [n, S] completion index at each column
+    in_prompt = col < p.unsqueeze(1)  # [n, S]
+    attention_mask = col < (p + comp_len).unsqueeze(1)  # [n, S]
+    input_ids = torch.where(in_prompt, F.pad(left, (0, max(S - P, 0)), value=pad_id)[:, :S],
+                            completion_ids[rows].gather(1, t))  # [n, S]
+    input_ids = input_ids.masked_fill(~attention_mask, pad_id)  # [n, S]
     offsets = torch.arange(T)  # [T]
-    positions = (torch.tensor(prompt_len).unsqueeze(1) - 1 + offsets).clamp(max=S - 1)  # [n, T]
-    targets = completion_ids[rows, :T].clone()  # [n, T]
-    mask = offsets.unsqueeze(0) < torch.tensor(comp_len).unsqueeze(1)  # [n, T]
-    return PackedBatch(input_ids, attention_mask, positions, targets.masked_fill(~mask, 0), mask,
-                       shared_prompts([prompt_ids[i] for i in rows], pad_id, T, S))
+    positions = (p.unsqueeze(1) - 1 + offsets).clamp(max=S - 1)  # [n, T]
+    mask = offsets.unsqueeze(0) < comp_len.unsqueeze(1)  # [n, T]
+    targets = completion_ids[rows, :T].masked_fill(~mask, 0)  # [n, T]
+    return PackedBatch(input_ids, attention_mask.long(), positions, targets, mask, shared_prompts(prompts, pad_id))
 
 
-def shared_prompts(prompt_ids: list[list[int]], pad_id: int, T: int, S: int) -> SharedPrompts | None:
-    """The distinct prompts of rows ``prompt_ids`` [n][length], right-padded, when computing them once
-    and the rows' first T − 1 completion tokens after them takes fewer positions than n rows of S."""
+def shared_prompts(prompt_ids: list[list[int]], pad_id: int) -> SharedPrompts:
+    """The distinct prompts of rows ``prompt_ids`` [n][length], right-padded, and each row's prompt."""
     index: dict[tuple[int, ...], int] = {}
     rows = [index.setdefault(tuple(ids), len(index)) for ids in prompt_ids]  # [n]
     distinct = list(index)
     P = max(len(ids) for ids in distinct)
-    if len(distinct) * P + len(rows) * (T - 1) >= len(rows) * S:
-        return None
-    input_ids = torch.full((len(distinct), P), pad_id, dtype=torch.long)  # [U, P]
-    attention_mask = torch.zeros(len(distinct), P, dtype=torch.long)  # [U, P]
-    for u, ids in enumerate(distinct):
-        input_ids[u, : len(ids)] = torch.tensor(ids, dtype=torch.long)
-        attention_mask[u, : len(ids)] = 1
+    input_ids = torch.tensor([list(ids) + [pad_id] * (P - len(ids)) for ids in distinct])  # [U, P]
+    attention_mask = (torch.arange(P) < torch.tensor([len(ids) for ids in distinct]).unsqueeze(1)).long()  # [U, P]
     return SharedPrompts(input_ids, attention_mask, torch.tensor(rows))
 
 
@@ -312,12 +317,15 @@ def sequence_logprobs(
     chunk_size: int | None = None,
     logit_scale: float = 1.0,
     share_prompts: bool = False,
+    lean: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:  # ([n, T], [n, T]) fp32, zero where mask is False
     """Completion-token log-probs and entropies of a causal LM (peft-wrapped or not).
 
-    The fused path runs the decoder body for the final hidden states — over the distinct prompts
-    once and then the completions (:func:`prompt_shared_hidden`) when ``share_prompts`` and the
-    batch carries :class:`SharedPrompts`, else over the packed rows — and feeds only the K real
+    The fused path runs the decoder body for the final hidden states — with ``lean`` (a Llama-family
+    model, :func:`~rewardzoo.core.lean_layers.why_not_lean`), over the distinct prompts once and the
+    completions by :func:`~rewardzoo.core.lean_layers.shared_prompt_hidden` on the model's own
+    weights; with ``share_prompts``, the same through the transformers modules and their KV cache
+    (:func:`prompt_shared_hidden`) when it computes fewer positions; else over the packed rows — and feeds only the K real
     completion positions to :func:`fused_token_logprobs` with the output layer's weight, scaled by
     ``logit_scale / temperature`` (logits = c·(W h + b), c from :func:`head_logit_scale`).
     ``fused=False`` takes the model's own logits over the packed rows (for heads that are not a
@@ -329,7 +337,11 @@ def sequence_logprobs(
     lm = causal_lm(model)
     n, T = batch.targets.shape
     if fused:
-        if share_prompts and batch.shared is not None:
+        if lean and batch.shared is not None:  # the model's own weights, without its modules
+            shared = batch.shared
+            h = shared_prompt_hidden(lm, shared.input_ids, shared.attention_mask, shared.rows,
+                                     batch.targets[:, : T - 1], batch.mask[:, : T - 1])  # [n, T, H]
+        elif share_prompts and batch.shares_positions():
             h = prompt_shared_hidden(lm, batch)  # [n, T, H]
         else:
             hidden = lm.get_decoder()(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state  # [n, S, H]
@@ -407,13 +419,17 @@ class PolicyLogProbs(torch.nn.Module):
     """
 
     def __init__(self, model: torch.nn.Module, *, temperature: float = 1.0, chunk_size: int | None = None,
-                 share_prompts: bool = False):
+                 share_prompts: bool = False, lean: bool = True):
         from rewardzoo.core.models import causal_lm
 
         super().__init__()
         self.model = model
         self.temperature = temperature
         self.chunk_size = chunk_size
+        self.lean = lean
+        """Run a Llama-family model's layers on its own weights (:func:`~rewardzoo.core.lean_layers.shared_prompt_hidden`),
+        checked at every forward (:func:`~rewardzoo.core.lean_layers.why_not_lean`: hooks a sharding
+        wrapper adds later, gradient checkpointing switched on, a move to another device or dtype)."""
         self.share_prompts = share_prompts
         """Compute a batch's distinct prompts once (:func:`prompt_shared_hidden`); turned off for good,
         with a warning, the first time the model's cache cannot be copied to rows."""
@@ -426,8 +442,11 @@ class PolicyLogProbs(torch.nn.Module):
 
     def forward(self, batch: PackedBatch) -> tuple[torch.Tensor, torch.Tensor]:
         """([n, T], [n, T]) log-probs and entropies of ``batch``'s completion tokens."""
+        from rewardzoo.core.models import causal_lm
+
         kwargs = dict(temperature=self.temperature, fused=self.fused, chunk_size=self.chunk_size,
-                      logit_scale=self.logit_scale)
+                      logit_scale=self.logit_scale,
+                      lean=self.lean and why_not_lean(causal_lm(self.model), batch.input_ids.shape[1]) is None)
         try:
             return sequence_logprobs(self.model, batch, share_prompts=self.share_prompts, **kwargs)
         except PromptSharingUnsupported as err:

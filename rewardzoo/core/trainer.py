@@ -114,10 +114,12 @@ class Trainer:
         if bind_policy is not None:
             bind_policy(self.policy, self.tokenizer)  # once, before any step: the starting policy
         self.ref = ReferencePolicy(self.policy) if g.beta > 0 else None
-        module = PolicyLogProbs(self.policy, temperature=cfg.sampling.temperature, chunk_size=g.logprob_chunk_size or None)
+        module = PolicyLogProbs(self.policy, temperature=cfg.sampling.temperature, chunk_size=g.logprob_chunk_size or None,
+                                lean=g.lean_forward)
         self.ref_module = None  # π_ref's log-probs module: the reference copy's (None: the policy's, adapters off)
         if self.ref is not None and self.ref.copy is not None:
-            self.ref_module = PolicyLogProbs(self.ref.copy, temperature=module.temperature, chunk_size=module.chunk_size)
+            self.ref_module = PolicyLogProbs(self.ref.copy, temperature=module.temperature, chunk_size=module.chunk_size,
+                                             lean=g.lean_forward)
         self.sharding = make_sharding(cfg.distributed, self.acc.device)  # None under DDP
         if self.sharding is not None:  # before the optimizer: it must hold the sharded parameters
             self.sharding.shard_policy(module, self.ref_module)
@@ -407,7 +409,8 @@ class Trainer:
         if self.cfg.grpo.max_grad_norm:
             torch.nn.utils.clip_grads_with_norm_(params, self.cfg.grpo.max_grad_norm, total)
         self.optimizer.step()
-        if params and not torch.stack([torch.isfinite(p).all() for p in params]).all():
+        # max |θ| over all parameters (torch's foreach kernel, NaN propagates): finite iff every parameter is
+        if params and not math.isfinite(float(torch.nn.utils.get_total_norm(params, norm_type=math.inf))):
             bad = [n for n, p in named if not torch.isfinite(p).all()]
             raise NonFiniteError(f"parameters became non-finite in the optimizer step of step {self.step} ({bad[:5]}); "
                                  f"stopped before writing a checkpoint, so the previous one is the latest (lower "

@@ -9,7 +9,8 @@ is exactly
     x = h + o_proj(attention(rope(norm_q(q_proj(rms(h)))), rope(norm_k(k_proj(rms(h)))), v_proj(rms(h))))
     h = x + down_proj(silu(gate_proj(rms(x))) · up_proj(rms(x)))
 
-(Llama, Mistral, Qwen2, Qwen3: ``FAMILIES``; the per-head q/k norms are Qwen3's) :class:`LlamaFamilyStepper`
+(Llama, Mistral, Qwen2, Qwen3: ``FAMILIES`` in ``rewardzoo.core.lean_layers``, which holds the family
+check and the operations this forward shares with the training one; the per-head q/k norms are Qwen3's) :class:`LlamaFamilyStepper`
 runs that math on the model's own weights, with
 
 * the rotary cos/sin of every position of the call computed once (by the model's own rotary module),
@@ -37,61 +38,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from rewardzoo.core.models import is_peft
+from rewardzoo.core.lean_layers import mlp_residual, rms_norm, rotate, why_not_llama_family
 
-FAMILIES = ("llama", "mistral", "qwen2", "qwen3")
-STATIC_ROPE = ("default", "linear", "llama3", "yarn")
-"""Rope types whose cos/sin depend on the position only (not on the sequence length seen so far)."""
-
-
-def _rope_type(config) -> str:
-    params = getattr(config, "rope_parameters", None) or getattr(config, "rope_scaling", None) or {}
-    return params.get("rope_type", params.get("type", "default"))
-
-
-def why_not_llama_family(model: torch.nn.Module) -> str | None:
-    """Why :class:`LlamaFamilyStepper` cannot decode ``model`` exactly as transformers does, or None when it can."""
-    if is_peft(model):
-        return "a peft model (its adapters wrap the linear layers)"
-    config = getattr(model, "config", None)
-    family = getattr(config, "model_type", None)
-    if family not in FAMILIES:
-        return f"model_type {family!r} is not one of {', '.join(FAMILIES)}"
-    if getattr(config, "_attn_implementation", None) != "sdpa":
-        return f"attention implementation {getattr(config, '_attn_implementation', None)!r}, not 'sdpa'"
-    if _rope_type(config) not in STATIC_ROPE:
-        return f"rope type {_rope_type(config)!r}"
-    if any(t != "full_attention" for t in getattr(config, "layer_types", None) or ()):
-        return "sliding-window layers"
-    if config.hidden_act != "silu" or getattr(config, "pretraining_tp", 1) != 1:
-        return f"activation {config.hidden_act!r} or pretraining_tp {getattr(config, 'pretraining_tp', 1)}"
-    decoder = model.get_decoder()
-    linears = [model.get_output_embeddings()]
-    for layer in decoder.layers:
-        a, m = layer.self_attn, layer.mlp
-        linears += [a.q_proj, a.k_proj, a.v_proj, a.o_proj, m.gate_proj, m.up_proj, m.down_proj]
-    if any(type(lin) is not torch.nn.Linear for lin in linears):
-        return "a projection that is not a plain torch.nn.Linear (quantised or wrapped)"
-    if type(decoder.embed_tokens) is not torch.nn.Embedding:
-        return "an embedding that is not a plain torch.nn.Embedding"
-    hooked = [name for name, module in model.named_modules() if module._forward_hooks or module._forward_pre_hooks]
-    if hooked or torch.nn.modules.module._global_forward_hooks or torch.nn.modules.module._global_forward_pre_hooks:
-        return f"forward hooks on {', '.join(hooked[:3]) or 'every module'} (the lean forward calls no module)"
-    return None
-
-
-def rms_norm(x: torch.Tensor, norm: torch.nn.Module) -> torch.Tensor:  # [..., H] -> [..., H]
-    """transformers' Llama RMSNorm, ``weight · (x / rms(x))`` with the normalisation in float32, as one fused op in float32."""
-    eps = norm.variance_epsilon
-    if x.dtype == torch.float32:
-        return F.rms_norm(x, x.shape[-1:], norm.weight, eps)
-    return norm.weight * F.rms_norm(x.float(), x.shape[-1:], None, eps).to(x.dtype)
-
-
-def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:  # [A, h, S, D], [A, 1, S, D] ×2
-    """Rotary embedding as transformers applies it: x·cos + rotate_half(x)·sin."""
-    x1, x2 = x.chunk(2, -1)
-    return x * cos + torch.cat((-x2, x1), -1) * sin
+__all__ = ["LlamaFamilyStepper", "why_not_llama_family"]
 
 
 class LlamaFamilyStepper:
@@ -170,10 +119,7 @@ class LlamaFamilyStepper:
                 o = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, scale=a.scaling)  # [A, heads, S, D]
                 o = o.transpose(1, 2).reshape(A, S, -1)  # [A, S, heads·D]
             h = h + F.linear(o, a.o_proj.weight, a.o_proj.bias)  # [A, S, H]
-            x = rms_norm(h, layer.post_attention_layernorm)  # [A, S, H]
-            m = layer.mlp
-            gate = F.silu(F.linear(x, m.gate_proj.weight, m.gate_proj.bias))  # [A, S, I]
-            h = h + F.linear(gate * F.linear(x, m.up_proj.weight, m.up_proj.bias), m.down_proj.weight, m.down_proj.bias)
+            h = mlp_residual(h, layer)  # [A, S, H]
         self.length = end
         return h  # [A, S, H]
 

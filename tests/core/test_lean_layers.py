@@ -1,0 +1,156 @@
+"""The lean training forward (core/lean_layers.py, ``grpo.lean_forward``) equals the transformers
+modules to float rounding: log-probs and entropies within 2e-6, every parameter's gradient within 1e-5
+relative, and one trainer step (the same tokens, the same loss and statistics, the same AdamW update)
+on the tiny Qwen3 and the tiny Llama, and on Qwen2 and Mistral; a model it cannot run takes the
+transformers modules, with the reason."""
+
+import math
+
+import pytest
+import torch
+import transformers
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rewardzoo.core.lean_layers import why_not_lean
+from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows, sequence_logprobs
+from rewardzoo.core.models import TinyModelConfig, add_lora, LoraSettings, tiny_causal_lm
+from rewardzoo.core.trainer import Trainer
+from rewardzoo.zoo import build_task
+
+SMALL = dict(vocab_size=60, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+             num_key_value_heads=2, tie_word_embeddings=False)
+
+
+def _model(family: str) -> torch.nn.Module:
+    """A small model of ``family`` whose embedding's padding_idx is token 0 (its row gets no gradient)."""
+    if family in ("qwen3", "llama"):
+        return tiny_causal_lm(TinyModelConfig(arch=family), 60, seed=2)
+    config = {"qwen2": transformers.Qwen2Config, "mistral": transformers.MistralConfig}[family](**SMALL, pad_token_id=0)
+    torch.manual_seed(2)
+    return transformers.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa").float()
+
+
+def _batch(prompts: list[list[int]], group: int, lengths: list[int], seed: int = 0):
+    """``group`` rows per prompt, completion i of ``lengths[i]`` tokens (0 allowed: a row with no token);
+    the padding token 0 is sampled too, as an untrained policy does."""
+    gen = torch.Generator().manual_seed(seed)
+    n, T = len(prompts) * group, max(max(lengths), 1)
+    comp = torch.randint(0, 60, (n, T), generator=gen)  # [n, T]
+    comp[0, 0] = 0
+    mask = torch.arange(T).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)  # [n, T]
+    rows = [p for p in prompts for _ in range(group)]
+    return pack_rows(rows, comp.masked_fill(~mask, 0), mask, list(range(n)), pad_id=0)
+
+
+def _grads(model, batch, lean: bool):
+    """Log-probs, entropies and the gradient of a GRPO-like loss with respect to every parameter."""
+    model.zero_grad()
+    logp, ent = sequence_logprobs(model, batch, temperature=0.9, lean=lean)
+    weights = torch.linspace(-1, 1, logp.numel()).view_as(logp)
+    ((logp * weights).sum() / batch.mask.sum().clamp(min=1)).backward()
+    return logp.detach(), ent.detach(), {k: p.grad.clone() for k, p in model.named_parameters()}
+
+
+def _assert_same(model, batch):
+    logp_l, ent_l, grad_l = _grads(model, batch, lean=True)
+    logp_p, ent_p, grad_p = _grads(model, batch, lean=False)
+    torch.testing.assert_close(logp_l, logp_p, rtol=1e-6, atol=2e-6)
+    torch.testing.assert_close(ent_l, ent_p, rtol=1e-6, atol=2e-6)
+    total = torch.cat([g.flatten() for g in grad_p.values()]).norm()
+    for name, g in grad_p.items():
+        assert (grad_l[name] - g).norm() <= 1e-5 * max(g.norm(), 1e-3 * total), name
+    return grad_l
+
+
+PROMPTS = [[1, 5, 0, 7], [1, 9], [1, 4, 4, 8, 3]]  # distinct prompts of different lengths, one with the padding token
+
+
+@pytest.mark.parametrize("family", ["qwen3", "llama", "qwen2", "mistral"])
+def test_lean_forward_gives_the_transformers_logprobs_and_gradients(family):
+    model = _model(family)
+    assert why_not_lean(model, 32) is None
+    batch = _batch(PROMPTS, 4, [1, 6, 3, 0, 5, 6, 2, 1, 4, 6, 6, 3])
+    grads = _assert_same(model, batch)
+    assert all(g.abs().sum() > 0 for name, g in grads.items()), "every parameter gets a gradient"
+    assert torch.equal(grads["model.embed_tokens.weight"][0], torch.zeros(SMALL["hidden_size"] if family in (
+        "qwen2", "mistral") else 128)), "the padding token's embedding row gets none, as through nn.Embedding"
+
+
+@settings(max_examples=12, deadline=None)
+@given(prompt_lengths=st.lists(st.integers(1, 6), min_size=1, max_size=3), group=st.integers(1, 3),
+       lengths=st.lists(st.integers(0, 5), min_size=9, max_size=9), seed=st.integers(0, 99))
+def test_any_layout_of_prompts_and_completions_matches(prompt_lengths, group, lengths, seed):
+    """Repeated or distinct prompts, rows of any completion length (none, one token, all of T)."""
+    gen = torch.Generator().manual_seed(seed)
+    prompts = [torch.randint(3, 60, (p,), generator=gen).tolist() for p in prompt_lengths]
+    n = len(prompts) * group
+    _assert_same(_model("llama"), _batch(prompts, group, lengths[:n], seed))
+
+
+def test_one_trainer_step_is_the_same_update(fast_config, tmp_path):
+    """The same rollout (generation is untouched), the same loss and statistics, the same AdamW step."""
+    out = {}
+    for lean in (True, False):
+        cfg = fast_config("steps=1", "checkpoint_every=0", f"grpo.lean_forward={str(lean).lower()}",
+                          f"run_dir={tmp_path / str(lean)}")
+        trainer = Trainer(cfg, task=build_task(cfg.task), reward=_DigitShare())
+        before = {n: p.detach().clone() for n, p in trainer.policy.named_parameters()}
+        metrics = trainer.train_step()
+        delta = {n: p.detach() - before[n] for n, p in trainer.policy.named_parameters()}
+        out[lean] = (metrics, delta)
+    (m_lean, d_lean), (m_plain, d_plain) = out[True], out[False]
+    assert m_lean["policy/completion_length"] == m_plain["policy/completion_length"]
+    for key in ("policy/loss", "policy/entropy", "policy/grad_norm"):
+        assert math.isclose(m_lean[key], m_plain[key], rel_tol=1e-5, abs_tol=1e-7), key
+    for name, d in d_plain.items():
+        assert d.abs().sum() > 0, f"{name} did not change"
+        assert (d_lean[name] - d).norm() <= 1e-3 * d.norm(), name
+
+
+class _DigitShare:
+    """A dense reward with variance from an untrained model: the share of digits."""
+
+    warmup_steps = 0
+
+    def score(self, batch):
+        from rewardzoo.core.types import RewardOutput
+
+        r = torch.tensor([sum(c.isdigit() for c in t) / max(len(t), 1) for t in batch.completions])
+        return RewardOutput(rewards=r, components={"digits": r})
+
+    def update(self, batch, out):
+        return {}
+
+    def state_dict(self):
+        return {}
+
+    def load_state_dict(self, state):
+        pass
+
+
+def test_what_the_lean_forward_cannot_run_takes_the_modules_with_the_reason():
+    model = _model("qwen3")
+    assert "float32 on the CPU" in why_not_lean(model.to(torch.bfloat16), 8)
+    model = _model("qwen3")
+    model.gradient_checkpointing_enable()
+    assert "gradient checkpointing" in why_not_lean(model, 8)
+    assert "a peft model" in why_not_lean(add_lora(_model("llama"), LoraSettings(enabled=True, r=4)), 8)
+    mistral = transformers.AutoModelForCausalLM.from_config(transformers.MistralConfig(**SMALL, sliding_window=4))
+    assert "sliding window of 4 positions" in why_not_lean(mistral, 9)
+    assert why_not_lean(mistral, 4) is None or "sdpa" in why_not_lean(mistral, 4)
+    dropout = _model("llama")
+    dropout.config.attention_dropout = 0.1
+    assert "attention dropout" in why_not_lean(dropout, 8)
+
+
+def test_policy_logprobs_takes_the_modules_once_a_hook_is_added():
+    """A sharding wrapper's hooks (FSDP2) arrive after the module is built: the check runs at every forward."""
+    model = _model("llama")
+    batch = _batch(PROMPTS, 2, [3, 1, 4, 2, 5, 2])
+    module = PolicyLogProbs(model)
+    lean = module(batch)[0]
+    model.model.layers[0].register_forward_pre_hook(lambda *_: None)
+    hooked = module(batch)[0]
+    assert torch.equal(hooked, sequence_logprobs(model, batch)[0])  # the modules' result, bit for bit
+    torch.testing.assert_close(lean, hooked, rtol=1e-6, atol=2e-6)
