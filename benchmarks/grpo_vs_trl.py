@@ -1,7 +1,7 @@
 """rewardzoo's GRPO ``Trainer`` against TRL's ``GRPOTrainer``: step time per phase and peak memory.
 
     python benchmarks/grpo_vs_trl.py --out benchmarks/results/grpo_vs_trl.txt     # S1 and S2, 2 + 5 steps
-    python benchmarks/grpo_vs_trl.py --settings S2 --release-heap                  # rewardzoo with grpo.release_heap
+    python benchmarks/grpo_vs_trl.py --settings S2 --release-heap false            # rewardzoo with the heap release off
 
 Both sides train the same saved model (rewardzoo's tiny Qwen3 factory model, float32) from the
 same 8 prompts of the multiplication task, 8 completions each (64 rows, one micro-batch, one
@@ -146,10 +146,10 @@ def prompts() -> list:
     return build_task(cfg.task).train[:PROMPTS]
 
 
-def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int, release_heap: bool = False,
+def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int, release_heap: str = "auto",
                   threads: int = 0) -> None:
-    """rewardzoo's Trainer, one ``train_step`` per ``go`` (``grpo.release_heap`` as asked; ``threads`` 0 =
-    torch's default)."""
+    """rewardzoo's Trainer, one ``train_step`` per ``go`` (``grpo.release_heap`` as asked: ``auto`` leaves
+    the default, which decides by the vocabulary; ``threads`` 0 = torch's default)."""
     import torch
 
     from rewardzoo.core.engines import hf as hf_engine
@@ -166,8 +166,7 @@ def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int
         "grpo.loss_type=grpo", "grpo.advantage=grpo", "grpo.beta=0", "grpo.lr=1e-6", "grpo.warmup_steps=0",
         "grpo.max_grad_norm=1.0", "grpo.adam_betas=[0.9,0.99]", "grpo.weight_decay=0",
         "sampling.temperature=1.0", "sampling.top_p=1.0", "sampling.top_k=0", f"sampling.max_new_tokens={max_new}",
-        f"grpo.release_heap={str(release_heap).lower()}",
-    ])
+    ] + ([] if release_heap == "auto" else [f"grpo.release_heap={release_heap}"]))
     examples = prompts()
     trainer = Trainer(cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share), init_dir=model_dir,
                       prompts=examples)
@@ -177,7 +176,7 @@ def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int
     clock.hook(trainer.module)
     trainer.acc.backward = clock.wrap("backward", trainer.acc.backward)
     trainer.optimizer.step = clock.wrap("optimizer", trainer.optimizer.step)
-    send({"ready": True, "rss": peak_rss_bytes(), "threads": torch.get_num_threads()})
+    send({"ready": True, "rss": peak_rss_bytes(), "threads": torch.get_num_threads(), "release_heap": trainer.release_heap})
     for _ in range(total_steps):
         if not wait_for_go():
             break
@@ -285,14 +284,14 @@ class Side:
         return peak
 
 
-def compare(setting: str, warmup: int, steps: int, root: Path, release_heap: bool = False, threads: int = 0) -> list[str]:
+def compare(setting: str, warmup: int, steps: int, root: Path, release_heap: str = "auto", threads: int = 0) -> list[str]:
     """Alternate the two sides on one setting; the report lines."""
     from rewardzoo.eval import mean_ci
 
     model_dir = make_model_dir(setting, root)
     total = warmup + steps
     extra = ["--threads", str(threads)]
-    rz_extra = extra + (["--release-heap"] if release_heap else [])
+    rz_extra = extra + ["--release-heap", release_heap]
     sides = [Side(name, setting, model_dir, root / f"{setting}-{name}", total, rz_extra if name == "rewardzoo" else extra)
              for name in ("rewardzoo", "trl")]
     rows = {s.name: [] for s in sides}
@@ -320,7 +319,9 @@ def compare(setting: str, warmup: int, steps: int, root: Path, release_heap: boo
         raise RuntimeError(f"{setting} must force {max_new} tokens on both sides; got {medians}")
     speed = medians["trl"]["step"] / medians["rewardzoo"]["step"]
     memory = peaks["rewardzoo"] / peaks["trl"]
-    lines += ["", f"rewardzoo/trl: speed {speed:.2f}, peak memory {memory:.3f}", ""]
+    released = next(side.ready["release_heap"] for side in sides if side.name == "rewardzoo")
+    lines += ["", f"rewardzoo's grpo.release_heap: {release_heap} (the heap {'was' if released else 'was not'} released)",
+              "", f"rewardzoo/trl: speed {speed:.2f}, peak memory {memory:.3f}", ""]
     return lines
 
 
@@ -331,8 +332,9 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps per side")
     parser.add_argument("--steps", type=int, default=5, help="timed steps per side")
     parser.add_argument("--out", help="also write the report to this file")
-    parser.add_argument("--release-heap", action="store_true",
-                        help="rewardzoo with grpo.release_heap=true (lower peak memory on the CPU, slower small steps)")
+    parser.add_argument("--release-heap", choices=["auto", "true", "false"], default="auto",
+                        help="rewardzoo's grpo.release_heap (default auto: the library's default, on from a 32,768-entry "
+                             "vocabulary; true: lower peak memory on the CPU, slower small steps)")
     parser.add_argument("--threads", type=int, default=0,
                         help="torch intra-op threads of both sides (default 0: torch's default, one per core; give 1 for a "
                              "meaningful ratio on a loaded machine, where a second thread waits for a core)")

@@ -68,6 +68,7 @@ def test_grpo_vs_trl_one_step_each(tmp_path):
     assert lines[0] == "# command: python benchmarks/grpo_vs_trl.py --settings S1 --warmup 1 --steps 1 --out " + str(out)
     assert any(line.startswith("| rewardzoo |") for line in lines) and any(line.startswith("| trl |") for line in lines)
     assert lines[-1].startswith("rewardzoo/trl: speed ")
+    assert "rewardzoo's grpo.release_heap: auto (the heap was not released)" in lines  # vocabulary 100: off by default
 
 
 def test_heap_release_alternates_both_sides_and_reports_the_ratio(tmp_path, fast_overrides):

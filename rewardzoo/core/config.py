@@ -111,13 +111,16 @@ class GRPOConfig:
     """Completions sampled per prompt (G)."""
     micro_batch_size: int = 64
     """Rows per forward/backward; gradients are accumulated to the full batch."""
-    release_heap: bool = False
+    release_heap: bool | None = None
     """On the CPU, give freed memory back to the OS: every allocation of 1 MiB or more gets its own
     mmap, returned when freed (glibc ``mallopt``, process-wide, from the trainer's start), and the heap
     is trimmed after the rollout, each micro-batch's forward, the backward and the policy step
     (``malloc_trim``). A lower peak resident set where one phase's temporaries would stack on the
-    last one's freed pages (docs/performance.md), at the price of faulting those pages in again; off
-    by default (benchmarks/heap_release.py measures the cost)."""
+    last one's freed pages, at the price of faulting those pages in again (docs/performance.md).
+    null (the default) decides by the policy's vocabulary: on from 32,768 entries (where [rows ×
+    vocabulary] logits buffers are what the heap would keep; S2 of benchmarks/grpo_vs_trl.py), off
+    below (a tiny model's step is 2× slower with it: benchmarks/heap_release.py); true or false
+    forces it."""
     lean_forward: bool = True
     """Compute a Llama-family policy's log-probs (llama, mistral, qwen2, qwen3; float32 on the CPU, no
     adapters, hooks or gradient checkpointing) by rewardzoo's lean forward on its own weights: each

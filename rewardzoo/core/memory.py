@@ -88,3 +88,16 @@ def release_freed_memory() -> bool:
         return False
     trim(0)
     return True
+
+
+AUTO_RELEASE_VOCAB = 32_768
+"""Vocabulary size from which ``grpo.release_heap: null`` releases the heap: a [64 × vocabulary] float32
+logits buffer is then 8 MiB or more, the blocks glibc would keep after a decode step or a log-prob chunk."""
+
+
+def releases_heap(setting: bool | None, device_type: str, vocab_size: int) -> bool:
+    """Whether the trainer releases freed heap memory (``grpo.release_heap``): never off the CPU; as
+    ``setting`` says when it is a bool; when None, from :data:`AUTO_RELEASE_VOCAB` vocabulary entries."""
+    if device_type != "cpu":
+        return False
+    return vocab_size >= AUTO_RELEASE_VOCAB if setting is None else setting

@@ -40,10 +40,10 @@ from rewardzoo.core.distributed import make_sharding, prepare_policy
 from rewardzoo.core.engines import make_engine
 from rewardzoo.core.interrupt import StopRequests
 from rewardzoo.core.logger import MetricLogger, silence_library_progress_bars
-from rewardzoo.core.memory import map_large_blocks, release_freed_memory
+from rewardzoo.core.memory import map_large_blocks, release_freed_memory, releases_heap
 from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows, tokenize_completions
 from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
-from rewardzoo.core.models import ReferencePolicy, load_policy, trainable_parameters
+from rewardzoo.core.models import ReferencePolicy, causal_lm, load_policy, trainable_parameters
 from rewardzoo.core.sharded_checkpoint import load_sharded_checkpoint, save_sharded_checkpoint
 from rewardzoo.core.types import (Example, Generation, NonFiniteError, PolicyEvaluatingTask, Reward, RewardOutput,
                                   Rollouts, TaskProtocol, TrainingInterrupted, check_reward, derive_seed, held_out)
@@ -104,10 +104,13 @@ class Trainer:
         self.group_size = g.group_size
         self.num_prompts = g.batch_size // g.group_size
         self.local_prompts, self.chunk_prompts = prompts_per_process(g, self.acc.num_processes)
-        if g.release_heap and self.acc.device.type == "cpu":
-            map_large_blocks()  # before the weights: every block of 1 MiB or more goes back to the OS when freed
         torch.manual_seed(derive_seed(cfg.seed, "init"))
         self.policy, self.tokenizer = load_policy(cfg.model, init_dir, seed=cfg.seed)
+        vocab = causal_lm(self.policy).get_output_embeddings().weight.shape[0]
+        self.release_heap = releases_heap(g.release_heap, self.acc.device.type, vocab)
+        """Whether freed heap memory goes back to the OS (``grpo.release_heap``, decided once)."""
+        if self.release_heap:
+            map_large_blocks()  # from here on every block of 1 MiB or more goes back to the OS when freed
         self.policy.to(self.acc.device)
         self.engine = make_engine(self.policy, self.tokenizer, cfg.sampling)
         bind_policy = getattr(reward, "bind_policy", None)  # rewards that read the policy (RcRL's self-judge, bonuses)
@@ -227,12 +230,13 @@ class Trainer:
                 "time/generate_s": t1 - t0, "time/reward_s": t2 - t1, "time/policy_s": t3 - t2}
 
     def _release_heap(self) -> None:
-        """With ``grpo.release_heap``, on the CPU, hand the heap pages freed by the rollout's, a
+        """When the trainer releases the heap (``grpo.release_heap``: on the CPU, forced or from a large
+        vocabulary), hand the heap pages freed by the rollout's, a
         forward's, the backward's or the policy step's temporaries back to the OS
         (:func:`~rewardzoo.core.memory.release_freed_memory`), so the next phase's peak does not
         stack on them (blocks of 1 MiB or more already went back when freed: the switch also calls
         :func:`~rewardzoo.core.memory.map_large_blocks` when the trainer is built)."""
-        if self.cfg.grpo.release_heap and self.acc.device.type == "cpu":
+        if self.release_heap:
             release_freed_memory()
 
     # ------------------------------------------------------------------ the verbs

@@ -25,7 +25,8 @@ and separator tokenized with the tokenizer's special tokens, then the answer wit
 EOS), right-padded; beyond ``max_length`` tokens the prompt is cut from the left, so the answer is
 kept.  ``lm_likelihood`` computes log-probs with the core's fused path
 (:func:`rewardzoo.core.logprobs.sequence_logprobs`), so no ``[tokens × vocab]`` tensor of a batch
-exists for a large vocabulary, and heads that scale their logits are scaled.
+exists for a large vocabulary, and heads that scale their logits are scaled; a Llama-family backbone
+runs the core's lean forward there (:mod:`rewardzoo.core.lean_layers`), as the policy does.
 
 Departures from seed 002 (whose judge is a sequence classifier, i.e. ``last_token``): ``answer_mean``
 and ``lm_likelihood`` are ours; the calibration starts at a = 1, b = 0 (D = σ(ℓ)), our choice.
@@ -37,7 +38,9 @@ from typing import Sequence
 
 import torch
 
+from rewardzoo.core.lean_layers import why_not_lean
 from rewardzoo.core.logprobs import PackedBatch, head_logit_scale, pack_rows, sequence_logprobs
+from rewardzoo.core.models import causal_lm
 
 READOUTS = ("last_token", "answer_mean", "lm_likelihood")
 """The readouts ``JudgeConfig.readout`` names (module docstring)."""
@@ -127,7 +130,8 @@ class LikelihoodJudgeModel(torch.nn.Module):
 
     def loglik(self, batch: PackedBatch) -> torch.Tensor:
         """[n] ℓ of each row's answer tokens."""
-        logp, _ = sequence_logprobs(self.lm, batch, fused=self.fused, logit_scale=self.logit_scale)  # [n, T]
+        lean = why_not_lean(causal_lm(self.lm), batch.input_ids.shape[1]) is None  # as the policy's log-probs
+        logp, _ = sequence_logprobs(self.lm, batch, fused=self.fused, logit_scale=self.logit_scale, lean=lean)  # [n, T]
         return reduce_loglik(logp, batch.mask, self.reduce)  # [n]
 
     def forward(self, batch: PackedBatch) -> torch.Tensor:

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from rewardzoo.core.logprobs import fused_token_logprobs, naive_token_logprobs
-from rewardzoo.core.memory import peak_tensor_bytes, release_freed_memory
+from rewardzoo.core.memory import AUTO_RELEASE_VOCAB, peak_tensor_bytes, release_freed_memory, releases_heap
 
 MIB = 1 << 20
 
@@ -74,10 +74,18 @@ def test_freed_heap_blocks_leave_the_resident_set():
     assert keep.sum().item() == 16 * 1024
 
 
-@pytest.mark.parametrize("switch", [False, True])
+def test_release_heap_by_default_decides_by_the_vocabulary_and_only_on_the_cpu():
+    assert not releases_heap(None, "cpu", 100) and releases_heap(None, "cpu", 151_936)
+    assert releases_heap(None, "cpu", AUTO_RELEASE_VOCAB) and not releases_heap(None, "cpu", AUTO_RELEASE_VOCAB - 1)
+    assert releases_heap(True, "cpu", 100) and not releases_heap(False, "cpu", 151_936)
+    assert not releases_heap(True, "cuda", 151_936) and not releases_heap(None, "cuda", 151_936)
+
+
+@pytest.mark.parametrize("switch", [False, True, None])
 def test_the_trainer_releases_the_heap_only_with_grpo_release_heap(fast_config, monkeypatch, switch):
     """The release points (after the rollout, after each micro-batch's forward, before the optimiser
-    step, after the policy step) call the real release, and only with the switch on."""
+    step, after the policy step) call the real release, and only with the switch on (by default, None,
+    not at the tiny model's vocabulary)."""
     from rewardzoo.core import trainer as trainer_module
     from rewardzoo.recipes import make_trainer
 
@@ -90,7 +98,9 @@ def test_the_trainer_releases_the_heap_only_with_grpo_release_heap(fast_config, 
     monkeypatch.setattr(trainer_module, "release_freed_memory", counted)
     mapped = []  # the mmap threshold is process-wide: tested in its own process below, only counted here
     monkeypatch.setattr(trainer_module, "map_large_blocks", lambda: mapped.append(1) or True)
-    trainer = make_trainer(fast_config(f"grpo.release_heap={str(switch).lower()}", "grpo.micro_batch_size=16"))
+    setting = "null" if switch is None else str(switch).lower()
+    trainer = make_trainer(fast_config(f"grpo.release_heap={setting}", "grpo.micro_batch_size=16"))
+    assert trainer.release_heap is bool(switch)
     trainer.train_step()
     # 32 rows in micro-batches of 16: the rollout, 2 forwards, the optimiser step, the policy step
     assert len(calls) == (5 if switch else 0) and len(mapped) == (1 if switch else 0)
