@@ -1,15 +1,16 @@
-"""What ``grpo.release_heap`` costs a small model's RL step on the CPU: rollout and policy-step times
-with the switch on and off, each in its own process (the switch's mmap threshold is process-wide),
-alternating A B A B, medians.
+"""What a trainer switch — ``grpo.release_heap`` by default — costs or saves a small model's RL step on the
+CPU: rollout and policy-step times with the switch on and off, each in its own process (the heap
+release's mmap threshold is process-wide), alternating A B A B, medians.
 
     python benchmarks/heap_release.py --out benchmarks/results/heap_release.txt
+    python benchmarks/heap_release.py --switch grpo.lean_forward --out benchmarks/results/lean_forward_board.txt
 
 Each process has one intra-op thread and trains the multiplication recipe as the ``cpu`` leaderboard
 runs it (20 prompts × 8 a step, the tiny model, its cached SFT warm start) with ``grpo.release_heap``
-on or off: one untimed step, then ``--steps`` timed ones, each rollout → score → policy step (the
-trainer's own verbs and release points).  ``--rounds`` rounds of one process per side.  Prints the
-median rollout and policy-step times of each side and their ratio, and, for the side with the
-switch, the freed heap (glibc ``mallinfo2``) and the ``malloc_trim`` time at the release points.
+(or ``--switch``) on or off: one untimed step, then ``--steps`` timed ones, each rollout → score →
+policy step (the trainer's own verbs and release points).  ``--rounds`` rounds of one process per side.
+Prints the median rollout and policy-step times of each side and their ratio, and, for the side that
+releases the heap, the freed heap (glibc ``mallinfo2``) and the ``malloc_trim`` time at the release points.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ class MallInfo2(ctypes.Structure):
                                                  "fsmblks", "uordblks", "fordblks", "keepcost")]
 
 
-def child(release: bool, steps: int, overrides: list[str]) -> None:
-    """One side: build the trainer with the switch as asked, time ``steps`` steps, print one JSON line."""
+def child(on: bool, steps: int, overrides: list[str], switch: str = "grpo.release_heap") -> None:
+    """One side: build the trainer with ``switch`` as asked, time ``steps`` steps, print one JSON line."""
     import torch
 
     from rewardzoo.core import trainer as trainer_module
@@ -61,7 +62,7 @@ def child(release: bool, steps: int, overrides: list[str]) -> None:
     trainer_module.release_freed_memory = measured_release  # the trainer's release points, timed
     with tempfile.TemporaryDirectory() as tmp:
         cfg = load_config("algorithms/rlvr_multiplication.yaml",
-                          [*BOARD, *overrides, f"grpo.release_heap={str(release).lower()}", f"run_dir={tmp}/run"])
+                          [*BOARD, *overrides, f"{switch}={str(on).lower()}", f"run_dir={tmp}/run"])
         trainer = make_trainer(cfg)
 
         def step() -> tuple[float, float]:
@@ -88,10 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=3, help="timed steps per process")
     parser.add_argument("--out", help="also write the report to this file")
     parser.add_argument("--override", nargs="*", default=[], help="key=value for the runs (e.g. a shorter test)")
+    parser.add_argument("--switch", default="grpo.release_heap", choices=["grpo.release_heap", "grpo.lean_forward"],
+                        help="the boolean setting compared on and off")
     parser.add_argument("--child", choices=["on", "off"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        child(args.child == "on", args.steps, args.override)
+        child(args.child == "on", args.steps, args.override, args.switch)
         return 0
     argv = sys.argv[1:] if argv is None else argv
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -100,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(args.rounds):
         for release in (True, False):
             cmd = [sys.executable, __file__, "--child", "on" if release else "off", "--steps", str(args.steps),
-                   "--override", *args.override]
+                   "--switch", args.switch, "--override", *args.override]
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[1])
             if proc.returncode != 0:
                 raise RuntimeError(f"the {'on' if release else 'off'} process failed:\n{proc.stderr[-3000:]}")
@@ -112,14 +115,16 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"# command: python benchmarks/heap_release.py {' '.join(argv)}".rstrip(),
              f"# torch {torch.__version__}, 1 intra-op thread, one process per side and round; multiplication "
              f"recipe with {' '.join(BOARD[:2])}", "",
-             "| grpo.release_heap | rollout s (median) | policy step s (median) | steps |", "|---|---|---|---|"]
+             f"| {args.switch} | rollout s (median) | policy step s (median) | steps |", "|---|---|---|---|"]
     med = {r: (statistics.median(a for a, _ in t), statistics.median(b for _, b in t)) for r, t in times.items()}
     for release in (True, False):
         lines.append(f"| {str(release).lower()} | {med[release][0]:.3f} | {med[release][1]:.3f} | {len(times[release])} |")
     frees = sorted(f for f, _ in trims)
-    lines += ["", f"with/without: rollout {med[True][0] / med[False][0]:.2f}, policy step {med[True][1] / med[False][1]:.2f}",
-              f"at the {len(trims)} release points: freed heap {frees[0] / 2**20:.0f}–{frees[-1] / 2**20:.0f} MiB, "
-              f"malloc_trim {min(t for _, t in trims) * 1e3:.1f}–{max(t for _, t in trims) * 1e3:.1f} ms", ""]
+    lines += ["", f"with/without: rollout {med[True][0] / med[False][0]:.2f}, policy step {med[True][1] / med[False][1]:.2f}"]
+    if trims:  # the side that released the heap
+        lines.append(f"at the {len(trims)} release points: freed heap {frees[0] / 2**20:.0f}–{frees[-1] / 2**20:.0f} MiB, "
+                     f"malloc_trim {min(t for _, t in trims) * 1e3:.1f}–{max(t for _, t in trims) * 1e3:.1f} ms")
+    lines.append("")
     print("\n".join(lines))
     if args.out:
         with open(args.out, "w") as f:

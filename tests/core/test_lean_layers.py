@@ -88,11 +88,14 @@ def test_any_layout_of_prompts_and_completions_matches(prompt_lengths, group, le
     _assert_same(_model("llama"), _batch(prompts, group, lengths[:n], seed))
 
 
-def test_one_trainer_step_is_the_same_update(fast_config, tmp_path):
-    """The same rollout (generation is untouched), the same loss and statistics, the same AdamW step."""
+@pytest.mark.parametrize("arch", ["qwen3", "llama"])
+def test_one_trainer_step_is_the_same_update(fast_config, tmp_path, arch):
+    """The same rollout (generation is untouched), the same loss and statistics, the same AdamW step,
+    with β > 0 (the reference copy's log-probs take the lean forward too) and two micro-batches."""
     out = {}
     for lean in (True, False):
         cfg = fast_config("steps=1", "checkpoint_every=0", f"grpo.lean_forward={str(lean).lower()}",
+                          f"model.tiny.arch={arch}", "grpo.beta=0.05", "grpo.micro_batch_size=16",
                           f"run_dir={tmp_path / str(lean)}")
         trainer = Trainer(cfg, task=build_task(cfg.task), reward=_DigitShare())
         before = {n: p.detach().clone() for n, p in trainer.policy.named_parameters()}
@@ -101,7 +104,7 @@ def test_one_trainer_step_is_the_same_update(fast_config, tmp_path):
         out[lean] = (metrics, delta)
     (m_lean, d_lean), (m_plain, d_plain) = out[True], out[False]
     assert m_lean["policy/completion_length"] == m_plain["policy/completion_length"]
-    for key in ("policy/loss", "policy/entropy", "policy/grad_norm"):
+    for key in ("policy/loss", "policy/entropy", "policy/grad_norm", "policy/kl"):
         assert math.isclose(m_lean[key], m_plain[key], rel_tol=1e-5, abs_tol=1e-7), key
     for name, d in d_plain.items():
         assert d.abs().sum() > 0, f"{name} did not change"
