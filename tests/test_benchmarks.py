@@ -81,3 +81,41 @@ def test_heap_release_alternates_both_sides_and_reports_the_ratio(tmp_path, fast
     assert text.startswith("# command: python benchmarks/heap_release.py --rounds 1 --steps 1")
     assert "| true | " in text and "| false | " in text
     assert "with/without: rollout " in text and "malloc_trim" in text
+
+
+def test_heap_release_compares_the_lean_forward_on_and_off(tmp_path, fast_overrides):
+    """``--switch grpo.lean_forward``: the same table for that switch, and no release-point line
+    (neither side releases the heap at the tiny model's vocabulary)."""
+    out = tmp_path / "lean.txt"
+    proc = subprocess.run([sys.executable, str(BENCH / "heap_release.py"), "--rounds", "1", "--steps", "1",
+                           "--switch", "grpo.lean_forward", "--out", str(out), "--override", *fast_overrides],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = out.read_text()
+    assert "| grpo.lean_forward | rollout s (median) |" in text and "| true | " in text and "| false | " in text
+    assert "with/without: rollout " in text and "malloc_trim" not in text
+
+
+def test_board_time_splits_each_methods_runs_into_their_parts(tmp_path):
+    """Two seeds of one method (hand-computed means), a tuning run counted apart, the rest = wall − parts."""
+    import json
+
+    def run(path, wall, steps):
+        path.mkdir(parents=True)
+        (path / "sweep_done.json").write_text(json.dumps({"wall_s": wall, "command": ["rewardzoo", "train"]}))
+        (path / "metrics.jsonl").write_text("\n".join(json.dumps(s) for s in steps) + "\n")
+
+    step = {"time/generate_s": 1.0, "time/reward_s": 0.5, "time/policy_s": 2.0}
+    run(tmp_path / "runs/mult/ral/grpo.lr-0.001/seed0", 10.0, [step, step])  # parts 2 + 1 + 4, rest 3
+    run(tmp_path / "runs/mult/ral/grpo.lr-0.001/seed1", 14.0, [step, step, {"eval/accuracy": 0.5}])  # rest 7
+    run(tmp_path / "runs/tuning/mult/ral/grpo.lr-0.001/seed1000", 60.0, [step])
+    out = tmp_path / "TIME.md"
+    proc = subprocess.run([sys.executable, str(BENCH / "board_time.py"), "--runs", str(tmp_path / "runs"), "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = out.read_text()
+    assert "| mult | ral | 2 | 12.0 | 2.0 | 1.0 | 4.0 | 5.0 |" in text
+    assert "Summed wall time: board runs 0.4 min, tuning runs 1.0 min." in text
+    empty = subprocess.run([sys.executable, str(BENCH / "board_time.py"), "--runs", str(tmp_path / "nothing")],
+                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert empty.returncode != 0 and "no finished board run" in empty.stderr

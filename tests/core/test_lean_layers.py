@@ -14,9 +14,12 @@ from hypothesis import strategies as st
 
 from rewardzoo.core.lean_layers import why_not_lean
 from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows, sequence_logprobs
-from rewardzoo.core.models import TinyModelConfig, add_lora, LoraSettings, tiny_causal_lm
+from rewardzoo.core.models import LoraSettings, TinyModelConfig, add_lora, tiny_causal_lm
 from rewardzoo.core.trainer import Trainer
+from rewardzoo.rewards.functions import FunctionReward
 from rewardzoo.zoo import build_task
+from tests.helpers.dense_rewards import digit_share
+from tests.helpers.logprob_grads import logprobs_and_grads
 
 SMALL = dict(vocab_size=60, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, tie_word_embeddings=False)
@@ -43,18 +46,9 @@ def _batch(prompts: list[list[int]], group: int, lengths: list[int], seed: int =
     return pack_rows(rows, comp.masked_fill(~mask, 0), mask, list(range(n)), pad_id=0)
 
 
-def _grads(model, batch, lean: bool):
-    """Log-probs, entropies and the gradient of a GRPO-like loss with respect to every parameter."""
-    model.zero_grad()
-    logp, ent = sequence_logprobs(model, batch, temperature=0.9, lean=lean)
-    weights = torch.linspace(-1, 1, logp.numel()).view_as(logp)
-    ((logp * weights).sum() / batch.mask.sum().clamp(min=1)).backward()
-    return logp.detach(), ent.detach(), {k: p.grad.clone() for k, p in model.named_parameters()}
-
-
 def _assert_same(model, batch):
-    logp_l, ent_l, grad_l = _grads(model, batch, lean=True)
-    logp_p, ent_p, grad_p = _grads(model, batch, lean=False)
+    logp_l, ent_l, grad_l = logprobs_and_grads(model, batch, lean=True)
+    logp_p, ent_p, grad_p = logprobs_and_grads(model, batch, lean=False)
     torch.testing.assert_close(logp_l, logp_p, rtol=1e-6, atol=2e-6)
     torch.testing.assert_close(ent_l, ent_p, rtol=1e-6, atol=2e-6)
     total = torch.cat([g.flatten() for g in grad_p.values()]).norm()
@@ -97,7 +91,7 @@ def test_one_trainer_step_is_the_same_update(fast_config, tmp_path, arch):
         cfg = fast_config("steps=1", "checkpoint_every=0", f"grpo.lean_forward={str(lean).lower()}",
                           f"model.tiny.arch={arch}", "grpo.beta=0.05", "grpo.micro_batch_size=16",
                           f"run_dir={tmp_path / str(lean)}")
-        trainer = Trainer(cfg, task=build_task(cfg.task), reward=_DigitShare())
+        trainer = Trainer(cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share))
         before = {n: p.detach().clone() for n, p in trainer.policy.named_parameters()}
         metrics = trainer.train_step()
         delta = {n: p.detach() - before[n] for n, p in trainer.policy.named_parameters()}
@@ -109,27 +103,6 @@ def test_one_trainer_step_is_the_same_update(fast_config, tmp_path, arch):
     for name, d in d_plain.items():
         assert d.abs().sum() > 0, f"{name} did not change"
         assert (d_lean[name] - d).norm() <= 1e-3 * d.norm(), name
-
-
-class _DigitShare:
-    """A dense reward with variance from an untrained model: the share of digits."""
-
-    warmup_steps = 0
-
-    def score(self, batch):
-        from rewardzoo.core.types import RewardOutput
-
-        r = torch.tensor([sum(c.isdigit() for c in t) / max(len(t), 1) for t in batch.completions])
-        return RewardOutput(rewards=r, components={"digits": r})
-
-    def update(self, batch, out):
-        return {}
-
-    def state_dict(self):
-        return {}
-
-    def load_state_dict(self, state):
-        pass
 
 
 def test_what_the_lean_forward_cannot_run_takes_the_modules_with_the_reason():

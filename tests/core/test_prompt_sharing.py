@@ -11,6 +11,7 @@ import transformers
 
 from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows, sequence_logprobs
 from rewardzoo.core.models import TinyModelConfig, tiny_causal_lm
+from tests.helpers.logprob_grads import logprobs_and_grads
 
 PROMPTS = [[1, 5, 6, 7], [1, 9], [1, 4, 4, 8, 3]]  # distinct prompts of different lengths
 GROUP = 4
@@ -28,22 +29,13 @@ def _batch(vocab: int, seed: int = 0):
     return pack_rows(prompt_ids, comp.masked_fill(~mask, 0), mask, list(range(n)), pad_id=0)
 
 
-def _grads(model, batch, share: bool):
-    """Log-probs, entropies and the gradient of a GRPO-like loss with respect to every parameter."""
-    model.zero_grad()
-    logp, ent = sequence_logprobs(model, batch, temperature=0.9, share_prompts=share)
-    weights = torch.linspace(-1, 1, logp.numel()).view_as(logp)
-    ((logp * weights).sum() / batch.mask.sum()).backward()
-    return logp.detach(), ent.detach(), {k: p.grad.clone() for k, p in model.named_parameters()}
-
-
 @pytest.mark.parametrize("arch", ["qwen3", "llama"])
 def test_shared_prompts_give_the_packed_rows_logprobs_and_gradients(arch):
     model = tiny_causal_lm(TinyModelConfig(arch=arch), 100, seed=1)
     batch = _batch(100)
     assert batch.shared is not None and batch.shared.input_ids.shape[0] == len(PROMPTS)
-    logp_s, ent_s, grad_s = _grads(model, batch, share=True)
-    logp_p, ent_p, grad_p = _grads(model, batch, share=False)
+    logp_s, ent_s, grad_s = logprobs_and_grads(model, batch, share_prompts=True)
+    logp_p, ent_p, grad_p = logprobs_and_grads(model, batch, share_prompts=False)
     torch.testing.assert_close(logp_s, logp_p, rtol=1e-6, atol=2e-6)
     torch.testing.assert_close(ent_s, ent_p, rtol=1e-6, atol=2e-6)
     for name, g in grad_p.items():
