@@ -239,7 +239,9 @@ def load_policy(cfg: ModelConfig, init_from: str | Path | None = None, seed: int
             source, dtype=_dtype(cfg.dtype), attn_implementation=cfg.attn_implementation, local_files_only=local
         )
     if cfg.gradient_checkpointing:
-        model.gradient_checkpointing_enable()
+        # transformers >= 5.24 names it activation checkpointing (the old name warns)
+        enable = getattr(model, "activation_checkpointing_enable", model.gradient_checkpointing_enable)
+        enable()
         model.config.use_cache = False
         model.train()  # transformers checkpoints only in training mode, and from_pretrained returns eval mode
     if cfg.lora.enabled:

@@ -109,7 +109,7 @@ def test_what_the_lean_forward_cannot_run_takes_the_modules_with_the_reason():
     model = _model("qwen3")
     assert "float32 on the CPU" in why_not_lean(model.to(torch.bfloat16), 8)
     model = _model("qwen3")
-    model.gradient_checkpointing_enable()
+    getattr(model, "activation_checkpointing_enable", model.gradient_checkpointing_enable)()
     assert "gradient checkpointing" in why_not_lean(model, 8)
     assert "a peft model" in why_not_lean(add_lora(_model("llama"), LoraSettings(enabled=True, r=4)), 8)
     mistral = transformers.AutoModelForCausalLM.from_config(transformers.MistralConfig(**SMALL, sliding_window=4))
