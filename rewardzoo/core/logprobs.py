@@ -23,11 +23,14 @@ is the reference it is tested (and benchmarked) against.
 
 **Prompts shared by their rows.**  A GRPO micro-batch holds G completions of each prompt.  Packed as
 rows of prompt + completion, every prompt position is computed G times, in the forward and in the
-backward.  When a micro-batch repeats prompts, :func:`pack_rows` also lays out each distinct prompt
-once (:class:`SharedPrompts`), and :func:`sequence_logprobs` runs the decoder twice: once over the
-distinct prompts, keeping their KV cache, whose rows are then copied to the completions that continue
-them (an indexing, so the backward sums each prompt's gradient over its rows), and once over the
-completions with that cache.  Same positions, masks and attention as the packed rows, so the same
+backward.  :func:`pack_rows` also lays out each distinct prompt once (:class:`SharedPrompts`).  For a
+Llama-family policy (the default ``lean``) :func:`sequence_logprobs` hands that layout to the lean
+forward of :mod:`rewardzoo.core.lean_layers`, which computes the prompts once and each row's tokens
+on the model's own weights.  Through the transformers modules (``share_prompts``, any family whose
+cache can be copied to rows; when it computes fewer positions than the packed rows) it runs the
+decoder twice: once over the distinct prompts, keeping their KV cache, whose rows are then copied to
+the completions that continue them (an indexing, so the backward sums each prompt's gradient over
+its rows), and once over the completions with that cache.  Same positions, masks and attention as the packed rows, so the same
 log-probs and gradient (tested against the packed path to float rounding); at the S1 setting of
 benchmarks/grpo_vs_trl.py (prompts of 6 tokens, completions of ≤ 8) the forward and backward compute
 496 positions instead of 832.  A model whose KV cache cannot select rows (or that returns none, as
