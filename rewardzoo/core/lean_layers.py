@@ -144,8 +144,8 @@ def shared_prompt_hidden(lm: torch.nn.Module, prompt_ids: torch.Tensor, prompt_m
     length = prompt_mask.sum(1)  # [U] prompt lengths
     steps = torch.arange(max(P, C), device=device)  # [max(P, C)]
     positions = torch.cat([steps[:P].expand(U, P).flatten(), (length[rows, None] + steps[:C]).flatten()])  # [N]
-    weight = decoder.embed_tokens.weight
-    cos, sin = decoder.rotary_emb(weight, positions.unsqueeze(0))  # [1, N, D] each, the model's own rotary module
+    embed = decoder.embed_tokens  # its padding_idx row gets no gradient, as through the module
+    cos, sin = decoder.rotary_emb(embed.weight, positions.unsqueeze(0))  # [1, N, D] each, the model's own rotary module
     cos, sin = cos[0, :, None], sin[0, :, None]  # [N, 1, D]
     # a padding query sees itself, so no row of a mask is empty (its output is never used)
     causal_p = torch.ones(P, P, dtype=torch.bool, device=device).tril()  # [P, P]
@@ -153,8 +153,7 @@ def shared_prompt_hidden(lm: torch.nn.Module, prompt_ids: torch.Tensor, prompt_m
     causal_c = torch.ones(C, C, dtype=torch.bool, device=device).tril()  # [C, C]
     own = (token_mask[:, None, :] & causal_c) | torch.eye(C, dtype=torch.bool, device=device)  # [n, C, C]
     token_attn = torch.cat([prompt_mask.bool()[rows, None, :].expand(n, C, P), own], 2)  # [n, C, P + C]
-    embed = decoder.embed_tokens  # its padding_idx row gets no gradient, as through the module
-    h = F.embedding(torch.cat([prompt_ids.flatten(), tokens.flatten()]), weight, embed.padding_idx)  # [N, H], N = U·P + n·C
+    h = F.embedding(torch.cat([prompt_ids.flatten(), tokens.flatten()]), embed.weight, embed.padding_idx)  # [N, H], N = U·P + n·C
     for layer in decoder.layers:
         a = layer.self_attn
         x = rms_norm(h, layer.input_layernorm)  # [N, H]

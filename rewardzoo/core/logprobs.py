@@ -240,15 +240,13 @@ def pack_rows(
     comp_len = completion_mask[rows].sum(1)  # [n]
     prompts = [prompt_ids[i] for i in rows]
     p = torch.tensor([len(ids) for ids in prompts])  # [n]
-    P, T = int(p.max()), max(int(comp_len.max()), 1)
-    S = int((p + comp_len).max())
-    left = torch.tensor([ids + [pad_id] * (P - len(ids)) for ids in prompts])  # [n, P] prompts, right-padded
+    S, T = int((p + comp_len).max()), max(int(comp_len.max()), 1)
+    left = torch.tensor([ids + [pad_id] * (S - len(ids)) for ids in prompts])  # [n, S] prompts, right-padded
     col = torch.arange(S)  # [S]
     t = (col - p.unsqueeze(1)).clamp(0, completion_ids.shape[1] - 1)  # [n, S] completion index at each column
     in_prompt = col < p.unsqueeze(1)  # [n, S]
     attention_mask = col < (p + comp_len).unsqueeze(1)  # [n, S]
-    input_ids = torch.where(in_prompt, F.pad(left, (0, max(S - P, 0)), value=pad_id)[:, :S],
-                            completion_ids[rows].gather(1, t))  # [n, S]
+    input_ids = torch.where(in_prompt, left, completion_ids[rows].gather(1, t))  # [n, S]
     input_ids = input_ids.masked_fill(~attention_mask, pad_id)  # [n, S]
     offsets = torch.arange(T)  # [T]
     positions = (p.unsqueeze(1) - 1 + offsets).clamp(max=S - 1)  # [n, T]
@@ -324,8 +322,9 @@ def sequence_logprobs(
 ) -> tuple[torch.Tensor, torch.Tensor]:  # ([n, T], [n, T]) fp32, zero where mask is False
     """Completion-token log-probs and entropies of a causal LM (peft-wrapped or not).
 
-    The fused path runs the decoder body for the final hidden states — with ``lean`` (a Llama-family
-    model, :func:`~rewardzoo.core.lean_layers.why_not_lean`), over the distinct prompts once and the
+    The fused path runs the decoder body for the final hidden states — with ``lean``, where
+    :func:`~rewardzoo.core.lean_layers.why_not_lean` allows it (checked here, at every call: a Llama-family
+    model without hooks, adapters or checkpointing, float32 on the CPU), over the distinct prompts once and the
     completions by :func:`~rewardzoo.core.lean_layers.shared_prompt_hidden` on the model's own
     weights; with ``share_prompts``, the same through the transformers modules and their KV cache
     (:func:`prompt_shared_hidden`) when it computes fewer positions; else over the packed rows — and feeds only the K real
@@ -340,7 +339,7 @@ def sequence_logprobs(
     lm = causal_lm(model)
     n, T = batch.targets.shape
     if fused:
-        if lean and batch.shared is not None:  # the model's own weights, without its modules
+        if lean and batch.shared is not None and why_not_lean(lm, batch.input_ids.shape[1]) is None:  # own weights, no modules
             shared = batch.shared
             h = shared_prompt_hidden(lm, shared.input_ids, shared.attention_mask, shared.rows,
                                      batch.targets[:, : T - 1], batch.mask[:, : T - 1])  # [n, T, H]
@@ -445,11 +444,8 @@ class PolicyLogProbs(torch.nn.Module):
 
     def forward(self, batch: PackedBatch) -> tuple[torch.Tensor, torch.Tensor]:
         """([n, T], [n, T]) log-probs and entropies of ``batch``'s completion tokens."""
-        from rewardzoo.core.models import causal_lm
-
         kwargs = dict(temperature=self.temperature, fused=self.fused, chunk_size=self.chunk_size,
-                      logit_scale=self.logit_scale,
-                      lean=self.lean and why_not_lean(causal_lm(self.model), batch.input_ids.shape[1]) is None)
+                      logit_scale=self.logit_scale, lean=self.lean)
         try:
             return sequence_logprobs(self.model, batch, share_prompts=self.share_prompts, **kwargs)
         except PromptSharingUnsupported as err:

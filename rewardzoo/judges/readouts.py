@@ -38,9 +38,7 @@ from typing import Sequence
 
 import torch
 
-from rewardzoo.core.lean_layers import why_not_lean
 from rewardzoo.core.logprobs import PackedBatch, head_logit_scale, pack_rows, sequence_logprobs
-from rewardzoo.core.models import causal_lm
 
 READOUTS = ("last_token", "answer_mean", "lm_likelihood")
 """The readouts ``JudgeConfig.readout`` names (module docstring)."""
@@ -130,8 +128,7 @@ class LikelihoodJudgeModel(torch.nn.Module):
 
     def loglik(self, batch: PackedBatch) -> torch.Tensor:
         """[n] ℓ of each row's answer tokens."""
-        lean = why_not_lean(causal_lm(self.lm), batch.input_ids.shape[1]) is None  # as the policy's log-probs
-        logp, _ = sequence_logprobs(self.lm, batch, fused=self.fused, logit_scale=self.logit_scale, lean=lean)  # [n, T]
+        logp, _ = sequence_logprobs(self.lm, batch, fused=self.fused, logit_scale=self.logit_scale, lean=True)  # [n, T]
         return reduce_loglik(logp, batch.mask, self.reduce)  # [n]
 
     def forward(self, batch: PackedBatch) -> torch.Tensor:

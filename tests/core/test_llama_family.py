@@ -7,8 +7,9 @@ import torch
 import transformers
 
 from rewardzoo.core.engines.decode import TransformersStepper, decode, stepper
-from rewardzoo.core.engines.llama_family import LlamaFamilyStepper, why_not_llama_family
+from rewardzoo.core.engines.llama_family import LlamaFamilyStepper
 from rewardzoo.core.engines.sampling import InverseCDFSampler
+from rewardzoo.core.lean_layers import why_not_llama_family
 from rewardzoo.core.models import TinyModelConfig, tiny_causal_lm
 
 SMALL = dict(vocab_size=60, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,

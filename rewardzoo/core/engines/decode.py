@@ -17,7 +17,8 @@ import math
 import torch
 from transformers import GenerationConfig
 
-from rewardzoo.core.engines.llama_family import LlamaFamilyStepper, why_not_llama_family
+from rewardzoo.core.engines.llama_family import LlamaFamilyStepper
+from rewardzoo.core.lean_layers import why_not_llama_family
 from rewardzoo.core.models import cache_keyword
 
 # Generation-config settings that make transformers ``generate`` add a logits processor :func:`decode`

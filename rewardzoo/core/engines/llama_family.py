@@ -29,7 +29,7 @@ are computed once and then copied to its rows, and a prompt's keys and values ar
 query head, as transformers' sdpa path does under a mask.  Anything else — another family, a peft
 model, a rope type other than a static one, a sliding window the call reaches, another attention
 kernel than ``sdpa``, weights that are not plain ``nn.Linear``, a module with forward hooks (the lean
-forward calls no module) — gets :func:`why_not_llama_family`'s reason and the transformers forward
+forward calls no module) — gets :func:`~rewardzoo.core.lean_layers.why_not_llama_family`'s reason and the transformers forward
 (``TransformersStepper`` in ``rewardzoo.core.engines.decode``).
 """
 
@@ -38,9 +38,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from rewardzoo.core.lean_layers import mlp_residual, rms_norm, rotate, why_not_llama_family
-
-__all__ = ["LlamaFamilyStepper", "why_not_llama_family"]
+from rewardzoo.core.lean_layers import mlp_residual, rms_norm, rotate
 
 
 class LlamaFamilyStepper:
