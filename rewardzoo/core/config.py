@@ -327,13 +327,13 @@ class CoreConfig:
         """Check the run's own fields, every core section (as :class:`ConfigError` naming the key), and
         the settings that span sections: the batch over processes (``WORLD_SIZE``, as set by
         ``accelerate launch``/``torchrun``), the prompts per generation call, the distribution
-        strategy against the model and engine, and whether the vLLM engine, when asked for, can run
+        strategy against the model dtype, and whether the vLLM engine, when asked for, can run
         this policy."""
         check_ranges(self, "")
         for name in ("model", "grpo", "sampling", "sft", "eval", "logging", "distributed"):
             check_section(getattr(self, name), name)
         try:
-            check_combination(self.distributed, model_dtype=self.model.dtype, engine=self.sampling.engine)
+            check_combination(self.distributed, model_dtype=self.model.dtype)
         except ValueError as err:
             raise ConfigError(str(err)) from err
         if self.resume and self.overwrite:
@@ -343,7 +343,7 @@ class CoreConfig:
         prompts_per_process(self.grpo, world)
         if self.sampling.engine == "vllm":
             try:
-                check_vllm_setup(self.model, world)
+                check_vllm_setup(self.model)
             except ValueError as err:
                 raise ConfigError(str(err)) from err
 

@@ -18,8 +18,9 @@ Under ``fsdp2`` (:class:`Sharding`):
   frees the full weights after it, so the decode loop runs on plain weights without any collective
   (processes may decode different numbers of steps).  Measured against generating from the
   sharded module with transformers ``generate(synced_gpus=True)`` in
-  ``benchmarks/fsdp_generation.py`` (docs/distributed.md).  The vLLM engine's weight push reads
-  :func:`full_state_dict`.
+  ``benchmarks/fsdp_generation.py`` (docs/distributed.md).  The vLLM engine (one per process) samples
+  from its own copy, nothing gathered for the rollout; its weight push streams the shards through
+  :func:`full_tensors`, one gathered tensor at a time.
 * **judges** (RAL's judge and its Polyak copy, VARL's discriminator): sharded the same way by the
   reward's optional ``distribute(sharding)`` hook, their optimizers built over the shards; every
   process still runs the whole global batch through the judge (memory is sharded, judge compute
@@ -76,11 +77,10 @@ class DistributedConfig:
             raise ValueError(f"mixed_precision must be one of {', '.join(MIXED_PRECISION)}; got {self.mixed_precision!r}")
 
 
-def check_combination(distributed: DistributedConfig, *, model_dtype: str, engine: str) -> None:
+def check_combination(distributed: DistributedConfig, *, model_dtype: str) -> None:
     """Raise ValueError, saying what to change, on a distribution setting the rest of the run cannot
     use: bf16 mixed precision for a policy whose parameters are not fp32 (there would be no fp32
-    master weights), ``reshard_after_forward`` set under DDP (it only means something to FSDP2), and
-    ``fsdp2`` with the vLLM engine (which trains on one process, where sharding splits nothing)."""
+    master weights), and ``reshard_after_forward`` set under DDP (it only means something to FSDP2)."""
     if distributed.mixed_precision != "no" and model_dtype != "float32":
         raise ValueError(f"distributed.mixed_precision={distributed.mixed_precision} keeps fp32 master weights and "
                          f"computes in bf16, but model.dtype={model_dtype}; set model.dtype=float32, or "
@@ -88,10 +88,6 @@ def check_combination(distributed: DistributedConfig, *, model_dtype: str, engin
     if distributed.strategy == "ddp" and not distributed.reshard_after_forward:
         raise ValueError("distributed.reshard_after_forward=false applies to distributed.strategy=fsdp2 only; "
                          "set distributed.strategy=fsdp2, or drop the reshard_after_forward override")
-    if distributed.strategy == "fsdp2" and engine == "vllm":
-        raise ValueError("distributed.strategy=fsdp2 with sampling.engine=vllm is not supported: the vLLM engine "
-                         "trains on one process, where fsdp2 shards nothing; set sampling.engine=hf to shard over "
-                         "processes, or distributed.strategy=ddp to sample with vLLM")
 
 
 def ensure_process_group(device: torch.device) -> None:
@@ -120,15 +116,16 @@ def is_sharded(module: torch.nn.Module) -> bool:
     return any(isinstance(p, DTensor) for p in module.parameters())
 
 
-def full_state_dict(module: torch.nn.Module) -> dict[str, torch.Tensor]:
-    """``module``'s state dict with full, plain tensors on every process: its own ``state_dict()`` when
-    it is not sharded; else gathered through ``torch.distributed.checkpoint.state_dict`` (a collective:
-    every process calls it)."""
-    if not is_sharded(module):
-        return module.state_dict()
-    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+def full_tensors(module: torch.nn.Module, keep=None):
+    """(name, full plain tensor) of every entry of ``module``'s state dict (those whose name ``keep``
+    accepts, when given), one at a time: a sharded entry is all-gathered when its turn comes (a
+    collective: every process iterates in step), so at most one gathered tensor beyond the shards is
+    alive — a weight push streams through it, never holding a second full copy of the model."""
+    from torch.distributed.tensor import DTensor
 
-    return get_model_state_dict(module, options=StateDictOptions(full_state_dict=True))
+    for name, t in module.state_dict().items():
+        if keep is None or keep(name):
+            yield name, (t.full_tensor() if isinstance(t, DTensor) else t)
 
 
 def load_full_state(module: torch.nn.Module, state: dict[str, torch.Tensor]) -> tuple[list[str], list[str]]:

@@ -260,7 +260,7 @@ class Trainer:
         rank = self.acc.process_index
         local = examples[rank * self.local_prompts : (rank + 1) * self.local_prompts]
         parts = []
-        with self.full_weights():
+        with self.generating():
             for start in range(0, len(local), self.chunk_prompts):
                 chunk_index = (rank * self.local_prompts + start) // self.chunk_prompts
                 torch.manual_seed(derive_seed(self.cfg.seed, "rollout", step, chunk_index))
@@ -481,7 +481,7 @@ class Trainer:
         local = examples[rank * per : (rank + 1) * per]
         texts: list[str] = []
         bs = self.cfg.eval.batch_size
-        with self.full_weights():
+        with self.generating():
             for s in range(0, len(local), bs):
                 if k:
                     torch.manual_seed(derive_seed(self.cfg.seed, "eval", self.step, rank * per + s))
@@ -553,6 +553,11 @@ class Trainer:
         """A context in which the policy's parts can be called directly: under FSDP2 its full weights are
         gathered for the block (:meth:`~rewardzoo.core.distributed.Sharding.gathered`); else nothing."""
         return contextlib.nullcontext() if self.sharding is None else self.sharding.gathered(self.module)
+
+    def generating(self):
+        """The context of generation calls: :meth:`full_weights` for an engine that runs the policy
+        itself, nothing for one with its own copy of the weights (vLLM)."""
+        return self.full_weights() if self.engine.runs_policy else contextlib.nullcontext()
 
     def _local(self, rows_global: torch.Tensor) -> torch.Tensor:
         n = self.local_prompts * self.group_size

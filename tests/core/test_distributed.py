@@ -69,11 +69,11 @@ def test_a_distribution_setting_the_run_cannot_use_is_a_config_error(overrides, 
     assert "\n" not in str(err.value)
 
 
-def test_fsdp2_with_the_vllm_engine_is_refused():
-    """(Checked after the sampling section, which already refuses vllm where it does not import.)"""
-    with pytest.raises(ValueError, match="fsdp2 with sampling.engine=vllm is not supported.*set sampling.engine=hf"):
-        check_combination(DistributedConfig(strategy="fsdp2"), model_dtype="float32", engine="vllm")
-    check_combination(DistributedConfig(strategy="ddp"), model_dtype="float32", engine="vllm")
+def test_fsdp2_with_the_vllm_engine_is_a_valid_setting():
+    """FSDP2 and the vLLM engine combine (each process runs its own engine, pushed from the shards:
+    tests/core/test_vllm_engine.py runs it); the combination check passes both strategies."""
+    for strategy in ("ddp", "fsdp2"):
+        check_combination(DistributedConfig(strategy=strategy), model_dtype="float32")
 
 
 def test_fsdp2_bf16_on_bf16_weights_fails_in_one_line_before_any_work(tmp_path):

@@ -38,6 +38,8 @@ def test_an_unknown_engine_is_a_config_error():
 class SyncRecorder:
     """The real HFEngine, recording every ``sync_weights`` call and the policy's weights at that moment."""
 
+    runs_policy = True
+
     def __init__(self, engine: HFEngine):
         self.engine = engine
         self.synced: list[dict[str, torch.Tensor]] = []

@@ -5,25 +5,23 @@ tolerances.  Slow tier (marker ``slow``, excluded from the default suite): ``mak
 (about ten launches of a tiny model for 2–3 steps)."""
 
 import json
-import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
-from safetensors.torch import load_file
 
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.models import char_tokenizer, tiny_causal_lm
-from rewardzoo.core.sharded_checkpoint import read_full, read_full_policy
+from rewardzoo.core.sharded_checkpoint import read_full
 from rewardzoo.zoo import load_config
+from tests.helpers.launch import (REPO, STEP, assert_same, check, env, free_port, launch_train, policy_weights,
+                                  reward_means, step_rows, torchrun)
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 RECIPE = "algorithms/rlvr_multiplication.yaml"
 TINY = ["sft.enabled=false", "eval.n_examples=8", "logging.progress=false", "logging.tensorboard=false",
         "grpo.batch_size=16", "grpo.group_size=4", "grpo.micro_batch_size=8", "grpo.generation_chunk_prompts=2",
@@ -31,36 +29,11 @@ TINY = ["sft.enabled=false", "eval.n_examples=8", "logging.progress=false", "log
         "model.tiny.num_layers=2", "checkpoint_every=1", "keep_checkpoints=3", "steps=2"]
 DENSE = ["reward.name=callable", "reward.callable.functions=[dense_rewards:digit_share]"]
 FSDP2 = ["distributed.strategy=fsdp2"]
-STEP = "checkpoints/step_{:06d}"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def env() -> dict:
-    return {**os.environ, "PYTHONPATH": f"{REPO / 'tests' / 'helpers'}:{os.environ.get('PYTHONPATH', '')}",
-            "OMP_NUM_THREADS": "1"}
-
-
-def torchrun(*args: str, nproc: int = 2) -> list[str]:
-    return [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc), "--master_port",
-            str(free_port()), *args]
-
-
-def check(out: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
-    assert out.returncode == 0, (out.stdout or "")[-2000:] + (out.stderr or "")[-4000:]
-    return out
 
 
 def train(run_dir: Path, *overrides: str, procs: int = 1) -> Path:
     """``rewardzoo train`` of the tiny recipe on 1 process (python) or ``procs`` processes (torchrun)."""
-    train_args = ["-m", "rewardzoo.cli", "train", RECIPE, *TINY, *overrides, f"run_dir={run_dir}"]
-    cmd = [sys.executable, *train_args] if procs == 1 else torchrun(*train_args, nproc=procs)
-    check(subprocess.run(cmd, cwd=REPO, env=env(), capture_output=True, text=True, timeout=900))
-    return run_dir
+    return launch_train(RECIPE, run_dir, *TINY, *overrides, procs=procs)
 
 
 def train_two_nodes(run_dir: Path, *overrides: str) -> Path:
@@ -75,34 +48,6 @@ def train_two_nodes(run_dir: Path, *overrides: str) -> Path:
         stdout, stderr = node.communicate(timeout=900)
         check(subprocess.CompletedProcess(node.args, node.returncode, stdout, stderr))
     return run_dir
-
-
-def policy_weights(run_dir: Path, step: int) -> dict[str, torch.Tensor]:
-    """The policy's full weights of a run's checkpoint, DDP (save_pretrained) or sharded (DCP)."""
-    ckpt = run_dir / STEP.format(step)
-    if (ckpt / "sharded").is_dir():
-        return read_full_policy(ckpt)
-    policy = ckpt / "policy"
-    name = "adapter_model.safetensors" if (policy / "adapter_model.safetensors").exists() else "model.safetensors"
-    return load_file(policy / name)
-
-
-def assert_same(got: dict, expected: dict, exact: bool = False) -> None:
-    assert set(got) == set(expected)
-    for name in expected:
-        if exact:
-            assert torch.equal(got[name], expected[name]), name
-        else:
-            torch.testing.assert_close(got[name], expected[name], rtol=1e-4, atol=1e-5, msg=name)
-
-
-def step_rows(run_dir: Path) -> dict[int, dict]:
-    """{step: metrics row} of a run's training steps (rows with a reward; eval-only rows left out)."""
-    return {row["step"]: row for row in read_metrics(run_dir / "metrics.jsonl") if "reward/mean" in row}
-
-
-def reward_means(run_dir: Path) -> list[float]:
-    return [row["reward/mean"] for row in read_metrics(run_dir / "metrics.jsonl") if "reward/mean" in row]
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,7 @@ from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows
 from rewardzoo.core.models import LoraSettings, ModelConfig, TinyModelConfig, load_policy
 from rewardzoo.recipes import make_trainer
 from rewardzoo.zoo import load_config
+from tests.helpers.launch import assert_same, launch_train, policy_weights, reward_means, step_rows
 
 pytestmark = [pytest.mark.vllm,
               pytest.mark.skipif(importlib.util.find_spec("vllm") is None,
@@ -233,10 +234,8 @@ def test_config_refuses_what_vllm_cannot_run(monkeypatch):
         load_config("algorithms/rlvr_multiplication.yaml", ["sampling.engine=vllm", "model.tiny.hidden_size=32"])
     with pytest.raises(ConfigError, match=r"model.lora.r \(1024\) is above vLLM's largest LoRA rank \(512\)"):
         load_config("algorithms/rlvr_multiplication.yaml", [*VLLM_RUN, "model.lora.enabled=true", "model.lora.r=1024"])
-    monkeypatch.setenv("WORLD_SIZE", "2")
-    with pytest.raises(ConfigError, match=r"sampling.engine=vllm runs one engine beside one training process, and "
-                                          r"WORLD_SIZE is 2"):
-        load_config("algorithms/rlvr_multiplication.yaml", VLLM_RUN)
+    monkeypatch.setenv("WORLD_SIZE", "2")  # several training processes: each runs its own engine
+    load_config("algorithms/rlvr_multiplication.yaml", [*VLLM_RUN, "distributed.strategy=fsdp2"])
 
 
 # ---------------------------------------------------------------------------------------- the trainer
@@ -291,6 +290,33 @@ def test_resume_on_the_vllm_engine_continues_exactly(run_config, tmp_path):
     assert all(r["policy/grad_norm"] > 0 for r in rows_a[1:])  # the policy moved: exactness is not vacuous
     assert [r.get("reward/mean") for r in rows_a] == [r.get("reward/mean") for r in rows_b]
     resumed.engine.close()
+
+
+SHORT_RUN = [*VLLM_RUN, "sft.enabled=false", "eval.n_examples=8", "logging.progress=false", "logging.tensorboard=false",
+             "grpo.batch_size=16", "grpo.group_size=4", "grpo.micro_batch_size=8", "grpo.generation_chunk_prompts=2",
+             "sampling.max_new_tokens=6", "checkpoint_every=1", "steps=2", "reward.name=callable",
+             "reward.callable.functions=[dense_rewards:digit_share]"]
+
+
+def test_every_process_runs_its_own_engine_under_ddp_and_fsdp2(tmp_path):
+    """Two training processes (torchrun, gloo), each with its own vLLM engine (vLLM's external launcher)
+    sampling its own half of the prompts, under DDP and under FSDP2 (pushed from the shards, one gathered
+    tensor at a time): the one-process run's rewards at every step and its weights to float tolerance
+    (if both processes sampled the same rows, the rewards would differ); every parameter moved, and the
+    truncated IS weights are ≈ 1 at every step (each engine samples from the pushed policy)."""
+    recipe = "algorithms/rlvr_multiplication.yaml"
+    one = launch_train(recipe, tmp_path / "one", *SHORT_RUN)
+    ddp = launch_train(recipe, tmp_path / "ddp", *SHORT_RUN, procs=2)
+    fsdp = launch_train(recipe, tmp_path / "fsdp2", *SHORT_RUN, "distributed.strategy=fsdp2", procs=2)
+    start = policy_weights(one, 1)
+    want = policy_weights(one, 2)
+    assert all(not torch.equal(want[n], start[n]) for n in want), "training must move every parameter"
+    for run in (ddp, fsdp):
+        assert reward_means(run) == pytest.approx(reward_means(one), abs=1e-6)
+        assert_same(policy_weights(run, 2), want)
+        rows = step_rows(run)
+        assert sorted(rows) == [1, 2] and all(abs(r["policy/is_weight_mean"] - 1) < 1e-3 for r in rows.values())
+        assert read_metrics(run / "metrics.jsonl")[0]["system/num_processes"] == 2
 
 
 def test_the_engines_benchmark_times_both_engines():

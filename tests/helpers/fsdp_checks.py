@@ -101,14 +101,14 @@ def main(out: str) -> None:
         got = engine.generate(texts, n=3).completion_ids
     results["generation_equal"] = torch.equal(got, expected)
 
-    pushed = base_weights(module.model)
-    expected_push = base_weights(reference.model)
+    pushed = dict(base_weights(module.model))
+    expected_push = dict(base_weights(reference.model))
     results["pushed_keys_equal"] = set(pushed) == set(expected_push)
     results["pushed"] = max(maxdiff(pushed[k], expected_push[k]) for k in expected_push)
     lora_ref = add_lora(policy(), LoraSettings(enabled=True, r=4))
     lora = copy.deepcopy(lora_ref)
     lora_module = sharded(lora)
-    pushed, expected_push = base_weights(lora_module.model), base_weights(lora_ref)
+    pushed, expected_push = dict(base_weights(lora_module.model)), dict(base_weights(lora_ref))
     results["pushed_lora_keys_equal"] = set(pushed) == set(expected_push)
     results["pushed_lora"] = max(maxdiff(pushed[k], expected_push[k]) for k in expected_push)
 

@@ -94,6 +94,7 @@ class RecordingEngine:
 
     def __init__(self, engine):
         self.engine, self.calls = engine, []
+        self.runs_policy = engine.runs_policy
 
     def generate(self, prompts: list[str], n: int = 1, greedy: bool = False) -> Generation:
         """The real engine's completions, recorded."""
@@ -112,6 +113,8 @@ class RecordingEngine:
 class ReplayEngine:
     """Returns the recorded completions, call by call, after checking the trainer asked for the
     recorded prompts (same order, same ``n``, same greedy flag)."""
+
+    runs_policy = False  # the completions are recorded: nothing of the policy is called
 
     def __init__(self, calls: list[dict], pad_id: int):
         self.calls, self.pad_id, self.position = calls, pad_id, 0

@@ -13,6 +13,10 @@ from rewardzoo.core.types import Generation
 class Engine(Protocol):
     """A generation engine."""
 
+    runs_policy: bool
+    """Whether ``generate`` calls the policy module itself (under FSDP2 the trainer then gathers its
+    full weights around every generation call); False for an engine with its own copy of the weights."""
+
     def generate(self, prompts: list[str], n: int = 1, greedy: bool = False) -> Generation:
         """``n`` completions of every prompt, rows of one prompt contiguous."""
         ...

@@ -137,12 +137,10 @@ def vllm_head_size_problem(head_size: int) -> str | None:
             f"(e.g. model.tiny.hidden_size=64 model.tiny.num_heads=2), or set sampling.engine=hf")
 
 
-def check_vllm_setup(model: ModelConfig, world: int) -> None:
-    """Raise ValueError, saying what to change, when the vLLM engine cannot run this training: more than
-    one process, a tiny model whose head size vLLM's attention lacks, or a LoRA rank above vLLM's."""
-    if world > 1:
-        raise ValueError(f"sampling.engine=vllm runs one engine beside one training process, and WORLD_SIZE is {world}; "
-                         f"train on one process or set sampling.engine=hf (docs/engines.md: multi-GPU is not supported)")
+def check_vllm_setup(model: ModelConfig) -> None:
+    """Raise ValueError, saying what to change, when the vLLM engine cannot run this policy: a tiny
+    model whose head size vLLM's attention lacks, or a LoRA rank above vLLM's.  Any number of
+    training processes can use it: each runs its own engine (:class:`~rewardzoo.core.engines.vllm.VLLMEngine`)."""
     if model.name == "tiny":
         problem = vllm_head_size_problem(model.tiny.hidden_size // model.tiny.num_heads)
         if problem:

