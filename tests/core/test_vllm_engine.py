@@ -319,6 +319,18 @@ def test_every_process_runs_its_own_engine_under_ddp_and_fsdp2(tmp_path):
         assert read_metrics(run / "metrics.jsonl")[0]["system/num_processes"] == 2
 
 
+def test_lora_adapters_are_pushed_from_the_shards_to_every_processs_engine(tmp_path):
+    """LoRA under FSDP2 on two processes with an engine each: every push saves the adapters gathered
+    from the shards into each process's own directory; the one-process run's rewards and adapters."""
+    recipe, lora = "algorithms/rlvr_multiplication.yaml", ["model.lora.enabled=true", "model.lora.r=4", "grpo.lr=1e-2"]
+    one = launch_train(recipe, tmp_path / "one", *SHORT_RUN, *lora)
+    two = launch_train(recipe, tmp_path / "two", *SHORT_RUN, *lora, "distributed.strategy=fsdp2", procs=2)
+    assert reward_means(two) == pytest.approx(reward_means(one), abs=1e-6)
+    adapters = {k.replace(".default", ""): v for k, v in policy_weights(two, 2).items() if "lora_" in k}
+    assert_same(adapters, policy_weights(one, 2))
+    assert all(abs(r["policy/is_weight_mean"] - 1) < 1e-3 for r in step_rows(two).values())
+
+
 def test_the_engines_benchmark_times_both_engines():
     """benchmarks/engines.py, on a few rows: its header names the command, and it reports both engines."""
     args = ["--models", "small", "--prompts", "4", "--n", "2", "--new", "4", "--reps", "1"]
