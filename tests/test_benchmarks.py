@@ -96,6 +96,25 @@ def test_heap_release_compares_the_lean_forward_on_and_off(tmp_path, fast_overri
     assert "with/without: rollout " in text and "malloc_trim" not in text
 
 
+def test_flop_floor_counts_and_times_each_phase(tmp_path, fast_overrides):
+    """Tiny run (no SFT): a row per phase with positive FLOPs and times, and floors consistent with the
+    printed rate (floor = GFLOP / rate, measured / floor = s / floor)."""
+    out = tmp_path / "floor.txt"
+    proc = subprocess.run([sys.executable, str(BENCH / "flop_floor.py"), "--steps", "1", "--out", str(out),
+                           "--override", *fast_overrides], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = out.read_text().splitlines()
+    assert lines[0].startswith("# command: python benchmarks/flop_floor.py --steps 1")
+    rate = float(next(line for line in lines if line.startswith("matmul rate")).split(": ")[1].split()[0])
+    rows = {cells[1].strip(): [float(c.strip().rstrip("%")) for c in cells[2:-1]]
+            for cells in (line.split("|") for line in lines if line.startswith("| ") and "GFLOP a call" not in line)}
+    assert set(rows) == {"rollout", "policy step", "evaluation"}
+    for gflop, seconds, per_s, share, floor, ratio in rows.values():
+        assert gflop > 0 and seconds > 0
+        assert floor == pytest.approx(gflop / rate, rel=0.02, abs=2e-3)
+        assert ratio == pytest.approx(seconds / max(floor, 1e-9), rel=0.05, abs=0.02) or floor < 5e-3
+
+
 def test_board_time_splits_each_methods_runs_into_their_parts(tmp_path):
     """Two seeds of one method (hand-computed means), a tuning run counted apart, the rest = wall − parts."""
     import json
