@@ -120,6 +120,9 @@ def recipe(name: str) -> str:
     return shipped_recipe(name).stem
 
 
+SHARED = "shared"
+"""The board's ``share_dir`` under its runs directory: the work its runs would repeat exactly, done once
+(a seed's step-0 evaluation, a learned reward's warm-up; :mod:`rewardzoo.core.shared_work`)."""
 G_NAMES = ("D", "neg_log_one_minus_D", "log_D", "logit")
 CPU_SETTINGS = {
     "multiplication": ("grpo.batch_size=160", "grpo.micro_batch_size=160", "eval.every=20"),
@@ -350,7 +353,8 @@ def tune(entries: list[Entry], grid: Grid, seeds: list[int], runs: Path, out: Pa
     write ``out/TUNING.md`` and ``out/tuning.csv``; returns the choices."""
     points = grid_points(entries, grid, by_hand)
     planned = tuning_specs(entries, points, seeds, runs, quick)
-    results = run_sweep([spec for *_, spec in planned.values()], jobs=jobs, progress=progress, desc="tuning")
+    results = run_sweep([spec for *_, spec in planned.values()], jobs=jobs, progress=progress, desc="tuning",
+                        share_dir=runs / SHARED)
     rows = validation_rows(planned, results)
     choices = {key: Choice(setting, by="hand") for key, setting in by_hand.items()}
     for (task, method), order in points.items():
@@ -771,7 +775,8 @@ def leaderboard(preset: str, seeds: list[int], out: Path, jobs: int = 2, quick: 
                        command)
     if tune_only:
         return out / "TUNING.md"
-    results = run_sweep(specs(entries, seeds, runs, quick, choices), jobs=jobs, progress=progress, desc=f"leaderboard {preset}")
+    results = run_sweep(specs(entries, seeds, runs, quick, choices), jobs=jobs, progress=progress, desc=f"leaderboard {preset}",
+                        share_dir=runs / SHARED)
     tabs = tables(entries, results, seeds, choices)
     lines = [f"`{command}`" if command else "", "", f"# rewardzoo leaderboard — preset `{preset}`{' (quick)' if quick else ''}", "",
              "Every row tuned on the validation split (TUNING.md) and reported on the test split." if tuning else

@@ -12,6 +12,9 @@ leaderboard`` are sweeps: a list of :class:`RunSpec` (a recipe, overrides and a 
    trained (:func:`run_jobs`: a free worker takes the first ready job in the specs' order), and
    every process is forked from a fork server that imported the package once (:data:`PRELOAD`), so
    no run pays the ~11 s of importing torch and transformers,
+   With ``share_dir`` the runs also share the work they would repeat exactly — each seed's step-0
+   evaluation, a learned reward's warm-up (:mod:`rewardzoo.core.shared_work`); the leaderboard
+   turns it on,
 3. marks a finished run with ``run_dir/sweep_done.json`` (its wall time and command) only after the
    process exits 0, so a killed sweep resumes by re-running the unfinished specs from scratch.
 
@@ -109,11 +112,11 @@ class StaleRunError(ValueError):
     """Finished runs of a sweep were made with another configuration than their specs now resolve to."""
 
 
-NOT_COMPARED = ("run_dir", "logging.*", "recipe.*", "sft.cache_dir")
+NOT_COMPARED = ("run_dir", "logging.*", "recipe.*", "sft.cache_dir", "share_dir")
 """Keys (fnmatch patterns, as ``CoreConfig.RESUMABLE``) that do not change what a run computes: where
 it writes, how it reports, how the recipe describes itself, where the SFT warm starts are cached (the
-cache is keyed by what shapes the warm start, so a moved runs directory keeps its runs; ``resume``
-and ``overwrite`` are never compared)."""
+cache is keyed by what shapes the warm start, so a moved runs directory keeps its runs) and where
+the runs share repeated work (keyed the same way; ``resume`` and ``overwrite`` are never compared)."""
 
 
 def config_changes(saved: dict, wanted: dict) -> list[str]:
@@ -272,9 +275,12 @@ def run_jobs(jobs: list[Job], workers: int, work: Callable[[Job], bool]) -> dict
     return state
 
 
-def run_sweep(specs: list[RunSpec], jobs: int = 2, progress: bool = True, desc: str = "sweep") -> dict[str, RunResult]:
+def run_sweep(specs: list[RunSpec], jobs: int = 2, progress: bool = True, desc: str = "sweep",
+              share_dir: Path | None = None) -> dict[str, RunResult]:
     """Run every unfinished spec, ``jobs`` processes at a time, each run after its SFT warm start;
-    return every spec's result by name.  Raises RuntimeError naming the runs that failed."""
+    return every spec's result by name.  With ``share_dir`` every run gets ``share_dir=…``: the runs
+    share the work they would repeat exactly (:mod:`rewardzoo.core.shared_work`: a seed's step-0
+    evaluation, a learned reward's warm-up).  Raises RuntimeError naming the runs that failed."""
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise ValueError(f"sweep spec names must be unique; repeated: {sorted({n for n in names if names.count(n) > 1})}")
@@ -304,9 +310,10 @@ def run_sweep(specs: list[RunSpec], jobs: int = 2, progress: bool = True, desc: 
         def work(job: Job) -> bool:
             spec, verb = (warm[job.key], "sft") if job.key in warm else (by_name[job.key], "train")
             log = spec.run_dir.parent / f"{spec.run_dir.name}.sft.log" if verb == "sft" else spec.run_dir / "train.log"
-            code, wall = _run(spec.argv(verb), log, spec.module(verb))
+            shared = [f"share_dir={share_dir}"] if share_dir is not None and verb == "train" else []
+            code, wall = _run(spec.argv(verb) + shared, log, spec.module(verb))
             if code == 0 and verb == "train":
-                (spec.run_dir / DONE).write_text(json.dumps({"wall_s": wall, "command": spec.command()}))
+                (spec.run_dir / DONE).write_text(json.dumps({"wall_s": wall, "command": spec.command() + shared}))
             with lock:
                 if code != 0:
                     failed.append(f"{spec.name} ({verb}, exit {code}, log {log})")

@@ -283,7 +283,7 @@ class CoreConfig:
                                         "keep_checkpoints": "[1, inf)"}
     RESUMABLE: ClassVar[tuple[str, ...]] = ("steps", "resume", "overwrite", "run_dir", "checkpoint_every",
                                             "keep_checkpoints", "logging.*", "eval.every", "eval.batch_size",
-                                            "sft.cache_dir", "recipe.*")
+                                            "sft.cache_dir", "share_dir", "recipe.*")
     """Keys (fnmatch patterns) that may differ from the saved ``config.yaml`` when a run resumes: they
     change how long it runs and what it writes, not what it computes.  Any other difference makes
     it a different experiment, and resuming refuses it (:func:`rewardzoo.core.checkpoint.check_run_dir`)."""
@@ -307,6 +307,10 @@ class CoreConfig:
     or SIGTERM; 0 = only then)."""
     keep_checkpoints: int = 2
     """How many recent checkpoints to keep."""
+    share_dir: str = ""
+    """A directory where the runs of one sweep share work they would repeat exactly — the step-0 evaluation
+    and a learned reward's warm-up (rewardzoo/core/shared_work.py; one process only); '' = off.  The
+    leaderboard sets it for its runs."""
     model: ModelConfig = field(default_factory=ModelConfig)
     """The policy."""
     grpo: GRPOConfig = field(default_factory=GRPOConfig)

@@ -45,6 +45,7 @@ from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows, toke
 from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
 from rewardzoo.core.models import ReferencePolicy, causal_lm, load_policy, trainable_parameters
 from rewardzoo.core.sharded_checkpoint import load_sharded_checkpoint, save_sharded_checkpoint
+from rewardzoo.core.shared_work import SharedWork, step0_eval_key, warmup_key
 from rewardzoo.core.types import (Example, Generation, NonFiniteError, PolicyEvaluatingTask, Reward, RewardOutput,
                                   Rollouts, TaskProtocol, TrainingInterrupted, check_reward, derive_seed, held_out)
 from rewardzoo.eval import batch_analysis
@@ -124,6 +125,10 @@ class Trainer:
             self.ref_module = PolicyLogProbs(self.ref.copy, temperature=module.temperature, chunk_size=module.chunk_size,
                                              lean=g.lean_forward)
         self.sharding = make_sharding(cfg.distributed, self.acc.device)  # None under DDP
+        self.init_dir = init_dir
+        one_process = self.acc.num_processes == 1 and self.sharding is None
+        self.shared = SharedWork(cfg.share_dir if one_process else None)
+        """Work the runs of one sweep repeat exactly (``share_dir``; one process only): step-0 evaluation, reward warm-up."""
         if self.sharding is not None:  # before the optimizer: it must hold the sharded parameters
             self.sharding.shard_policy(module, self.ref_module)
             distribute = getattr(reward, "distribute", None)  # rewards with judges shard them the same way
@@ -283,11 +288,17 @@ class Trainer:
         """Before RL, let a learned reward learn from the starting policy's rollouts.
 
         The reward's ``warmup_steps`` (e.g. RAL's judge warm-up) rollout → score → update rounds
-        run with the policy unchanged.  Returns the last round's update statistics, prefixed
-        ``warmup/``.
+        run with the policy unchanged — or, when another run of the sweep (``share_dir``) warmed up
+        the same reward from the same start, its state after them is loaded.  Returns the last
+        round's update statistics, prefixed ``warmup/``.
         """
         stats: dict[str, float] = {}
         rounds = self.reward.warmup_steps
+        key = warmup_key(as_dict(self.cfg), self.reward, self.prompts, self.init_dir) if rounds and self.shared.root else None
+        done = self.shared.load("warmup", key) if key else None
+        if done is not None:  # another run of this sweep warmed up this very reward: its state after the rounds
+            self.reward.load_state_dict(done["state"])
+            return done["stats"]
         show = rounds > 0 and self.cfg.logging.progress and self.acc.is_main_process
         with tqdm(total=rounds, desc=f"{self.cfg.recipe.name}: reward warm-up", disable=not show, dynamic_ncols=True) as bar:
             for w in range(rounds):
@@ -295,7 +306,10 @@ class Trainer:
                 stats = self.reward.update(rollouts, self.score(rollouts))
                 bar.update()
                 bar.set_postfix({k: f"{v:.3f}" for k, v in stats.items() if k.endswith("/accuracy")}, refresh=False)
-        return {f"warmup/{k}": v for k, v in stats.items()}
+        stats = {f"warmup/{k}": v for k, v in stats.items()}
+        if key:
+            self.shared.save("warmup", key, {"state": self.reward.state_dict(), "stats": stats})
+        return stats
 
     def score(self, rollouts: Rollouts) -> RewardOutput:
         """The reward's output, checked: one finite float per row (a reward that reads the policy scores
@@ -472,21 +486,20 @@ class Trainer:
         metrics (averaged over its samples) also go to ``eval_rows.jsonl`` (for paired intervals).  A
         task with ``evaluate_policy`` (:class:`~rewardzoo.core.types.PolicyEvaluatingTask`) adds
         metrics of the policy's exact log-probabilities (:meth:`score_completions`), computed on every
-        process for all held-out examples."""
+        process for all held-out examples.  At step 0 the completions and policy metrics come from the
+        sweep's ``share_dir`` when another run computed them (:mod:`~rewardzoo.core.shared_work`)."""
         examples = held_out(self.task, self.cfg.eval.split)[: self.cfg.eval.n_examples or None]
         k = self.cfg.eval.samples
         n = max(k, 1)  # completions per held-out prompt
-        world, rank = self.acc.num_processes, self.acc.process_index
-        per = math.ceil(len(examples) / world)
-        local = examples[rank * per : (rank + 1) * per]
-        texts: list[str] = []
-        bs = self.cfg.eval.batch_size
-        with self.generating():
-            for s in range(0, len(local), bs):
-                if k:
-                    torch.manual_seed(derive_seed(self.cfg.seed, "eval", self.step, rank * per + s))
-                texts += self.engine.generate([e.prompt for e in local[s : s + bs]], n=n, greedy=not k).texts
-        completions = gather_object(texts) if world > 1 else texts
+        key = step0_eval_key(as_dict(self.cfg), examples, self.init_dir) if self.step == 0 and self.shared.root else None
+        done = self.shared.load("eval0", key) if key else None
+        if done is None:
+            done = {"completions": self.held_out_completions(examples, n, greedy=not k), "policy": {}}
+            if isinstance(self.task, PolicyEvaluatingTask):
+                done["policy"] = self.task.evaluate_policy(self.score_completions, examples)
+            if key:
+                self.shared.save("eval0", key, done)
+        completions = done["completions"]
         repeated = [e for e in examples for _ in range(n)]
         if self.logger is not None:
             answers = [self.task.parse(c) for c in completions]
@@ -496,10 +509,23 @@ class Trainer:
                 {"prompt": e.prompt, "completion": c, "answer": a, "reference": e.reference,
                  **{key: v[i] for key, v in rows.items()}}
                 for i, (e, c, a) in enumerate(zip(repeated, completions, answers))])
-        metrics = self.task.evaluate(completions, repeated)
-        if isinstance(self.task, PolicyEvaluatingTask):
-            metrics.update(self.task.evaluate_policy(self.score_completions, examples))
-        return {f"eval/{key}": v for key, v in metrics.items()}
+        metrics = {**self.task.evaluate(completions, repeated), **done["policy"]}
+        return {f"eval/{name}": v for name, v in metrics.items()}
+
+    def held_out_completions(self, examples: list[Example], n: int, greedy: bool) -> list[str]:
+        """``n`` completions of every held-out example (this process's share generated here, gathered):
+        sampled ones seeded by the held-out position and the step."""
+        world, rank = self.acc.num_processes, self.acc.process_index
+        per = math.ceil(len(examples) / world)
+        local = examples[rank * per : (rank + 1) * per]
+        texts: list[str] = []
+        bs = self.cfg.eval.batch_size
+        with self.generating():
+            for s in range(0, len(local), bs):
+                if not greedy:
+                    torch.manual_seed(derive_seed(self.cfg.seed, "eval", self.step, rank * per + s))
+                texts += self.engine.generate([e.prompt for e in local[s : s + bs]], n=n, greedy=greedy).texts
+        return gather_object(texts) if world > 1 else texts
 
     @torch.no_grad()
     def score_completions(self, prompts: list[str], completions: list[str]) -> torch.Tensor:

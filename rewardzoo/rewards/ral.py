@@ -143,6 +143,7 @@ class RAL:
         self.gate = UpdateGate(cfg.gate_threshold, cfg.gate_ema_rate, cfg.max_skip_streak)
 
     SEES_TASK = False  # never the task: its verifier must not reach the reward
+    WARMUP_FREE = ("frozen", "g")  # settings the warm-up never reads (update uses D, not g(D); frozen acts after it)
 
     @classmethod
     def from_config(cls, cfg: RALConfig | None = None, ctx: RewardContext | None = None) -> "RAL":

@@ -177,6 +177,7 @@ class VARL:
         self.updates = 0  # update calls so far (the first warmup_steps are the warm-up)
 
     SEES_TASK = True  # v is the task's verifier; the discriminator's positives are its demonstrations
+    WARMUP_FREE = ("g", "combine", "additive_weight")  # how D enters the reward: the updates read v and D only
 
     @classmethod
     def from_config(cls, cfg: VARLConfig | None = None, ctx: RewardContext | None = None) -> "VARL":
