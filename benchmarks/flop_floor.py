@@ -20,6 +20,7 @@ import statistics
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 
 def matmul_rate(hidden: int, intermediate: int, seconds: float = 1.0) -> float:
@@ -114,11 +115,10 @@ def main(argv: list[str] | None = None) -> int:
         floor = flops / rate
         lines.append(f"| {name} | {flops / 1e9:.2f} | {seconds:.3f} | {flops / seconds / 1e9:.1f} | "
                      f"{flops / seconds / rate:.0%} | {floor:.3f} | {seconds / floor:.2f} |")
-    lines.append("")
-    print("\n".join(lines))
+    report = "\n".join(lines) + "\n"
+    print(report, end="")
     if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines))
+        Path(args.out).write_text(report)
     return 0
 
 

@@ -13,8 +13,9 @@ from rewardzoo.rewards.ral import RAL
 from rewardzoo.zoo import load_config
 from tests.conftest import FAST
 
-RAL_RUN = [*FAST, "steps=2", "eval.samples=2", "eval.every=0", "reward.ral.warmup_steps=2", "logging.tensorboard=false",
-           "sft.enabled=true", "sft.steps=10", "sft.n_examples=64"]  # a short warm start: the judge starts from it
+SHORT_RUN = [*FAST, "steps=2", "eval.samples=2", "eval.every=0", "logging.tensorboard=false",
+             "sft.enabled=true", "sft.steps=10", "sft.n_examples=64"]  # a short warm start: the judges start from it
+RAL_RUN = [*SHORT_RUN, "reward.ral.warmup_steps=2"]
 
 
 def ral_config(tmp_path, name: str, *overrides: str):
@@ -23,10 +24,12 @@ def ral_config(tmp_path, name: str, *overrides: str):
 
 
 def train(cfg) -> tuple[dict[str, torch.Tensor], list[dict]]:
+    """A run's final policy and judge weights (RAL's judge or VARL's discriminator) and its logged rows."""
     trainer = make_trainer(cfg)
     trainer.train()
+    learned = getattr(trainer.reward, "judge", None) or trainer.reward.discriminator
     weights = {n: p.detach().clone() for n, p in trainer.policy.named_parameters()}
-    judge = {f"judge.{n}": p.detach().clone() for n, p in trainer.reward.judge.model.named_parameters()}
+    judge = {f"judge.{n}": p.detach().clone() for n, p in learned.model.named_parameters()}
     return {**weights, **judge}, read_metrics(trainer.run_dir / "metrics.jsonl")
 
 
@@ -51,6 +54,22 @@ def test_a_run_that_reads_the_shared_work_is_the_run_that_computes_it(tmp_path):
         assert len(list(shared.iterdir())) == 2, f"{name} must read both entries, not store new ones"
     train(ral_config(tmp_path, "judge-lr", f"share_dir={shared}", "reward.ral.judge.lr=3e-3"))
     assert sorted(p.name.split("-")[0] for p in shared.iterdir()) == ["eval0", "warmup", "warmup"]
+
+
+def test_varl_additive_reading_varls_warmup_is_varl_additive_alone(tmp_path):
+    """VARL's discriminator warm-up reads v and D, never how D enters the reward: the additive control
+    (combine=add, λ) reads VARL's stored warm-up and equals itself computed alone, bit for bit."""
+    def config(name, *overrides):
+        return load_config("algorithms/varl_multiplication.yaml", [
+            *SHORT_RUN, "reward.varl.warmup_steps=2", f"run_dir={tmp_path / name}",
+            f"sft.cache_dir={tmp_path / 'sft'}", *overrides])
+
+    shared, additive = tmp_path / "shared", ["reward.varl.combine=add", "reward.varl.additive_weight=0.5"]
+    train(config("varl", f"share_dir={shared}"))
+    got, got_rows = train(config("additive", f"share_dir={shared}", *additive))
+    want, want_rows = train(config("alone", *additive))
+    assert sorted(p.name.split("-")[0] for p in shared.iterdir()) == ["eval0", "warmup"]
+    assert all(torch.equal(got[k], want[k]) for k in want) and without_time(got_rows) == without_time(want_rows)
 
 
 def test_the_warmup_key_follows_what_shapes_the_warmup(tmp_path):
