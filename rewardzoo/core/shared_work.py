@@ -28,20 +28,20 @@ from typing import Any
 
 import torch
 
+from rewardzoo.core.checkpoint import flatten
 from rewardzoo.core.config import as_dict
 
 FORMAT_VERSION = 1
 
 
-def _drop(tree: dict, patterns: tuple[str, ...], prefix: str = "") -> dict:
-    """``tree`` without the dotted keys matching any fnmatch pattern."""
-    out = {}
-    for key, value in tree.items():
-        name = f"{prefix}{key}"
-        if any(fnmatch.fnmatchcase(name, p) for p in patterns):
-            continue
-        out[key] = _drop(value, patterns, f"{name}.") if isinstance(value, dict) else value
-    return out
+def _selected(config: dict, drop: tuple[str, ...], keep: tuple[str, ...] = ()) -> dict:
+    """``config`` as ``{"dotted.key": leaf}`` (:func:`~rewardzoo.core.checkpoint.flatten`) without the keys
+    matching a ``drop`` pattern, unless they match a ``keep`` pattern (fnmatch patterns, as
+    ``CoreConfig.RESUMABLE``)."""
+    def match(key: str, patterns: tuple[str, ...]) -> bool:
+        return any(fnmatch.fnmatchcase(key, p) for p in patterns)
+
+    return {k: v for k, v in flatten(config).items() if match(k, keep) or not match(k, drop)}
 
 
 def weights_identity(path: str | Path | None) -> list:
@@ -54,11 +54,12 @@ def weights_identity(path: str | Path | None) -> list:
     return [str(root.resolve())] + [[str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns] for p in files]
 
 
-def work_key(name: str, config: dict, drop: tuple[str, ...], **inputs: Any) -> str:
+def work_key(name: str, config: dict, drop: tuple[str, ...], keep: tuple[str, ...] = (), **inputs: Any) -> str:
     """The hash of work ``name`` for a run config (a plain dict) without the dotted keys ``drop`` names
-    (fnmatch patterns), and the ``inputs`` that are not settings (prompts, starting weights)."""
-    blob = json.dumps({"work": name, "version": FORMAT_VERSION, "config": _drop(config, drop), "inputs": inputs},
-                      sort_keys=True, default=str)
+    but those ``keep`` names (fnmatch patterns), and the ``inputs`` that are not settings (prompts,
+    starting weights)."""
+    blob = json.dumps({"work": name, "version": FORMAT_VERSION, "config": _selected(config, drop, keep),
+                       "inputs": inputs}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
@@ -94,10 +95,10 @@ class SharedWork:
 
 
 # Keys of a run config that shape neither piece of shared work: where and how long it runs, what it writes.
-BOOKKEEPING = ("recipe", "run_dir", "resume", "overwrite", "steps", "checkpoint_every", "keep_checkpoints",
-               "share_dir", "logging")
-ROLLOUT_KEYS = ("batch_size", "group_size", "generation_chunk_prompts")  # the grpo keys a rollout reads
-SCORING_KEYS = ("lean_forward", "micro_batch_size", "logprob_chunk_size")  # the grpo keys the policy's scoring reads
+BOOKKEEPING = ("recipe.*", "run_dir", "resume", "overwrite", "steps", "checkpoint_every", "keep_checkpoints",
+               "share_dir", "logging.*")
+ROLLOUT_KEYS = ("grpo.batch_size", "grpo.group_size", "grpo.generation_chunk_prompts")  # the grpo keys a rollout reads
+SCORING_KEYS = ("grpo.lean_forward", "grpo.micro_batch_size", "grpo.logprob_chunk_size")  # the policy's scoring's
 
 
 def examples_digest(examples: list) -> str:
@@ -110,9 +111,8 @@ def step0_eval_key(config: dict, examples: list, init_dir: str | Path | None) ->
     """The key of the step-0 evaluation: the run config without its reward, bookkeeping, evaluation
     schedule and optimisation (every ``grpo`` key but those the policy's scoring reads), the held-out
     examples and the starting weights."""
-    config = {**config, "grpo": {k: v for k, v in config.get("grpo", {}).items() if k in SCORING_KEYS}}
-    return work_key("eval0", config, (*BOOKKEEPING, "reward", "eval.every"), examples=examples_digest(examples),
-                    weights=weights_identity(init_dir))
+    return work_key("eval0", config, (*BOOKKEEPING, "reward.*", "eval.every", "grpo.*"), SCORING_KEYS,
+                    examples=examples_digest(examples), weights=weights_identity(init_dir))
 
 
 def warmup_key(config: dict, reward, prompts: list, init_dir: str | Path | None) -> str | None:
@@ -126,8 +126,7 @@ def warmup_key(config: dict, reward, prompts: list, init_dir: str | Path | None)
         return None
     free = tuple(getattr(reward, "WARMUP_FREE", ()))
     section = config.get("reward", {}).get("name")
-    config = {**config, "grpo": {k: v for k, v in config.get("grpo", {}).items() if k in ROLLOUT_KEYS}}
-    drop = (*BOOKKEEPING, "eval", *(f"reward.{section}.{k}" for k in free if section))
-    own = _drop(as_dict(settings), free)
-    return work_key("warmup", config, drop, reward=[type(reward).__qualname__, own],
+    drop = (*BOOKKEEPING, "eval.*", "grpo.*", *(f"reward.{section}.{k}" for k in free if section))
+    own = _selected(as_dict(settings), free)
+    return work_key("warmup", config, drop, ROLLOUT_KEYS, reward=[type(reward).__qualname__, own],
                     prompts=examples_digest(prompts), weights=weights_identity(init_dir))

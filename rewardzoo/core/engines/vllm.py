@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import ClassVar
 
 import torch
-
 import torch.distributed as dist
 
 from rewardzoo.core.distributed import full_tensors
