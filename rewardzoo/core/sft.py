@@ -5,7 +5,9 @@ the completion ends with EOS so the policy learns to stop), computed with the sa
 log-prob path as RL.  The result is saved with ``save_pretrained`` under
 ``sft.cache_dir/<task>-<hash>``, where the hash covers the model, the task's name, SFT settings,
 seed and the demonstrations themselves (so an edited data file is noticed), so a recipe re-run reuses its warm
-start and any change of those trains a new one.
+start and any change of those trains a new one.  The key has no thread count: on the CPU the warm
+start trains under one intra-op thread whatever the caller's (float sums round by the number of
+threads), so every caller of a key trains the same weights.
 
 What is cached is always a complete model that loads offline: with LoRA the trained adapters are
 merged into the base weights before saving (RL then adds fresh adapters on top, and its reference
@@ -34,9 +36,12 @@ from rewardzoo.core.config import CoreConfig, as_dict, lr_multiplier
 from rewardzoo.core.logger import MetricLogger
 from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows, tokenize_completions
 from rewardzoo.core.models import LoraSettings, is_peft, load_policy, trainable_parameters
+from rewardzoo.core.rng import one_cpu_thread
 from rewardzoo.core.types import NonFiniteError, TaskProtocol
 
-SFT_FORMAT_VERSION = 2  # bump when the SFT procedure changes, so cached warm starts are retrained (2: LoRA merged)
+# Bumped when the SFT procedure changes, so cached warm starts are retrained (2: LoRA merged; 3: on the
+# CPU trained under one intra-op thread: before, the caller's thread count decided the weights of a key).
+SFT_FORMAT_VERSION = 3
 
 
 def sft_seed(cfg: CoreConfig) -> int:
@@ -109,47 +114,50 @@ def save_verified(model: torch.nn.Module, tokenizer, cfg: CoreConfig, directory:
 
 def train_sft(cfg: CoreConfig, task: TaskProtocol, model: torch.nn.Module, tokenizer, accelerator: Accelerator,
               log_dir: Path | None = None) -> dict[str, float]:
-    """Train ``model`` in place on the task's demonstrations; returns the final loss."""
-    s = cfg.sft
-    demos = task.train[: s.n_examples or None]
-    prompts, comp_ids, comp_mask = tokenize_completions([e.prompt for e in demos], [e.demonstration for e in demos], tokenizer)
-    params = [p for _, p in trainable_parameters(model)]
-    optimizer = torch.optim.AdamW(params, lr=s.lr, betas=(0.9, 0.99), weight_decay=s.weight_decay)
+    """Train ``model`` in place on the task's demonstrations; returns the final loss.  On the CPU it
+    trains under one intra-op thread (:func:`~rewardzoo.core.rng.one_cpu_thread`), whatever the
+    caller's count, so a cached warm start is the same bits for every caller of its key."""
+    with one_cpu_thread(accelerator.device):
+        s = cfg.sft
+        demos = task.train[: s.n_examples or None]
+        prompts, comp_ids, comp_mask = tokenize_completions([e.prompt for e in demos], [e.demonstration for e in demos], tokenizer)
+        params = [p for _, p in trainable_parameters(model)]
+        optimizer = torch.optim.AdamW(params, lr=s.lr, betas=(0.9, 0.99), weight_decay=s.weight_decay)
 
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_multiplier(
-        step, warmup_steps=s.warmup_steps, total_steps=s.steps, schedule="cosine", floor=0.1))
-    module, optimizer = accelerator.prepare(PolicyLogProbs(model), optimizer)
-    world, rank = accelerator.num_processes, accelerator.process_index
-    n, per = len(demos), math.ceil(s.batch_size / world)
-    logger = MetricLogger(log_dir, tensorboard=False) if (log_dir and accelerator.is_main_process) else None
-    bar = tqdm(range(s.steps), desc="sft", disable=not (cfg.logging.progress and accelerator.is_main_process), dynamic_ncols=True)
-    loss_value = float("nan")
-    for step in bar:
-        positions = range(step * s.batch_size, (step + 1) * s.batch_size)
-        rows_global = []
-        for pos in positions:
-            epoch, i = divmod(pos, n)
-            order = np.random.default_rng([sft_seed(cfg), 7, epoch]).permutation(n)
-            rows_global.append(int(order[i]))
-        rows = rows_global[rank * per : (rank + 1) * per]
-        total_tokens = float(comp_mask[rows_global].sum())
-        optimizer.zero_grad(set_to_none=True)
-        micro = [rows[j : j + cfg.grpo.micro_batch_size] for j in range(0, len(rows), cfg.grpo.micro_batch_size)]
-        loss_sum = 0.0
-        for j, mb in enumerate(micro):
-            batch = pack_rows(prompts, comp_ids, comp_mask, mb, tokenizer.pad_token_id).to(accelerator.device)
-            logp, _ = module(batch)  # [n, T]
-            loss = -(logp * batch.mask).sum() / total_tokens * world
-            accelerator.backward(loss)
-            loss_sum += loss.item() / world
-        if cfg.grpo.max_grad_norm:
-            accelerator.clip_grad_norm_(params, cfg.grpo.max_grad_norm)
-        optimizer.step()
-        scheduler.step()
-        loss_value = float(accelerator.reduce(torch.tensor([loss_sum], device=accelerator.device), reduction="sum")) if world > 1 else loss_sum
-        if logger is not None and (step % 20 == 0 or step == s.steps - 1):
-            logger.log(step, {"sft/loss": loss_value, "sft/lr": scheduler.get_last_lr()[0]})
-        bar.set_postfix(loss=f"{loss_value:.4f}", refresh=False)
-    if logger is not None:
-        logger.close()
-    return {"sft/loss": loss_value}
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_multiplier(
+            step, warmup_steps=s.warmup_steps, total_steps=s.steps, schedule="cosine", floor=0.1))
+        module, optimizer = accelerator.prepare(PolicyLogProbs(model), optimizer)
+        world, rank = accelerator.num_processes, accelerator.process_index
+        n, per = len(demos), math.ceil(s.batch_size / world)
+        logger = MetricLogger(log_dir, tensorboard=False) if (log_dir and accelerator.is_main_process) else None
+        bar = tqdm(range(s.steps), desc="sft", disable=not (cfg.logging.progress and accelerator.is_main_process), dynamic_ncols=True)
+        loss_value = float("nan")
+        for step in bar:
+            positions = range(step * s.batch_size, (step + 1) * s.batch_size)
+            rows_global = []
+            for pos in positions:
+                epoch, i = divmod(pos, n)
+                order = np.random.default_rng([sft_seed(cfg), 7, epoch]).permutation(n)
+                rows_global.append(int(order[i]))
+            rows = rows_global[rank * per : (rank + 1) * per]
+            total_tokens = float(comp_mask[rows_global].sum())
+            optimizer.zero_grad(set_to_none=True)
+            micro = [rows[j : j + cfg.grpo.micro_batch_size] for j in range(0, len(rows), cfg.grpo.micro_batch_size)]
+            loss_sum = 0.0
+            for j, mb in enumerate(micro):
+                batch = pack_rows(prompts, comp_ids, comp_mask, mb, tokenizer.pad_token_id).to(accelerator.device)
+                logp, _ = module(batch)  # [n, T]
+                loss = -(logp * batch.mask).sum() / total_tokens * world
+                accelerator.backward(loss)
+                loss_sum += loss.item() / world
+            if cfg.grpo.max_grad_norm:
+                accelerator.clip_grad_norm_(params, cfg.grpo.max_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            loss_value = float(accelerator.reduce(torch.tensor([loss_sum], device=accelerator.device), reduction="sum")) if world > 1 else loss_sum
+            if logger is not None and (step % 20 == 0 or step == s.steps - 1):
+                logger.log(step, {"sft/loss": loss_value, "sft/lr": scheduler.get_last_lr()[0]})
+            bar.set_postfix(loss=f"{loss_value:.4f}", refresh=False)
+        if logger is not None:
+            logger.close()
+        return {"sft/loss": loss_value}
