@@ -26,8 +26,10 @@ Writing diagnostics (RcRL, seed 004 §5.3 and App. A.4) and pairwise evaluation:
     elo(wins, anchor)             Bradley–Terry Elo ratings with one player anchored at 1000
 
 Every comparison the project prints goes through :func:`mean_ci` or :func:`bootstrap_ci` and is
-shown as mean ± half-width of the 95% interval (:class:`Estimate`); :meth:`Estimate.separates`
-says whether two intervals do not overlap.
+shown with its 95% interval (:class:`Estimate`): a t-interval as mean ± half-width
+(:meth:`Estimate.format`), a bootstrap interval, which need not be symmetric about its mean, as
+mean [low, high] (:meth:`Estimate.bounds`); :meth:`Estimate.separates` says whether two intervals
+do not overlap.
 
 The bootstrap resamples seeds with replacement and, independently, held-out examples with
 replacement, and applies the *same* resampled indices to every table given, so differences and

@@ -28,7 +28,7 @@ Then:
   run's final test value (held-out metrics, hack rate, token entropy, wall-clock), each row with
   its role and chosen setting; the best method of a column is **bold** only where its interval
   separates from the runner-up's; then the positive controls and one line per claim — control,
-  verdict, interval, n;
+  verdict, interval (a paired bootstrap's as mean [low, high], a t-interval's as mean ± half-width), n;
 - ``leaderboard.csv``: one row per run, every final metric and the hash of its resolved config,
 - ``curves_<task>.png``: each method's headline metric over steps, mean and 95% band over seeds,
 - ``TUNING.md`` and ``tuning.csv``: the grid, every tuning run's validation value, each choice.
@@ -540,11 +540,12 @@ def positive_control(task: str, tabs: dict[str, Table], results: dict[str, RunRe
     if pc.row_key is not None:
         start, end = (_rows(results, name, pc.row_key, seeds, w) for w in ("first", "last"))
         change, n = bootstrap_ci(lambda a, b: b.mean() - a.mean(), start, end), _examples(seeds, start)
+        shown = change.bounds  # a percentile interval: not symmetric about its mean
     else:
         change = mean_ci([b - a for a, b in (_start_end(results[f"{name}/seed{s}"], pc.metric) for s in seeds)])
-        n = f"{len(seeds)} seeds (exact metric)"
+        n, shown = f"{len(seeds)} seeds (exact metric)", change.format
     points = pc.metric.endswith(("accuracy", "hack_rate"))
-    text = change.format(scale=100, sign=True) + " points" if points else change.format(digits=3, sign=True)
+    text = shown(scale=100, sign=True) + " points" if points else shown(digits=3, sign=True)
     return Finding(task, f"positive control of `{task}`: {pc.meaning}", f"{pc.method} at its own start",
                    change, 0.0, pc.up, f"{pc.metric.removeprefix('eval/')} change {text}", n)
 
@@ -558,7 +559,7 @@ def ral_approaches_rlvr(tabs, results, seeds):
     ral = _rows(results, "multiplication/RAL", "correct", seeds, "last")
     ratio = bootstrap_ci(lambda s, a, b: (b.mean() - s.mean()) / (a.mean() - s.mean()) if a.mean() > s.mean() else math.nan,
                          start, rlvr, ral)
-    numbers = (f"RAL/RLVR gain ratio {ratio.format(digits=2)} (paired bootstrap; ½ = the claim's threshold); gains "
+    numbers = (f"RAL/RLVR gain ratio {ratio.bounds(digits=2)} (paired bootstrap; ½ = the claim's threshold); gains "
                f"RLVR {100 * (rlvr.mean() - start.mean()):+.1f}, RAL {100 * (ral.mean() - start.mean()):+.1f} points")
     return [Finding("multiplication", "RAL reaches at least half of RLVR's held-out gain (002: about parity)", "RLVR",
                     ratio, 0.5, True, numbers, _examples(seeds, start))]
@@ -571,7 +572,7 @@ def ral_judge_beats_format_only(tabs, results, seeds):
     ral, fmt = (_rows(results, f"multiplication/{m}", "correct", seeds, "last") for m in ("RAL", "RAL format-only"))
     diff = bootstrap_ci(lambda a, b: a.mean() - b.mean(), ral, fmt)
     return [Finding("multiplication", "RAL's judge adds to the format reward alone", "RAL format-only (D ≡ 1)", diff, 0.0,
-                    True, f"held-out accuracy RAL − format-only: {diff.format(scale=100, sign=True)} points (final "
+                    True, f"held-out accuracy RAL − format-only: {diff.bounds(scale=100, sign=True)} points (final "
                           f"{100 * ral.mean():.1f}% vs {100 * fmt.mean():.1f}%)", _examples(seeds, ral))]
 
 
@@ -584,7 +585,7 @@ def frozen_judge_is_exploited(tabs, results, seeds):
     diff = bootstrap_ci(lambda a, b: a.mean() - b.mean(), co, frozen)
     below = " — both below the warm start" if max(co.mean(), frozen.mean()) < start.mean() else ""
     return [Finding("multiplication", "a co-trained judge beats a frozen one (002 §4.2)", "RAL frozen judge", diff, 0.0,
-                    True, f"held-out accuracy co-trained − frozen: {diff.format(scale=100, sign=True)} points (final "
+                    True, f"held-out accuracy co-trained − frozen: {diff.bounds(scale=100, sign=True)} points (final "
                           f"{100 * co.mean():.1f}% vs {100 * frozen.mean():.1f}%, warm start {100 * start.mean():.1f}%{below})",
                     _examples(seeds, co))]
 
@@ -600,7 +601,7 @@ def varl_resists_the_proxy(tabs, results, seeds):
                         _rows(results, name.format("VARL (proxy gate)"), "hack_rate", seeds, "last"))
     return [Finding("hackable_multiplication", "VARL hacks the lazy verifier less than RLVR on it (VARL's reward-hacking "
                     "claim)", "RLVR (proxy)", diff, 0.0, True,
-                    f"held-out hack rate RLVR − VARL: {diff.format(scale=100, sign=True)} points", _examples(seeds, rlvr))]
+                    f"held-out hack rate RLVR − VARL: {diff.bounds(scale=100, sign=True)} points", _examples(seeds, rlvr))]
 
 
 DIVERGENCE_OF = {"D": "eval/kl_ref_mix", "neg_log_one_minus_D": "eval/js", "log_D": "eval/kl_mix_ref",
@@ -642,7 +643,7 @@ def _win_rate(tabs, results, seeds, method: str, other: str, claim: str) -> list
     b = _rows(results, f"rubric_writing/{other}", "quality", seeds, "last")
     win = bootstrap_ci(lambda x, y: float(np.mean(0.5 * (np.sign(x - y) + 1.0))), a, b)
     return [Finding("rubric_writing", claim, other, win, 0.5, True,
-                    f"held-out oracle win rate of {method} over {other}, prompt by prompt: {win.format(scale=100)}% "
+                    f"held-out oracle win rate of {method} over {other}, prompt by prompt: {win.bounds(scale=100)}% "
                     "(50% = parity)", _examples(seeds, a))]
 
 

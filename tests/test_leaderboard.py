@@ -8,6 +8,7 @@ import csv
 import dataclasses
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -391,3 +392,58 @@ def test_a_claim_is_decided_only_where_the_positive_control_works(tmp_path, rlvr
         assert "| does not work |" in lines
     assert frozen.endswith("| 3 seeds × 400 held-out examples |")
     assert not math.isnan(lb.positive_control("multiplication", tabs, results, seeds).estimate.mean)
+
+
+BOUNDS = re.compile(r"([+-]?\d+\.(\d+)) \[([+-]?\d+\.\d+), ([+-]?\d+\.\d+)\]")
+"""``mean [low, high]`` as :meth:`Estimate.bounds` prints it: mean, its decimals, low, high."""
+
+
+def test_a_bootstrap_interval_prints_as_its_bounds_and_a_t_interval_as_plus_minus(tmp_path):
+    """Seed 2 far ahead of seeds 0 and 1 (per-seed effects 0.2, 0.2, 0.6): resampling three seeds rarely
+    draws seed 2 twice, so every paired bootstrap interval is lopsided about its mean (the differences
+    reach further above it, the RAL/RLVR gain ratio further below): the multiplication control reads
+    +33.3 [+17.0, +57.5] points, which "± half-width" printed as +33.3 ± 20.2.  Each bootstrap finding prints the Estimate's own low and high, at the printed
+    digits; the refdist control's t-interval (exact metric) still prints mean ± half-width."""
+    seeds, results = [0, 1, 2], {}
+    n = 400
+
+    def ones(share: float) -> list[float]:  # a row table with ``share`` of its examples 1
+        return [1.0] * round(n * share) + [0.0] * (n - round(n * share))
+
+    for s in seeds:
+        far = s == 2
+        ends = {"RLVR": 0.9 if far else 0.5, "RAL": 0.8 if far else 0.4, "RAL format-only": 0.3, "RAL frozen judge": 0.2}
+        for method, end in ends.items():
+            key = f"multiplication/{method}/seed{s}"
+            results[key] = _synthetic(tmp_path, key, {0: {"correct": ones(0.3)}, 40: {"correct": ones(end)}}, [])
+        for method, rate in (("RLVR (proxy)", 0.7 if far else 0.3), ("VARL (proxy gate)", 0.1)):
+            key = f"hackable_multiplication/{method}/seed{s}"
+            results[key] = _synthetic(tmp_path, key, {0: {"hack_rate": ones(0.05)}, 40: {"hack_rate": ones(rate)}}, [])
+        base = np.linspace(0.2, 0.8, n)
+        for method, quality in (("RcRL", base + 0.1 * (2 * np.array(ones(0.9 if far else 0.3)) - 1)), ("Absolute RaR", base)):
+            key = f"rubric_writing/{method}/seed{s}"
+            results[key] = _synthetic(tmp_path, key, {65: {"quality": quality.tolist()}}, [{"step": 65, "policy/entropy": 1.0}])
+        key = f"refdist/RLVR exact reference/seed{s}"
+        results[key] = _synthetic(tmp_path, key, {}, [{"step": 0, "eval/js": 0.3}, {"step": 40, "eval/js": 0.1 + 0.01 * s}])
+    tabs = {task: lb.Table(lb.BOARDS[task], methods) for task, methods in (
+        ("multiplication", ["RLVR", "RAL", "RAL format-only", "RAL frozen judge"]),
+        ("hackable_multiplication", ["RLVR (proxy)", "VARL (proxy gate)"]), ("rubric_writing", ["RcRL", "Absolute RaR"]),
+        ("refdist", ["RLVR exact reference"]))}
+    scaled = [(lb.positive_control("multiplication", tabs, results, seeds), 100),
+              (lb.positive_control("hackable_multiplication", tabs, results, seeds), 100),
+              *((f, 1) for f in lb.ral_approaches_rlvr(tabs, results, seeds)),
+              *((f, 100) for claim in (lb.ral_judge_beats_format_only, lb.frozen_judge_is_exploited,
+                                       lb.varl_resists_the_proxy, lb.rcrl_beats_rar) for f in claim(tabs, results, seeds))]
+    assert len(scaled) == 7
+    for f, scale in scaled:
+        printed = BOUNDS.search(f.numbers)
+        assert printed and "±" not in f.numbers, f.numbers
+        mean, low, high = float(printed[1]), float(printed[3]), float(printed[4])
+        rounding = 0.5 * 10.0 ** -len(printed[2]) + 1e-9
+        e = f.estimate
+        assert abs(mean - e.mean * scale) <= rounding and abs(low - e.low * scale) <= rounding, f.numbers
+        assert abs(high - e.high * scale) <= rounding, f.numbers
+        assert abs((high - mean) - (mean - low)) > 2 * rounding, f"not the asymmetric interval this test needs: {f.numbers}"
+    exact = lb.positive_control("refdist", tabs, results, seeds)
+    assert exact.n == "3 seeds (exact metric)" and exact.numbers == f"js change {exact.estimate.format(digits=3, sign=True)}"
+    assert " ± " in exact.numbers and "[" not in exact.numbers
