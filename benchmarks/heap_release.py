@@ -1,9 +1,14 @@
 """What a trainer switch — ``grpo.release_heap`` by default — costs or saves a small model's RL step on the
 CPU: rollout and policy-step times with the switch on and off, each in its own process (the heap
-release's mmap threshold is process-wide), alternating A B A B, medians.
+release's mmap threshold is process-wide), alternating A B A B, medians, and the pages faulted in.
 
     python benchmarks/heap_release.py --out benchmarks/results/heap_release.txt
     python benchmarks/heap_release.py --switch grpo.lean_forward --out benchmarks/results/lean_forward_board.txt
+    python benchmarks/heap_release.py --switch hold --out benchmarks/results/heap_hold.txt
+
+``--switch hold`` compares the trainer as it runs by default at the tiny model's vocabulary (``grpo.release_heap``
+false: freed memory held for reuse, ``rewardzoo.core.memory.hold_freed_memory``) with the same trainer whose
+hold is removed (glibc's own thresholds).
 
 Each process has one intra-op thread and trains the multiplication recipe as the ``cpu`` leaderboard
 runs it (20 prompts × 8 a step, the tiny model, its cached SFT warm start) with ``grpo.release_heap``
@@ -41,6 +46,8 @@ def child(on: bool, steps: int, overrides: list[str], switch: str = "grpo.releas
     """One side: build the trainer with ``switch`` as asked, time ``steps`` steps, print one JSON line."""
     import torch
 
+    import resource
+
     from rewardzoo.core import trainer as trainer_module
     from rewardzoo.core.advantages import compute_advantages
     from rewardzoo.core.memory import release_freed_memory
@@ -60,13 +67,21 @@ def child(on: bool, steps: int, overrides: list[str], switch: str = "grpo.releas
         return done
 
     trainer_module.release_freed_memory = measured_release  # the trainer's release points, timed
+    setting = f"{switch}={str(on).lower()}"
+    if switch == "hold":
+        setting = "grpo.release_heap=false"  # the default at this vocabulary: freed memory held
+        if not on:
+            trainer_module.hold_freed_memory = lambda: False  # glibc's own thresholds instead
+
+    def faults() -> int:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = load_config("algorithms/rlvr_multiplication.yaml",
-                          [*BOARD, *overrides, f"{switch}={str(on).lower()}", f"run_dir={tmp}/run"])
+        cfg = load_config("algorithms/rlvr_multiplication.yaml", [*BOARD, *overrides, setting, f"run_dir={tmp}/run"])
         trainer = make_trainer(cfg)
 
-        def step() -> tuple[float, float]:
-            t0 = time.perf_counter()
+        def step() -> tuple[float, float, int]:
+            f0, t0 = faults(), time.perf_counter()
             rollouts, gen = trainer.rollout(trainer.step)
             trainer._release_heap()
             t1 = time.perf_counter()
@@ -75,7 +90,7 @@ def child(on: bool, steps: int, overrides: list[str], switch: str = "grpo.releas
             trainer.policy_step(gen, trainer._local(adv))
             trainer._release_heap()
             trainer.step += 1
-            return t1 - t0, time.perf_counter() - t1
+            return t1 - t0, time.perf_counter() - t1, faults() - f0
 
         step()
         times = [step() for _ in range(steps)]
@@ -89,8 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=3, help="timed steps per process")
     parser.add_argument("--out", help="also write the report to this file")
     parser.add_argument("--override", nargs="*", default=[], help="key=value for the runs (e.g. a shorter test)")
-    parser.add_argument("--switch", default="grpo.release_heap", choices=["grpo.release_heap", "grpo.lean_forward"],
-                        help="the boolean setting compared on and off")
+    parser.add_argument("--switch", default="grpo.release_heap", choices=["grpo.release_heap", "grpo.lean_forward", "hold"],
+                        help="the boolean setting compared on and off, or 'hold' (the held heap against glibc's defaults)")
     parser.add_argument("--child", choices=["on", "off"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -115,10 +130,12 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"# command: python benchmarks/heap_release.py {' '.join(argv)}".rstrip(),
              f"# torch {torch.__version__}, 1 intra-op thread, one process per side and round; multiplication "
              f"recipe with {' '.join(BOARD[:2])}", "",
-             f"| {args.switch} | rollout s (median) | policy step s (median) | steps |", "|---|---|---|---|"]
-    med = {r: (statistics.median(a for a, _ in t), statistics.median(b for _, b in t)) for r, t in times.items()}
+             f"| {args.switch} | rollout s (median) | policy step s (median) | pages faulted in a step (median) | steps |",
+             "|---|---|---|---|---|"]
+    med = {r: [statistics.median(x[i] for x in t) for i in range(3)] for r, t in times.items()}
     for release in (True, False):
-        lines.append(f"| {str(release).lower()} | {med[release][0]:.3f} | {med[release][1]:.3f} | {len(times[release])} |")
+        lines.append(f"| {str(release).lower()} | {med[release][0]:.3f} | {med[release][1]:.3f} | {med[release][2]:.0f} | "
+                     f"{len(times[release])} |")
     frees = sorted(f for f, _ in trims)
     lines += ["", f"with/without: rollout {med[True][0] / med[False][0]:.2f}, policy step {med[True][1] / med[False][1]:.2f}"]
     if trims:  # the side that released the heap

@@ -139,3 +139,46 @@ print(before, alive, libc.mallinfo2().hblks)
     assert alive - before >= 6 and after == before
     before, alive, after = blocks(False)
     assert alive - before <= 2  # the control: from the heap, where its pages stay after the free
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
+def test_hold_freed_memory_reuses_freed_pages_instead_of_faulting_them_in_again():
+    """In a fresh process, three 16 MiB tensors are made and freed together, round after round (a step's
+    temporaries, step after step). Held, the later rounds reuse the earlier rounds' pages: almost none
+    is faulted in. With glibc's defaults (the control) the freed top of the heap is larger than its trim
+    threshold (twice the raised mmap threshold) and goes back to the OS each round, so every round
+    faults thousands of pages in again."""
+    code = """
+import resource, torch
+from rewardzoo.core.memory import hold_freed_memory
+if HOLD:
+    assert hold_freed_memory()
+faults = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for round in range(5):
+    if round == 3:
+        before = faults()
+    blocks = [torch.ones(1 << 22) for _ in range(3)]  # 16 MiB each
+    del blocks
+print(faults() - before)  # rounds 3 and 4
+"""
+    def faulted(hold: bool) -> int:
+        run = subprocess.run([sys.executable, "-c", f"HOLD = {hold}\n" + code], capture_output=True, text=True, check=True)
+        return int(run.stdout.split()[-1])
+
+    held, control = faulted(True), faulted(False)
+    assert held < 512 and control > 8192, (held, control)
+
+
+def test_the_trainer_holds_freed_memory_unless_it_releases_it(fast_config, monkeypatch):
+    """On the CPU a trainer that does not release the heap holds freed memory (process-wide: the call is
+    counted here, its effect tested in its own process above); one that releases it does not."""
+    from rewardzoo.core import trainer as trainer_module
+    from rewardzoo.recipes import make_trainer
+
+    held, mapped = [], []
+    monkeypatch.setattr(trainer_module, "hold_freed_memory", lambda: held.append(1) or True)
+    monkeypatch.setattr(trainer_module, "map_large_blocks", lambda: mapped.append(1) or True)
+    make_trainer(fast_config("grpo.release_heap=null"))
+    assert (len(held), len(mapped)) == (1, 0)
+    make_trainer(fast_config("grpo.release_heap=true"))
+    assert (len(held), len(mapped)) == (1, 1)
