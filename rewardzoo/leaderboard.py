@@ -333,6 +333,28 @@ def tuning_specs(entries: list[Entry], points: dict[tuple[str, str], list[Settin
     return out
 
 
+def start_order(planned: dict[str, tuple[Entry, Setting, int, RunSpec]], points: dict[tuple[str, str], list[Setting]],
+                seeds: list[int]) -> list[RunSpec]:
+    """The tuning runs in the order the sweep starts them: round-robin, so runs that share work
+    (:mod:`rewardzoo.core.shared_work`: one task's runs at a seed share the step-0 evaluation, one
+    row's learning rates its reward's warm-up) start apart.  Seed by seed, then grid point by grid
+    point, then the rows' place in their task, then task: every task's first row at the first grid
+    point, every task's second row there, …, then the second grid point.  (Row by row, a row's
+    learning rates were adjacent, and with two jobs its first two started together and both computed
+    what the second should have read.)  The same runs as ``planned``; only the order differs.  Not
+    spread: on a one-task board its first two runs (their step-0 evaluation), nor rows whose warm-ups
+    coincide when they sit side by side in their task (RAL and RAL frozen judge)."""
+    tasks = list(dict.fromkeys(task for task, _ in points))
+    rank = {row: [r for r in points if r[0] == row[0]].index(row) for row in points}  # the row's place in its task
+
+    def place(run: tuple[Entry, Setting, int, RunSpec]) -> tuple[int, int, int, int]:
+        e, setting, seed, _ = run
+        row = (e.task, e.method)
+        return seeds.index(seed), points[row].index(setting), rank[row], tasks.index(e.task)
+
+    return [spec for *_, spec in sorted(planned.values(), key=place)]
+
+
 def validation_rows(planned: dict[str, tuple[Entry, Setting, int, RunSpec]],
                     results: dict[str, RunResult]) -> list[ValidationRow]:
     """Every tuning run's final value of its board's tuning metric, with the split its saved
@@ -353,7 +375,7 @@ def tune(entries: list[Entry], grid: Grid, seeds: list[int], runs: Path, out: Pa
     write ``out/TUNING.md`` and ``out/tuning.csv``; returns the choices."""
     points = grid_points(entries, grid, by_hand)
     planned = tuning_specs(entries, points, seeds, runs, quick)
-    results = run_sweep([spec for *_, spec in planned.values()], jobs=jobs, progress=progress, desc="tuning",
+    results = run_sweep(start_order(planned, points, seeds), jobs=jobs, progress=progress, desc="tuning",
                         share_dir=runs / SHARED)
     rows = validation_rows(planned, results)
     choices = {key: Choice(setting, by="hand") for key, setting in by_hand.items()}

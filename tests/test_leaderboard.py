@@ -264,6 +264,31 @@ def test_plan_prints_every_row_s_grid_and_the_run_counts():
         lb.plan("cpu", ["multiplication"], None, Grid(), [0], [1000], {("multiplication", "SFT"): lb.Setting(("steps=1",))})
 
 
+def test_the_tuning_runs_start_round_robin_so_runs_that_share_work_start_apart(tmp_path):
+    """A task's runs at a seed share their step-0 evaluation and a row's learning rates its reward's
+    warm-up; run row by row, a row's first two learning rates started together on two jobs and both
+    computed it.  The sweep now starts the tuning runs grid point by grid point, row by row, task by
+    task: the same runs as planned (the same specs), no two neighbours of one row, every task's first
+    row first."""
+    entries = lb.PRESETS["cpu"]
+    points = lb.grid_points(entries, Grid((1.0, 0.5, 0.25)), {})
+    seeds = [1000, 1001]
+    planned = lb.tuning_specs(entries, points, seeds, tmp_path, quick=False)
+    order = lb.start_order(planned, points, seeds)
+    assert len(order) == len(planned) == 2 * 3 * len(points)
+    assert {s.name for s in order} == set(planned) and all(planned[s.name][3] is s for s in order)
+    rows = [(planned[s.name][0].task, planned[s.name][0].method) for s in order]
+    assert all(a != b for a, b in zip(rows, rows[1:])), "two neighbouring runs of one row"
+    assert [task for task, _ in rows[:4]] == ["multiplication", "refdist", "hackable_multiplication", "rubric_writing"]
+    assert [planned[s.name][2] for s in order] == sorted(planned[s.name][2] for s in order)  # seed by seed
+
+    small = {row: points[row][:2] for row in (("multiplication", "RLVR"), ("multiplication", "RAL"), ("refdist", "RLVR"))}
+    first, second = ({row: settings[i].label for row, settings in small.items()} for i in (0, 1))
+    by_hand = [f"tune/{task}/{method}/{labels[(task, method)]}/seed1000" for labels in (first, second)
+               for task, method in (("multiplication", "RLVR"), ("refdist", "RLVR"), ("multiplication", "RAL"))]
+    assert [s.name for s in lb.start_order(lb.tuning_specs(entries, small, [1000], tmp_path, False), small, [1000])] == by_hand
+
+
 def test_the_command_line_shows_and_overrides_the_grid(capsys):
     """``--plan`` prints the grid the flags make; a bad flag is a one-line usage error."""
     assert lb.main(["--plan", "--tasks", "refdist", "--lr-factors", "1", "0.1", "--tune-seeds", "2"]) == 0
