@@ -4,11 +4,6 @@ release's mmap threshold is process-wide), alternating A B A B, medians, and the
 
     python benchmarks/heap_release.py --out benchmarks/results/heap_release.txt
     python benchmarks/heap_release.py --switch grpo.lean_forward --out benchmarks/results/lean_forward_board.txt
-    python benchmarks/heap_release.py --switch hold --out benchmarks/results/heap_hold.txt
-
-``--switch hold`` compares the trainer as it runs by default at the tiny model's vocabulary (``grpo.release_heap``
-false: freed memory held for reuse, ``rewardzoo.core.memory.hold_freed_memory``) with the same trainer whose
-hold is removed (glibc's own thresholds).
 
 Each process has one intra-op thread and trains the multiplication recipe as the ``cpu`` leaderboard
 runs it (20 prompts × 8 a step, the tiny model, its cached SFT warm start) with ``grpo.release_heap``
@@ -67,17 +62,13 @@ def child(on: bool, steps: int, overrides: list[str], switch: str = "grpo.releas
         return done
 
     trainer_module.release_freed_memory = measured_release  # the trainer's release points, timed
-    setting = f"{switch}={str(on).lower()}"
-    if switch == "hold":
-        setting = "grpo.release_heap=false"  # the default at this vocabulary: freed memory held
-        if not on:
-            trainer_module.hold_freed_memory = lambda: False  # glibc's own thresholds instead
 
     def faults() -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = load_config("algorithms/rlvr_multiplication.yaml", [*BOARD, *overrides, setting, f"run_dir={tmp}/run"])
+        cfg = load_config("algorithms/rlvr_multiplication.yaml",
+                          [*BOARD, *overrides, f"{switch}={str(on).lower()}", f"run_dir={tmp}/run"])
         trainer = make_trainer(cfg)
 
         def step() -> tuple[float, float, int]:
@@ -104,8 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=3, help="timed steps per process")
     parser.add_argument("--out", help="also write the report to this file")
     parser.add_argument("--override", nargs="*", default=[], help="key=value for the runs (e.g. a shorter test)")
-    parser.add_argument("--switch", default="grpo.release_heap", choices=["grpo.release_heap", "grpo.lean_forward", "hold"],
-                        help="the boolean setting compared on and off, or 'hold' (the held heap against glibc's defaults)")
+    parser.add_argument("--switch", default="grpo.release_heap", choices=["grpo.release_heap", "grpo.lean_forward"],
+                        help="the boolean setting compared on and off")
     parser.add_argument("--child", choices=["on", "off"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:

@@ -167,9 +167,12 @@ def fmt(s: dict, x: float, sign: bool = False) -> str:
     return f"{x * u['scale']:{'+' if sign else ''}.{u['digits']}f}"
 
 
-def est(s: dict, e, sign: bool = False) -> str:
-    """Mean ± half-width of an interval, in the preset's units."""
-    return "n/a (exact metric)" if e is None else e.format(**units(s), sign=sign)
+def est(s: dict, e, sign: bool = False, bootstrap: bool = False) -> str:
+    """An interval in the preset's units: mean ± half-width (a t-interval), or mean [low, high] for a
+    ``bootstrap`` one (a percentile interval need not be symmetric about its mean)."""
+    if e is None:
+        return "n/a (exact metric)"
+    return e.bounds(**units(s), sign=sign) if bootstrap else e.format(**units(s), sign=sign)
 
 
 def write(summaries: list[dict], out: Path, command: str) -> None:
@@ -189,7 +192,7 @@ def write(summaries: list[dict], out: Path, command: str) -> None:
     for s in summaries:
         held = f"{s['n_eval']} prompts (exact)" if s["exact"] else str(s["n_eval"])
         lines.append(f"| {s['preset']} | {s['method']} | `{s['metric']}` | {s['seeds']} | {held} | "
-                     f"{est(s, s['warm_start'])} | {est(s, s['gain'], sign=True)} | {est(s, s['gain_boot'], sign=True)} | "
+                     f"{est(s, s['warm_start'])} | {est(s, s['gain'], sign=True)} | {est(s, s['gain_boot'], sign=True, bootstrap=True)} | "
                      f"{fmt(s, s['gain_sd'])} | {s['ratio']:.1f} | {fmt(s, s['se_metric'])} | {fmt(s, s['mdd3'])} | "
                      f"{fmt(s, s['mdd5'])} | {s['run_s']:.0f} | {verdict(s)} |")
     lines += ["", "Gains by seed: " + "; ".join(

@@ -338,7 +338,7 @@ def verdict(ratio: Estimate, rlvr_gain: Estimate, n_seeds: int) -> str:
     positive = Finding("multiplication", "RLVR gains on the warm start", "the warm start", rlvr_gain, 0.0, True,
                        f"RLVR gain {rlvr_gain.format(scale=100, sign=True)} points", n)
     half = protocol_verdict(Finding("multiplication", "RAL reaches ½ of RLVR's gain", "RLVR", ratio, 0.5, True,
-                                    f"ratio {ratio.format(digits=2)}", n), n_seeds, positive)
+                                    f"ratio {ratio.bounds(digits=2)}", n), n_seeds, positive)
     if half.startswith(("no verdict", "testbed cannot decide")):
         return half
     if not math.isfinite(ratio.mean):

@@ -172,12 +172,12 @@ def main(argv: list[str] | None = None) -> int:
             r_start, r_end = tables(base, seeds, "first"), tables(base, seeds, "last")
             ratio = bootstrap_ci(lambda s0, s1, a, b: float((b.mean() - a.mean()) / (s1.mean() - s0.mean()))
                                  if s1.mean() > s0.mean() else math.nan, r_start, r_end, start, end)
-            ratio_cell, word = ratio.format(digits=2), verdict(ratio) if name.startswith("RAL") else "—"
+            ratio_cell, word = ratio.bounds(digits=2), verdict(ratio) if name.startswith("RAL") else "—"
         walls = [results[f"{name}/seed{s}"].wall_s for s in seeds]
         label = name if len(seeds) == len(args.seeds) else f"{name} ({len(seeds)} seeds)"
         lines.append(f"| {label} | {WHAT.get(name, 'exact verifier (the baseline)')} | {len(seeds)} | "
                      f"{mean_ci(end.mean(axis=1)).format(scale=100)} | {mean_ci(gains).format(scale=100, sign=True)} | "
-                     f"{boot.format(scale=100, sign=True)} | {ratio_cell} | {word} | {np.median(walls):.0f} |")
+                     f"{boot.bounds(scale=100, sign=True)} | {ratio_cell} | {word} | {np.median(walls):.0f} |")
         for s, g in zip(seeds, gains):
             csv_rows.append([name, s, float(start[seeds.index(s)].mean()), float(end[seeds.index(s)].mean()), float(g)])
         curves[name] = [{r["step"]: r["eval/accuracy"] for r in results[f"{name}/seed{s}"].rows if "eval/accuracy" in r}

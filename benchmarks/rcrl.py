@@ -214,8 +214,8 @@ def study(args, argv) -> int:
              f"Rubric-writing testbed, {len(seeds)} seed(s) ({', '.join(map(str, seeds))}), "
              f"{runs[next(iter(runs))]['steps']} RL steps, {base.shape[1]} held-out prompts, greedy completions judged by "
              "the held-out oracle against the warm start's (oracle quality "
-             f"{base[0].mean():.3f}).  Mean ± half-width of the 95% interval (paired bootstrap over seeds × prompts; "
-             "entropy ratio: t over seeds).  m = the judge's miscalibration of absolute scores "
+             f"{base[0].mean():.3f}).  Mean [95% interval] (paired bootstrap over seeds × prompts; "
+             "entropy ratio: mean ± half-width, t over seeds).  m = the judge's miscalibration of absolute scores "
              f"(0 = calibrated; the recipes: {BOARD_LEVEL:g}).", "",
              "| m | method | win rate vs warm start (%) | best on the way (%) @ step | oracle quality | entropy ratio "
              "| word repetition (%) | overlooked tokens (%) |", "|---" * 8 + "|",
@@ -232,9 +232,9 @@ def study(args, argv) -> int:
         shown = {x: bootstrap_ci(lambda a: a.mean(), metric_table(runs, keys, x)) for x in SHOWN}
         q = bootstrap_ci(lambda a: a.mean(), metric_table(runs, keys, "quality"))
         summary[(m, v)] = {"win": win, "ratio": ratio, **shown, "curve": (t, curve.mean(0))}
-        lines.append(f"| {m:g} | {v} | {win.format(scale=100)} | {100 * curve.mean(0)[best]:.1f} @ {t[best]} | "
-                     f"{q.format(digits=3)} | {ratio.format(digits=2)} | {shown['repetition'].format(scale=100)} | "
-                     f"{shown['overlooked'].format(scale=100)} |")
+        lines.append(f"| {m:g} | {v} | {win.bounds(scale=100)} | {100 * curve.mean(0)[best]:.1f} @ {t[best]} | "
+                     f"{q.bounds(digits=3)} | {ratio.format(digits=2)} | {shown['repetition'].bounds(scale=100)} | "
+                     f"{shown['overlooked'].bounds(scale=100)} |")
         for k in keys:
             for step, rows in sorted(runs[k]["rows"].items()):
                 csv_rows.append([m, v, k[2], step, float(preferences(rows["quality"], runs[k]["rows"][0]["quality"]).mean()),
@@ -254,7 +254,7 @@ def study(args, argv) -> int:
                                   metric_table(runs, a, "overlooked"))
             summary[(m, "head")] = head
             lines.append(f"| {m:g} | {verdict(head, 0.5)} | {d_ratio.format(digits=2, sign=True)} | "
-                         f"{d_over.format(scale=100, sign=True)} |")
+                         f"{d_over.bounds(scale=100, sign=True)} |")
     lines += ["", cost_line(runs, len(LEVELS) * len(SEEDS) * len(KNOB_VARIANTS) + (len(VARIANTS) - 2) * len(SEEDS),
                             args.jobs, load_config(VARIANTS["RcRL"]).steps) + ".", "", f"![across the knob]({args.name}.png)"]
     results_dir = Path(args.results)

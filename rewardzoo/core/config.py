@@ -120,9 +120,7 @@ class GRPOConfig:
     null (the default) decides by the policy's vocabulary: on from 32,768 entries (where [rows ×
     vocabulary] logits buffers are what the heap would keep; S2 of benchmarks/grpo_vs_trl.py), off
     below (a tiny model's step is 2× slower with it: benchmarks/heap_release.py); true or false
-    forces it. Off, on the CPU, the trainer holds freed memory for reuse instead (blocks below 32 MiB
-    from the heap, its free top never trimmed: ``core.memory.hold_freed_memory``), so no page is
-    faulted in twice and the resident set stays at its peak."""
+    forces it."""
     lean_forward: bool = True
     """Compute a Llama-family policy's log-probs (llama, mistral, qwen2, qwen3; float32 on the CPU, no
     adapters, hooks or gradient checkpointing) by rewardzoo's lean forward on its own weights: each

@@ -65,32 +65,6 @@ def map_large_blocks(threshold: int = 1 << 20) -> bool:
     return bool(libc.mallopt(M_MMAP_THRESHOLD, int(threshold)))
 
 
-M_TRIM_THRESHOLD = -1
-"""glibc's ``mallopt`` parameter number for the trim threshold (malloc.h)."""
-HOLD_MMAP_THRESHOLD = 32 << 20
-"""The largest block :func:`hold_freed_memory` serves from the heap: glibc's own ceiling for its mmap
-threshold (``DEFAULT_MMAP_THRESHOLD_MAX`` on 64-bit); larger blocks keep their own mappings."""
-NEVER_TRIM = 2**31 - 1
-"""A trim threshold no heap top reaches in practice (``mallopt`` takes a C int)."""
-
-
-def hold_freed_memory() -> bool:
-    """Keep freed heap memory in the process for the next allocation, instead of handing it back to the
-    OS: blocks below 32 MiB come from the heap (glibc ``mallopt(M_MMAP_THRESHOLD)`` at its ceiling, no
-    longer raised step by step as blocks are freed) and the heap's free top is never trimmed
-    (``M_TRIM_THRESHOLD``); False where there is no such call. :func:`release_freed_memory` still trims
-    on request.
-
-    Process-wide and for the rest of the process. The opposite trade to :func:`map_large_blocks`: no
-    page is faulted in twice, and the resident set stays at its peak. With glibc's defaults a policy
-    step of the multiplication board (160 rows, the tiny model) faulted ~5,400 pages in, every step,
-    as its [rows × 384] temporaries were mapped and unmapped; held, none (docs/performance.md)."""
-    libc = _libc()
-    if libc is None or not hasattr(libc, "mallopt"):
-        return False
-    return bool(libc.mallopt(M_MMAP_THRESHOLD, HOLD_MMAP_THRESHOLD)) and bool(libc.mallopt(M_TRIM_THRESHOLD, NEVER_TRIM))
-
-
 def _malloc_trim():
     """glibc's ``malloc_trim``, or None where the C library has none (macOS, musl, Windows)."""
     return getattr(_libc(), "malloc_trim", None)

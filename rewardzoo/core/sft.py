@@ -7,7 +7,9 @@ log-prob path as RL.  The result is saved with ``save_pretrained`` under
 seed and the demonstrations themselves (so an edited data file is noticed), so a recipe re-run reuses its warm
 start and any change of those trains a new one.  The key has no thread count: on the CPU the warm
 start trains under one intra-op thread whatever the caller's (float sums round by the number of
-threads), so every caller of a key trains the same weights.
+threads), so every caller of a key trains the same weights.  It has no number of processes either: a
+warm start trained by N processes (each its share of a batch, gradients summed) equals one trained
+by one process up to the rounding of those sums.
 
 What is cached is always a complete model that loads offline: with LoRA the trained adapters are
 merged into the base weights before saving (RL then adds fresh adapters on top, and its reference
@@ -42,6 +44,9 @@ from rewardzoo.core.types import NonFiniteError, TaskProtocol
 # Bumped when the SFT procedure changes, so cached warm starts are retrained (2: LoRA merged; 3: on the
 # CPU trained under one intra-op thread: before, the caller's thread count decided the weights of a key).
 SFT_FORMAT_VERSION = 3
+SFT_READS_GRPO = ("micro_batch_size", "max_grad_norm")
+"""The ``grpo`` settings SFT training reads (its micro-batches and gradient clipping), which its cache key
+therefore covers; nothing else of ``grpo`` shapes a warm start."""
 
 
 def sft_seed(cfg: CoreConfig) -> int:
@@ -56,8 +61,9 @@ def sft_cache_dir(cfg: CoreConfig, task: TaskProtocol) -> Path:
     for key in ("cache_dir", "disjoint_rl_prompts", "seed"):  # not shaping it, or entering as "seed" below
         sft.pop(key)
     demos = [(e.prompt, e.demonstration) for e in task.train[: cfg.sft.n_examples or None]]
+    grpo = {k: getattr(cfg.grpo, k) for k in SFT_READS_GRPO}
     key = {"model": as_dict(cfg.model), "task_name": task.name, "sft": sft, "seed": sft_seed(cfg), "version": SFT_FORMAT_VERSION,
-           "data": hashlib.sha256(json.dumps(demos).encode()).hexdigest()}
+           "grpo": grpo, "data": hashlib.sha256(json.dumps(demos).encode()).hexdigest()}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return Path(cfg.sft.cache_dir).expanduser() / f"{task.name}-{digest}"
 

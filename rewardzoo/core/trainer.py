@@ -40,7 +40,7 @@ from rewardzoo.core.distributed import make_sharding, prepare_policy
 from rewardzoo.core.engines import make_engine
 from rewardzoo.core.interrupt import StopRequests
 from rewardzoo.core.logger import MetricLogger, silence_library_progress_bars
-from rewardzoo.core.memory import hold_freed_memory, map_large_blocks, release_freed_memory, releases_heap
+from rewardzoo.core.memory import map_large_blocks, release_freed_memory, releases_heap
 from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows, tokenize_completions
 from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
 from rewardzoo.core.models import ReferencePolicy, causal_lm, load_policy, trainable_parameters
@@ -112,8 +112,6 @@ class Trainer:
         """Whether freed heap memory goes back to the OS (``grpo.release_heap``, decided once)."""
         if self.release_heap:
             map_large_blocks()  # from here on every block of 1 MiB or more goes back to the OS when freed
-        elif self.acc.device.type == "cpu":
-            hold_freed_memory()  # from here on freed blocks below 32 MiB stay for reuse, faulted in once
         self.policy.to(self.acc.device)
         self.engine = make_engine(self.policy, self.tokenizer, cfg.sampling)
         bind_policy = getattr(reward, "bind_policy", None)  # rewards that read the policy (RcRL's self-judge, bonuses)

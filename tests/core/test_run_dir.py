@@ -216,3 +216,15 @@ def test_a_fixed_sft_seed_shares_one_warm_start_across_run_seeds(fast_config):
     assert a == b
     with pytest.raises(ConfigError, match=r"sft\.seed must be >= 0"):
         fast_config("sft.seed=-1")
+
+
+def test_the_warm_starts_key_covers_the_grpo_settings_sft_reads_and_no_other(fast_config):
+    """SFT reads grpo.micro_batch_size (its micro-batches) and grpo.max_grad_norm (its clipping): each
+    changes the cache key; an RL-only setting (grpo.lr, grpo.beta) does not."""
+    sft = ["sft.enabled=true", "sft.steps=2", "sft.batch_size=8"]
+    task = build_task(fast_config().task)
+    base = sft_cache_dir(fast_config(*sft), task)
+    for change in ("grpo.micro_batch_size=4", "grpo.max_grad_norm=0.5"):
+        assert sft_cache_dir(fast_config(*sft, change), task) != base, change
+    for change in ("grpo.lr=1e-4", "grpo.beta=0.1"):
+        assert sft_cache_dir(fast_config(*sft, change), task) == base, change
