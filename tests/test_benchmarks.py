@@ -97,6 +97,25 @@ def test_heap_release_compares_the_lean_forward_on_and_off(tmp_path, fast_overri
     assert "with/without: rollout " in text and "malloc_trim" not in text
 
 
+@pytest.mark.slow  # two compiles of the layers: minutes on 2 cores
+def test_compile_policy_times_eager_and_compiled_and_bounds_their_difference(tmp_path, fast_overrides):
+    """Tiny run (no SFT): the three processes' rows, compile times, and compiled log-probs and gradients
+    close to the eager ones (the script's own check of the compiled path)."""
+    out = tmp_path / "compile.txt"
+    proc = subprocess.run([sys.executable, str(BENCH / "compile_policy.py"), "--batches", "1", "--rounds", "1",
+                           "--out", str(out), "--override", *fast_overrides],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = out.read_text()
+    rows = {line.split("|")[1].strip(): line.split("|")[2:-1] for line in text.splitlines()
+            if line.startswith(("| eager", "| compiled"))}
+    assert set(rows) == {"eager", "compiled, cache empty", "compiled, cache warm"}
+    for name in ("compiled, cache empty", "compiled, cache warm"):
+        first, _, dlogp, dgrad = (float(x) for x in rows[name])
+        assert first > 0 and dlogp < 1e-4 and dgrad < 1e-3, (name, rows[name])
+    assert "eager/compiled forward + backward: " in text and "a second model instance's first compiled call" in text
+
+
 def test_flop_floor_counts_and_times_each_phase(tmp_path, fast_overrides):
     """Tiny run (no SFT): a row per phase with positive FLOPs and times, and floors consistent with the
     printed rate (floor = GFLOP / rate, measured / floor = s / floor)."""
