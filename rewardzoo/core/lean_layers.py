@@ -168,13 +168,14 @@ def shared_prompt_hidden(lm: torch.nn.Module, prompt_ids: torch.Tensor, prompt_m
         o = [rearrange(attend(qp, kp, vp, prompt_attn, a.scaling), "u g r s d -> (u s) (g r d)")]  # [U·P, heads·D]
         if C:  # each row's tokens over its prompt's keys and values, then its own
             qc = rearrange(q[U * P :], "(b s) (g r) d -> b g r s d", b=n, g=kv)  # [n, kv, R, C, D]
-            kc, vc = (torch.cat([pt[rows], rearrange(t[U * P :], "(b s) g d -> b g s d", b=n)], 2)
+            kc, vc = (torch.cat([pt.index_select(0, rows), rearrange(t[U * P :], "(b s) g d -> b g s d", b=n)], 2)
                       for pt, t in ((kp, k), (vp, v)))  # [n, kv, P + C, D] each
             o.append(rearrange(attend(qc, kc, vc, token_attn, a.scaling), "b g r s d -> (b s) (g r d)"))  # [n·C, heads·D]
         h = h + F.linear(torch.cat(o), a.o_proj.weight, a.o_proj.bias)  # [N, H]
         h = mlp_residual(h, layer)  # [N, H]
     h = rms_norm(h, decoder.norm)  # [N, H]
-    first = h[: U * P].view(U, P, -1)[rows, length[rows] - 1]  # [n, H] each prompt's last position, per row
+    last = h[: U * P].view(U, P, -1)[torch.arange(U, device=device), length - 1]  # [U, H] each prompt's last position
+    first = last.index_select(0, rows)  # [n, H] per row
     if not C:
         return first.unsqueeze(1)  # [n, 1, H]
     return torch.cat([first.unsqueeze(1), h[U * P :].view(n, C, -1)], 1)  # [n, C + 1, H]

@@ -130,3 +130,30 @@ def test_policy_logprobs_takes_the_modules_once_a_hook_is_added():
     hooked = module(batch)[0]
     assert torch.equal(hooked, sequence_logprobs(model, batch)[0])  # the modules' result, bit for bit
     torch.testing.assert_close(lean, hooked, rtol=1e-6, atol=2e-6)
+
+
+def test_the_gradient_is_the_same_bits_on_every_run_under_several_threads():
+    """Each row gathers its prompt's keys, values and last hidden state, so a prompt's rows send their
+    gradients back to one place. Gathered by advanced indexing, torch's CPU backward (``index_put_``
+    with accumulate) adds them in an order that varies from call to call under several intra-op threads,
+    and two identical runs drifted apart from their second step (``make demo`` ended 57.5–58.1% held
+    out); gathered by ``index_select`` (its backward, ``index_add_``, adds in index order) every call
+    gives the same bits."""
+    model = _model("qwen3")
+    # 2 prompts of 20 and 15 tokens, 160 rows each, their rows interleaved (the trainer sorts a micro-batch's
+    # rows by length): gathers large enough for torch to split over threads, each thread adding to both prompts
+    gen = torch.Generator().manual_seed(0)
+    n, T = 320, 8
+    comp = torch.randint(1, 60, (n, T), generator=gen)  # [n, T]
+    mask = torch.arange(T).unsqueeze(0) < torch.randint(1, T + 1, (n, 1), generator=gen)  # [n, T]
+    rows = [list(range(1, 21)) if i % 2 else list(range(30, 45)) for i in range(n)]
+    batch = pack_rows(rows, comp.masked_fill(~mask, 0), mask, list(range(n)), pad_id=0)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        _, _, first = logprobs_and_grads(model, batch, lean=True)
+        for _ in range(12):
+            _, _, again = logprobs_and_grads(model, batch, lean=True)
+            assert all(torch.equal(again[name], g) for name, g in first.items())
+    finally:
+        torch.set_num_threads(before)
