@@ -15,7 +15,9 @@ which gives the final hidden states that predict a GRPO micro-batch's completion
                0..C−1 [n, C], flattened into one [U·P + n·C] sequence of positions
     layers     every projection and the MLP run once over those positions; attention runs on two
                views: the prompts causally among themselves, each row's completion tokens over its
-               prompt's keys and values (copied to the row) and its own earlier tokens
+               prompt's keys and values (copied to the row with ``index_select``, whose backward adds
+               a prompt's rows in index order: the same bits under any number of threads) and its own
+               earlier tokens
     hidden     row i's completion token 0 is predicted by its prompt's last position, token t + 1
                by its completion position t: [n, C + 1, H]
 
