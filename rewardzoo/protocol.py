@@ -10,13 +10,20 @@ and verdicts only where the testbed can decide (SPEC §5; issue 22).
    :class:`Grid` — the policy learning rate at a few multiples of the task's shared one, plus at most
    one key of the method's own with as many values for every method of the task — on the task's
    validation split (``eval.split=validation``: prompts disjoint from train and test), with tuning
-   seeds disjoint from the reported ones.  :func:`choose` picks each method's setting from
-   :class:`ValidationRow` s alone (it refuses any other split): the mean over tuning seeds of the
-   final validation value of the board's tuning metric, best in its direction; a tie (equal to 12
-   decimals) goes to the setting earliest in the grid's order, the recipe's own learning rate first,
-   then the one nearest to it, the smaller before the larger.  The board then trains the chosen
-   settings and reports the test split only.  :func:`write_tuning` writes the grid, the validation
-   numbers and the choices (``TUNING.md`` and ``tuning.csv``).
+   seeds disjoint from the reported ones (:data:`TUNING_SEEDS` of them by default).  The search is
+   successive halving: every setting runs at the first tuning seed, and the better half of them
+   (:func:`survivors`, ⌈n/2⌉) at every other tuning seed; the worse half is cut there.
+   :func:`choose` picks each method's setting from :class:`ValidationRow` s alone (it refuses any
+   other split): among the surviving settings, the best mean over tuning seeds of the final
+   validation value of the board's tuning metric; every setting whose per-seed values are **within
+   noise** of that best one (:func:`within_noise`: the 95% t-interval of the paired differences over
+   the tuning seeds contains 0) is tied with it, and a tie goes to the setting earliest in the grid's
+   order — the recipe's own learning rate first, then the one nearest to it, the smaller before the
+   larger — the same rule for every row.  When the choice sits at an end of the row's learning rates
+   the grid extends that way (×2 above, ÷2 below; :func:`extension`) and the search runs again, at
+   most :attr:`Grid.extend` steps beyond each initial end.  The board then trains the chosen settings
+   and reports the test split only.  :func:`write_tuning` writes the grid, the validation numbers and
+   the choices (``TUNING.md`` and ``tuning.csv``).
 3. **Verdicts only where the testbed can decide.**  :func:`verdict` gives a claim's word only from at
    least :data:`MIN_SEEDS` seeds, and only when the task's positive control (a reward known to work
    there, e.g. the exact verifier) shows its effect with an interval beyond 0; otherwise it says
@@ -27,9 +34,9 @@ built by a Python factory (``factory(cfg, ctx) -> Reward``, ``ctx`` a
 :class:`~rewardzoo.rewards.context.RewardContext`): how a board trains a method added from the
 command line as ``module:factory`` (:func:`train_with_factory`).
 
-Our choices, not given by any seed: the grid's default factors (:data:`LR_FACTORS`), one tuning seed
-by default, the statistic and tie-break above, and the rule that a tuning run evaluates only at its
-start and end.
+Our choices, not given by any paper: the grid's default factors (:data:`LR_FACTORS`), three tuning
+seeds by default, the halving, the noise test, the statistic and tie-break above, the extension's
+bound (:data:`GRID_EXTENSION`), and the rule that a tuning run evaluates only at its start and end.
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rewardzoo.core.checkpoint import resume_changes
-from rewardzoo.eval import Estimate
+from rewardzoo.eval import Estimate, mean_ci
 
 TWIN_FREE = ("reward.*", "recipe.*", "run_dir", "logging.*", "seed")
 """Keys (fnmatch patterns) in which twins may differ: the reward, the recipe's description of itself,
@@ -61,6 +68,14 @@ choice reads the final value), and keeps no intermediate checkpoint."""
 
 TUNING_SEED_BASE = 1000
 """Tuning seeds are ``1000, 1001, …``: disjoint from the reported seeds ``0 … N−1``."""
+
+TUNING_SEEDS = 3
+"""Tuning seeds per setting by default: a choice is a mean over three runs, not one run's luck."""
+
+GRID_EXTENSION = 2
+"""How many steps (×2 above, ÷2 below) a row's learning rates may extend beyond each end of the initial
+grid while its choice sits at that end: with the default grid (1, ½, ¼ of the shared rate) a rate from
+4× down to 1/16 of the shared one."""
 
 MIN_SEEDS = 3
 """No verdict from fewer seeds."""
@@ -156,8 +171,12 @@ class Grid:
 
     lr_factors: tuple[float, ...] = LR_FACTORS
     own: tuple[OwnKey, ...] = ()
+    extend: int = GRID_EXTENSION
+    """Steps the learning rates may extend beyond each end of ``lr_factors`` (0: never; :func:`extension`)."""
 
     def __post_init__(self):
+        if self.extend < 0:
+            raise ValueError(f"a grid extends 0 or more steps beyond its ends; got {self.extend}")
         if not self.lr_factors or any(not f > 0 for f in self.lr_factors) or len(set(self.lr_factors)) != len(self.lr_factors):
             raise ValueError(f"learning-rate factors must be distinct positive numbers; got {list(self.lr_factors)}")
         names = [k.method for k in self.own]
@@ -207,6 +226,9 @@ class Choice:
     """The statistic of the chosen setting (mean validation value over tuning seeds; NaN when by hand)."""
     by: str = "validation"
     """'validation' (by :func:`choose`), 'hand' (``--choose``) or 'recipe' (tuning off)."""
+    near: tuple[Setting, ...] = ()
+    """Every setting tied with the best one (within noise, :func:`within_noise`; the chosen one among them),
+    in the grid's order: the settings a verdict's stability is checked at."""
 
 
 def statistic(values: Sequence[float]) -> float:
@@ -214,16 +236,56 @@ def statistic(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values) if values and all(math.isfinite(v) for v in values) else math.nan
 
 
+def within_noise(a: dict[int, float], b: dict[int, float]) -> bool:
+    """Whether two settings' validation values (tuning seed → value) are within noise of each other: the 95%
+    t-interval of their differences, paired by tuning seed, contains 0.  With fewer than two common seeds
+    there is no noise to measure, and only equal values (to 12 decimals) are tied.
+
+    >>> within_noise({1000: 0.50, 1001: 0.60, 1002: 0.55}, {1000: 0.52, 1001: 0.57, 1002: 0.50})
+    True
+    >>> within_noise({1000: 0.50, 1001: 0.60, 1002: 0.55}, {1000: 0.30, 1001: 0.41, 1002: 0.34})
+    False
+    """
+    common = sorted(set(a) & set(b))
+    if len(common) < 2:
+        return bool(common) and all(round(a[s], 12) == round(b[s], 12) for s in common)
+    diff = mean_ci([a[s] - b[s] for s in common])
+    return diff.low <= 0.0 <= diff.high
+
+
+def survivors(rows: Sequence[ValidationRow], direction: str, order: Sequence[Setting], seed: int) -> list[Setting]:
+    """Successive halving's cut: the better ⌈n/2⌉ of the ``n`` settings of ``order`` by their value at tuning
+    ``seed`` (a setting without a finite value there ranks last; equal values by ``order``), in ``order``.
+    Only these run at the other tuning seeds.
+
+    >>> a, b, c = (Setting((f"grpo.lr={lr}",)) for lr in (0.001, 0.0005, 0.00025))
+    >>> rows = [ValidationRow("t", "m", s, 1000, "validation", v) for s, v in ((a, 0.1), (b, 0.5), (c, 0.4))]
+    >>> [s.label for s in survivors(rows, "max", [a, b, c], 1000)]
+    ['grpo.lr=0.0005', 'grpo.lr=0.00025']
+    """
+    sign = 1.0 if direction == "max" else -1.0
+    first = {r.setting: r.value for r in rows if r.seed == seed}
+    ranked = sorted(order, key=lambda s: (not math.isfinite(first.get(s, math.nan)),
+                                          -sign * first[s] if math.isfinite(first.get(s, math.nan)) else 0.0,
+                                          list(order).index(s)))
+    kept = set(ranked[:math.ceil(len(order) / 2)])
+    return [s for s in order if s in kept]
+
+
 def choose(rows: Sequence[ValidationRow], direction: str, order: Sequence[Setting]) -> Choice:
-    """The setting with the best :func:`statistic` of its rows (``direction`` 'max' or 'min'); equal
-    statistics (to 12 decimals) go to the earliest in ``order`` (:meth:`Grid.points`); a setting
-    without a finite value ranks last.  Reads only validation rows: a row of any other split is a
-    ValueError, so no test number can enter a choice.
+    """The setting of ``order`` chosen from its validation rows (``direction`` 'max' or 'min'): the best
+    :func:`statistic` defines the best setting; every setting within noise of it (:func:`within_noise`) is
+    tied with it, and the tie goes to the earliest in ``order`` (:meth:`Grid.points`: the recipe's learning
+    rate first, then the nearest).  A setting without a finite value is never chosen over one with.  Reads
+    only validation rows: a row of any other split is a ValueError, so no test number can enter a choice.
 
     >>> a, b = Setting(("grpo.lr=0.001",)), Setting(("grpo.lr=0.0005",))
     >>> rows = [ValidationRow("t", "m", s, 1000, "validation", v) for s, v in ((a, 0.4), (b, 0.5))]
     >>> choose(rows, "max", [a, b]).setting.label
     'grpo.lr=0.0005'
+    >>> rows += [ValidationRow("t", "m", s, 1001, "validation", v) for s, v in ((a, 0.6), (b, 0.45))]
+    >>> choose(rows, "max", [a, b]).setting.label  # b's mean is better, but within noise: the recipe's rate
+    'grpo.lr=0.001'
     """
     wrong = sorted({r.split for r in rows if r.split != "validation"})
     if wrong:
@@ -234,7 +296,31 @@ def choose(rows: Sequence[ValidationRow], direction: str, order: Sequence[Settin
     sign = 1.0 if direction == "max" else -1.0
     best = max(order, key=lambda s: (math.isfinite(stats[s]), round(sign * stats[s], 12) if math.isfinite(stats[s]) else 0.0,
                                      -list(order).index(s)))
-    return Choice(best, stats[best])
+    if not math.isfinite(stats[best]):
+        return Choice(best, stats[best], near=(best,))
+    values = {s: {r.seed: r.value for r in rows if r.setting == s} for s in order}
+    near = tuple(s for s in order if math.isfinite(stats[s]) and (s == best or within_noise(values[best], values[s])))
+    return Choice(near[0], stats[near[0]], near=near)
+
+
+def extension(factors: Sequence[float], initial: Sequence[float], chosen: float, steps: int) -> float | None:
+    """The learning-rate factor a row's grid adds when its choice ``chosen`` sits at an end of ``factors``:
+    twice the highest or half the lowest, unless that would go more than ``steps`` doublings beyond the
+    ``initial`` grid's end; None when the choice is interior, or the grid has one rate.
+
+    >>> extension((1.0, 0.5, 0.25), (1.0, 0.5, 0.25), 0.25, 2)
+    0.125
+    >>> extension((1.0, 0.5, 0.25, 0.125, 0.0625), (1.0, 0.5, 0.25), 0.0625, 2) is None
+    True
+    """
+    low, high = min(factors), max(factors)
+    if low == high:
+        return None
+    if chosen == high and high * 2 <= max(initial) * 2 ** steps:
+        return high * 2
+    if chosen == low and low / 2 >= min(initial) / 2 ** steps:
+        return low / 2
+    return None
 
 
 def learning_rate(setting: Setting) -> float | None:
@@ -246,16 +332,21 @@ def write_tuning(out: Path, grids: dict[str, dict], rows: Sequence[ValidationRow
                  walls: Sequence[float], seeds: Sequence[int], command: str = "") -> Path:
     """``TUNING.md`` (per task: the grid, every setting's validation numbers, the choice) and
     ``tuning.csv`` (one row per tuning run) in ``out``.  ``grids`` maps a task to
-    ``{"metric": key, "direction": d, "points": {method: [Setting, ...]}}``."""
+    ``{"metric": key, "direction": d, "points": {method: [Setting, ...]}, "extend": steps}`` (``extend``
+    optional: the grid's extension bound, said in the text)."""
     out.mkdir(parents=True, exist_ok=True)
     lines = [f"`{command}`" if command else "", "", "# Tuning", "",
              f"Each method of a task trained over the same grid on the task's **validation** split "
              f"(`eval.split=validation`), tuning seeds {', '.join(map(str, seeds))} (disjoint from the reported "
              "seeds); the value is the run's final validation metric, the statistic its mean over the tuning seeds. "
-             "Chosen: the best statistic; a tie goes to the recipe's learning rate, then the one nearest to it, the "
-             "smaller first (`rewardzoo.protocol.choose`). A choice at the grid's edge (its highest or lowest learning "
-             "rate) says the best rate may lie beyond the grid. The board trains the chosen settings and reports the "
-             "test split only.", ""]
+             "Successive halving: every setting runs at the first tuning seed, the better half of them at the others "
+             "(a setting with one value was cut there). Chosen: among the settings within noise of the best statistic "
+             "(the 95% t-interval of their paired per-seed differences from it contains 0: *within noise*), the "
+             "recipe's learning rate, then the one nearest to it, the smaller first (`rewardzoo.protocol.choose`). A "
+             "choice at an end of a row's learning rates extends its grid that way (×2 above, ÷2 below), at most "
+             f"{max((g.get('extend', 0) for g in grids.values()), default=0)} step(s) beyond the initial grid's ends; "
+             "a choice still at the edge says the best rate may lie beyond. The board trains the chosen settings and "
+             "reports the test split only.", ""]
     for task, grid in grids.items():
         metric, direction = grid["metric"], grid["direction"]
         lines += [f"## `{task}`: tuned by validation `{metric}` ({'higher' if direction == 'max' else 'lower'} is better)",
@@ -269,6 +360,8 @@ def write_tuning(out: Path, grids: dict[str, dict], rows: Sequence[ValidationRow
                 stat = statistic([r.value for r in mine]) if mine else math.nan
                 edge = len(rates) > 1 and learning_rate(s) in (min(rates), max(rates))
                 mark = ("**chosen**" + (" (at the grid's edge)" if edge else "")) if choice is not None and choice.setting == s else ""
+                if not mark and choice is not None and s in choice.near:
+                    mark = "within noise"
                 lines.append(f"| {method} | `{s.label}` | {by_seed} | {stat:.4f} | {mark} |")
             if choice is not None and choice.by != "validation":
                 lines.append(f"| {method} | `{choice.setting.label}` | — | — | **chosen by {choice.by}** |")
@@ -278,11 +371,12 @@ def write_tuning(out: Path, grids: dict[str, dict], rows: Sequence[ValidationRow
     path.write_text("\n".join(lines))
     with open(out / "tuning.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["task", "method", "setting", "seed", "split", "value", "chosen"])
+        w.writerow(["task", "method", "setting", "seed", "split", "value", "chosen", "within_noise"])
         for r in rows:
             choice = choices.get((r.task, r.method))
             w.writerow([r.task, r.method, r.setting.label, r.seed, r.split, r.value,
-                        choice is not None and choice.setting == r.setting])
+                        choice is not None and choice.setting == r.setting,
+                        choice is not None and r.setting in choice.near])
     return path
 
 

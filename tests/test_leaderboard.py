@@ -76,7 +76,7 @@ def test_a_tuned_board_with_added_rows_tables_csv_claims_and_resume(tiny_preset,
     second call reuses every run; a half-finished board retrains only what is missing."""
     out = tmp_path / "board"
     added = [f"multiplication:Short answers:{__name__}:short_answer_reward:{' '.join(tiny)}"]
-    grid = Grid((1.0, 0.5))
+    grid = Grid((1.0, 0.5), extend=0)
     # --tune-only: the tuning stage alone, no board run; the board below reuses its runs
     assert lb.leaderboard("tiny", [0, 1], out, jobs=2, progress=False, grid=grid, tune_seeds=[1000], added=added,
                           tune_only=True) == out / "TUNING.md"
@@ -293,7 +293,7 @@ def test_the_command_line_shows_and_overrides_the_grid(capsys):
     """``--plan`` prints the grid the flags make; a bad flag is a one-line usage error."""
     assert lb.main(["--plan", "--tasks", "refdist", "--lr-factors", "1", "0.1", "--tune-seeds", "2"]) == 0
     out = capsys.readouterr().out
-    assert "preset cpu: 9 rows × 5 seeds = 45 board runs; 32 tuning runs (seeds 1000, 1001" in out
+    assert "preset cpu: 9 rows × 5 seeds = 45 board runs; 24 tuning runs (seeds 1000, 1001" in out
     assert "refdist/RAL g=logit: grpo.lr=0.0001 | grpo.lr=1e-05" in out
     with pytest.raises(SystemExit):
         lb.main(["--plan", "--tune-key", "RAL=reward.ral.judge.lr"])
@@ -472,3 +472,88 @@ def test_a_bootstrap_interval_prints_as_its_bounds_and_a_t_interval_as_plus_minu
     exact = lb.positive_control("refdist", tabs, results, seeds)
     assert exact.n == "3 seeds (exact metric)" and exact.numbers == f"js change {exact.estimate.format(digits=3, sign=True)}"
     assert " ± " in exact.numbers and "[" not in exact.numbers
+
+
+@pytest.mark.slow
+def test_two_boards_on_disjoint_tuning_seeds_and_their_verdicts_side_by_side(tiny_preset, tmp_path):
+    """The reproduction check, end to end at the tiny size: two boards that differ only in their tuning seeds
+    (three each, disjoint), each tuned by successive halving with its grid extended past the edge its choice
+    sat at, each with its stability section and validation figure; then their verdicts side by side.  The
+    same reported seeds; the second board reuses no tuning run of the first."""
+    from rewardzoo.board.compare import compare, main as compare_main
+
+    grid = Grid((1.0, 0.5), extend=1)
+    boards = {}
+    for name, tune_seeds in (("a", [1000, 1001, 1002]), ("b", [2000, 2001, 2002])):
+        boards[name] = tmp_path / name
+        lb.leaderboard("tiny", [0, 1, 2], boards[name], jobs=2, progress=False, grid=grid, tune_seeds=tune_seeds,
+                       runs=tmp_path / "runs")
+    for name, board in boards.items():
+        with open(board / "tuning.csv") as f:
+            tuning = list(csv.DictReader(f))
+        for method in ("RLVR", "RAL"):
+            mine = [r for r in tuning if r["method"] == method]
+            settings = {r["setting"] for r in mine}
+            assert len(settings) == 3  # the 2-point grid grew one step past the edge its choice sat at
+            seeds_of = {s: {r["seed"] for r in mine if r["setting"] == s} for s in settings}
+            assert sorted(map(len, seeds_of.values())) == [1, 3, 3]  # halving: the worse of three cut at one seed
+            chosen = {r["setting"] for r in mine if r["chosen"] == "True"}
+            assert len(chosen) == 1 and len(seeds_of[chosen.pop()]) == 3
+        text = (board / "LEADERBOARD.md").read_text()
+        assert "## Stability under tuning" in text
+        assert "![multiplication: validation across lr](tuning_multiplication.png)" in text
+        assert (board / "tuning_multiplication.png").stat().st_size > 1000
+        assert "within noise" in (board / "TUNING.md").read_text()
+    seeds_of = {}
+    for name, board in boards.items():
+        with open(board / "tuning.csv") as f:
+            seeds_of[name] = {r["seed"] for r in csv.DictReader(f)}
+    assert seeds_of == {"a": {"1000", "1001", "1002"}, "b": {"2000", "2001", "2002"}}
+    table, flagged = compare(boards["a"] / "LEADERBOARD.md", boards["b"] / "LEADERBOARD.md")
+    assert "| RAL reaches at least half of RLVR's held-out gain (002: about parity) |" in table
+    assert table.count("\n| ") == 2 + 2  # header, rule, the positive control, the one claim of these rows
+    out = tmp_path / "verdicts.md"
+    assert compare_main([str(boards["a"]), str(boards["b"]), "--out", str(out)]) == int(flagged > 0)
+    assert out.read_text() == table
+
+
+def test_the_verdict_table_flags_decided_verdicts_that_disagree(tmp_path):
+    """Two decided verdicts that differ are flagged, and so is a claim decided on one board only; an escaped
+    pipe inside a claim stays in the claim."""
+    from rewardzoo.board.compare import compare
+
+    def board(name: str, verdicts: list[str]) -> Path:
+        claims = ["X beats Y", "Z keeps p(y \\| x)", "W holds", "V is flat"]
+        lines = ["# board", "", "| claim | control | verdict | measurement (95% interval) | n |",
+                 "| --- | --- | --- | --- | --- |"]
+        lines += [f"| {c} | Y | {v} | +1.0 [0.5, 1.5] | 5 seeds |" for c, v in zip(claims, verdicts)]
+        (tmp_path / name).write_text("\n".join(lines + ["", "tail"]) + "\n")
+        return tmp_path / name
+
+    a = board("a.md", ["reproduced", "reproduced", "undecided (CI)", "not reproduced"])
+    b = board("b.md", ["not reproduced", "undecided (CI)", "undecided (CI)", "not reproduced"])
+    table, flagged = compare(a, b)
+    assert "| X beats Y | reproduced | +1.0 [0.5, 1.5] | not reproduced | +1.0 [0.5, 1.5] | **disagree** |" in table
+    assert "| Z keeps p(y \\| x) | reproduced |" in table and "**decided on one board only** |" in table
+    assert "| W holds | undecided (CI) |" in table and "neither decided |" in table
+    assert "| V is flat | not reproduced |" in table and table.count("| agree |") == 1
+    assert flagged == 2
+    with pytest.raises(ValueError, match="no claim table"):
+        (tmp_path / "quick.md").write_text("No verdicts\n")
+        compare(tmp_path / "quick.md", b)
+
+
+def test_a_verdict_holds_at_a_setting_only_where_its_point_stays_on_its_side():
+    """On validation an undecided interval is no contradiction, a point on the other side is, and an interval
+    deciding the other way is."""
+    from rewardzoo.board.stability import holds
+    from rewardzoo.eval import Estimate
+    from rewardzoo.protocol import Finding
+
+    def finding(mean: float, low: float, high: float, above: bool = True) -> Finding:
+        return Finding("t", "c", "x", Estimate(mean, low, high, 3), 0.5, above, "", "")
+
+    assert holds(finding(0.6, 0.55, 0.65), "reproduced") and holds(finding(0.6, 0.3, 0.9), "reproduced")
+    assert not holds(finding(0.45, 0.3, 0.6), "reproduced") and not holds(finding(0.4, 0.3, 0.45), "reproduced")
+    assert holds(finding(0.4, 0.2, 0.6), "not reproduced") and not holds(finding(0.6, 0.55, 0.7), "not reproduced")
+    assert holds(finding(0.4, 0.3, 0.45, above=False), "reproduced")

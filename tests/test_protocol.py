@@ -158,3 +158,50 @@ def test_overrides_tag_is_empty_without_overrides_and_a_stable_hash_with_them():
     assert len(tag) == 8 and int(tag, 16) >= 0 and tag == overrides_tag(("grpo.lr=0.001",))
     assert tag != overrides_tag(["grpo.lr=0.0005"])
     assert overrides_tag(["a=1", "b=2"]) != overrides_tag(["b=2", "a=1"])
+
+
+def test_within_noise_is_a_paired_interval_over_the_tuning_seeds():
+    """Paired by seed: a constant gap is signal however small; a gap that changes sign across seeds is noise;
+    with one common seed only equal values tie."""
+    from rewardzoo.protocol import within_noise
+
+    base = {1000: 0.50, 1001: 0.60, 1002: 0.40}
+    assert not within_noise(base, {s: v - 0.01 for s, v in base.items()})  # the same gap at every seed
+    assert within_noise(base, {1000: 0.55, 1001: 0.50, 1002: 0.45})
+    assert within_noise({1000: 0.5}, {1000: 0.5}) and not within_noise({1000: 0.5}, {1000: 0.51})
+    assert not within_noise({1000: 0.5}, {2000: 0.5})
+
+
+def test_choose_breaks_a_tie_within_noise_by_the_grid_order_and_names_the_tied():
+    """The best mean is 2.5e-4's, but 5e-4 is within noise of it and earlier in the grid's order: 5e-4 is
+    chosen, and both are named near; 1e-3 is clearly worse."""
+    grid = Grid((1.0, 0.5, 0.25)).points("t", "m", 1e-3)
+    a, b, c = grid
+    rows = _rows({a: [0.10, 0.12, 0.11], b: [0.50, 0.40, 0.45], c: [0.45, 0.50, 0.47]})
+    choice = choose(rows, "max", grid)
+    assert choice.setting == b and choice.near == (b, c) and choice.value == pytest.approx(0.45)
+
+
+def test_halving_keeps_the_better_half_at_the_first_seed():
+    from rewardzoo.protocol import survivors
+
+    grid = Grid((1.0, 0.5, 0.25, 0.125)).points("t", "m", 1e-3)
+    rows = _rows({grid[0]: [0.1], grid[1]: [0.4], grid[2]: [math.nan], grid[3]: [0.3]})
+    assert survivors(rows, "max", grid, 1000) == [grid[1], grid[3]]
+    assert survivors(rows, "min", grid, 1000) == [grid[0], grid[3]]  # a run without a value is never kept first
+    assert survivors(rows, "max", grid[:1], 1000) == grid[:1]
+
+
+def test_the_grid_extends_past_the_edge_its_choice_sits_at_up_to_its_bound():
+    """×2 past the highest rate, ÷2 past the lowest, never more than ``steps`` doublings beyond the initial ends."""
+    from rewardzoo.protocol import extension
+
+    initial = (1.0, 0.5, 0.25)
+    assert extension(initial, initial, 0.5, 2) is None  # interior
+    assert extension(initial, initial, 1.0, 2) == 2.0 and extension(initial, initial, 0.25, 2) == 0.125
+    assert extension((*initial, 2.0), initial, 2.0, 2) == 4.0
+    assert extension((*initial, 2.0, 4.0), initial, 4.0, 2) is None
+    assert extension((*initial, 0.125, 0.0625), initial, 0.0625, 2) is None
+    assert extension(initial, initial, 0.25, 0) is None and extension((1.0,), (1.0,), 1.0, 2) is None
+    with pytest.raises(ValueError, match="0 or more steps"):
+        Grid(initial, extend=-1)

@@ -61,11 +61,11 @@ from rewardzoo.board.runs import (SHARED, board_entries, check_twins, config_has
 from rewardzoo.board.tables import Table, markdown, plot_curves, tables, write_csv
 from rewardzoo.board.tuning import base_lr, grid_points, start_order, tune, tuning_specs, validation_rows
 
-__all__ = ["BOARDS", "CLAIMS", "CPU_SETTINGS", "DIVERGENCE_OF", "GPU", "HACKABLE_SETTINGS", "POSITIVE_CONTROLS", "PRESETS",
-           "QUICK", "QUICK_LR_FACTORS", "SHARED", "TWIN_EXCEPTIONS", "Board", "Claim", "Entry", "PositiveControl",
-           "Table", "base_lr", "board_entries", "check_twins", "claim_lines", "config_hash", "each_g_descends_its_divergence",
-           "entry", "final", "frozen_judge_collapses", "frozen_judge_is_exploited", "grid_points", "leaderboard",
-           "main", "markdown", "parse_added", "plan", "plot_curves", "positive_control", "ral_approaches_rlvr",
-           "ral_judge_beats_format_only", "rcrl_beats_its_absolute_twin", "rcrl_beats_rar", "rcrl_keeps_entropy",
-           "recipe", "run_spec", "slug", "specs", "start_order", "tables", "task_settings", "tune", "tuning_specs",
-           "validation_rows", "varl_resists_the_proxy", "write_csv"]
+__all__ = ["BOARDS", "CLAIMS", "CPU_SETTINGS", "DIVERGENCE_OF", "GPU", "HACKABLE_SETTINGS", "POSITIVE_CONTROLS",
+           "PRESETS", "QUICK", "QUICK_LR_FACTORS", "SHARED", "TWIN_EXCEPTIONS", "Board", "Claim", "Entry",
+           "PositiveControl", "Table", "base_lr", "board_entries", "check_twins", "claim_lines", "config_hash",
+           "each_g_descends_its_divergence", "entry", "final", "frozen_judge_collapses", "frozen_judge_is_exploited",
+           "grid_points", "leaderboard", "main", "markdown", "parse_added", "plan", "plot_curves", "positive_control",
+           "ral_approaches_rlvr", "ral_judge_beats_format_only", "rcrl_beats_its_absolute_twin", "rcrl_beats_rar",
+           "rcrl_keeps_entropy", "recipe", "run_spec", "slug", "specs", "start_order", "tables", "task_settings",
+           "tune", "tuning_specs", "validation_rows", "varl_resists_the_proxy", "write_csv"]

@@ -185,9 +185,11 @@ CLAIMS: list[Claim] = [ral_approaches_rlvr, ral_judge_beats_format_only, frozen_
                        rcrl_beats_its_absolute_twin, rcrl_keeps_entropy]
 
 
-def claim_lines(tabs: dict[str, Table], results: dict[str, RunResult], seeds: list[int]) -> list[str]:
+def claim_lines(tabs: dict[str, Table], results: dict[str, RunResult], seeds: list[int],
+                sensitive: frozenset[str] = frozenset()) -> list[str]:
     """The positive controls, then one line per claim: control, verdict (:func:`rewardzoo.protocol.verdict`),
-    interval, n."""
+    interval, n; a decided verdict of a claim in ``sensitive`` (the stability check,
+    :mod:`rewardzoo.board.stability`) reads *sensitive to tuning*."""
     lines = ["## Positive controls and the seeds' claims", "",
              f"A claim is decided only from ≥ {MIN_SEEDS} seeds, and only when its task's positive control shows its "
              "effect with a 95% interval beyond 0; otherwise its line reads *testbed cannot decide* with the control's "
@@ -202,6 +204,8 @@ def claim_lines(tabs: dict[str, Table], results: dict[str, RunResult], seeds: li
             lines.append(f"| {pc.claim} | {pc.control} | {shown} | {pc.numbers} | {pc.n} |")
     for claim in CLAIMS:
         for f in claim(tabs, results, seeds):
-            lines.append(f"| {f.claim} | {f.control} | {verdict(f, len(seeds), positives.get(f.task))} | {f.numbers} | "
-                         f"{f.n} |")
+            shown = verdict(f, len(seeds), positives.get(f.task))
+            if f.claim in sensitive and shown in ("reproduced", "not reproduced"):
+                shown = f"*sensitive to tuning* (at the chosen settings: {shown})"
+            lines.append(f"| {f.claim} | {f.control} | {shown} | {f.numbers} | {f.n} |")
     return lines

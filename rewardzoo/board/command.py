@@ -17,9 +17,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from rewardzoo.board.report import leaderboard, plan
+from rewardzoo.board.report import check_seeds, leaderboard, plan
 from rewardzoo.board.rows import PRESETS, QUICK_LR_FACTORS
-from rewardzoo.protocol import TUNING_SEED_BASE, Grid, OwnKey, Setting
+from rewardzoo.protocol import GRID_EXTENSION, TUNING_SEED_BASE, TUNING_SEEDS, Grid, OwnKey, Setting
 
 
 def _by_hand(texts: list[str]) -> dict[tuple[str, str], Setting]:
@@ -32,6 +32,15 @@ def _by_hand(texts: list[str]) -> dict[tuple[str, str], Setting]:
             raise ValueError(f"--choose takes TASK/METHOD=key=value [key=value ...]; got {text!r}")
         out[(task, method)] = Setting(tuple(overrides.split()))
     return out
+
+
+def seed_list(text: str) -> list[int]:
+    """``--tuning-seeds 2000,2001,2002``: the seeds, in order."""
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seeds are comma-separated integers, e.g. 2000,2001,2002; got {text!r}") \
+            from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,7 +64,13 @@ def main(argv: list[str] | None = None) -> int:
                         f"{' '.join(map(str, QUICK_LR_FACTORS))})")
     parser.add_argument("--tune-key", action="append", default=[], metavar="TASK/METHOD=KEY=V1,V2",
                         help="a method's own tuned key (every tuned method of the task needs one of one size)")
-    parser.add_argument("--tune-seeds", type=int, default=1, help="tuning seeds 1000..1000+N-1 (default 1)")
+    parser.add_argument("--tune-seeds", type=int,
+                        help=f"tuning seeds 1000..1000+N-1 (default {TUNING_SEEDS}; --quick: 1)")
+    parser.add_argument("--tuning-seeds", type=seed_list,
+                        help="the tuning seeds themselves, e.g. 2000,2001,2002 (a second board on disjoint tuning "
+                             "seeds)")
+    parser.add_argument("--grid-extend", type=int, help=f"steps the learning rates may extend beyond each end of "
+                        f"the grid while a row's choice sits there (default {GRID_EXTENSION}; --quick: 0)")
     parser.add_argument("--choose", action="append", default=[], metavar="TASK/METHOD=key=value",
                         help="take this setting for the row instead of tuning it (marked 'by hand' in TUNING.md)")
     parser.add_argument("--no-tune", action="store_true", help="train the recipes' settings (not the fair protocol)")
@@ -69,11 +84,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.tune_only and args.no_tune:
         parser.error("--tune-only runs the tuning stage, which --no-tune turns off; give one of them")
     try:
-        grid = Grid(factors, tuple(OwnKey.parse(t) for t in args.tune_key))
+        extend = args.grid_extend if args.grid_extend is not None else 0 if args.quick else GRID_EXTENSION
+        grid = Grid(factors, tuple(OwnKey.parse(t) for t in args.tune_key), extend)
         by_hand = _by_hand(args.choose)
     except ValueError as err:
         parser.error(str(err))
-    tune_seeds = [TUNING_SEED_BASE + i for i in range(args.tune_seeds)]
+    count = args.tune_seeds if args.tune_seeds is not None else 1 if args.quick else TUNING_SEEDS
+    tune_seeds = args.tuning_seeds or [TUNING_SEED_BASE + i for i in range(count)]
+    try:
+        check_seeds(seeds, tune_seeds)
+    except ValueError as err:
+        parser.error(str(err))
     if args.plan:
         print(plan(args.preset, args.tasks, args.add_method, grid, seeds, tune_seeds, by_hand))
         return 0

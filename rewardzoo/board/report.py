@@ -4,14 +4,16 @@ run (:func:`plan`)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from rewardzoo.board.claims import claim_lines
 from rewardzoo.board.rows import QUICK_LR_FACTORS
 from rewardzoo.board.runs import SHARED, board_entries, specs
+from rewardzoo.board.stability import check, stability_lines
 from rewardzoo.board.tables import markdown, plot_curves, tables, write_csv
 from rewardzoo.board.tuning import grid_points, tune
-from rewardzoo.protocol import TUNING_SEED_BASE, Choice, Grid, Setting
+from rewardzoo.protocol import TUNING_SEED_BASE, TUNING_SEEDS, Choice, Grid, Setting
 from rewardzoo.sweep import run_sweep
 
 
@@ -28,13 +30,14 @@ def leaderboard(preset: str, seeds: list[int], out: Path, jobs: int = 2, quick: 
     if tune_only and not tuning:
         raise ValueError("--tune-only runs the tuning stage, which --no-tune turns off; give one of them")
     entries = board_entries(preset, tasks, added)
-    grid = grid or Grid(QUICK_LR_FACTORS if quick else Grid().lr_factors)
+    grid = grid or (Grid(QUICK_LR_FACTORS, extend=0) if quick else Grid())
+    tune_seeds = tune_seeds or default_tune_seeds(quick)
+    check_seeds(seeds, tune_seeds)
     runs = runs or out / "runs"
     out.mkdir(parents=True, exist_ok=True)
     choices: dict[tuple[str, str], Choice] = {}
     if tuning:
-        choices = tune(entries, grid, tune_seeds or [TUNING_SEED_BASE], runs, out, jobs, quick, progress, by_hand or {},
-                       command)
+        choices = tune(entries, grid, tune_seeds, runs, out, jobs, quick, progress, by_hand or {}, command)
     if tune_only:
         return out / "TUNING.md"
     results = run_sweep(specs(entries, seeds, runs, quick, choices), jobs=jobs, progress=progress, desc=f"leaderboard {preset}",
@@ -47,10 +50,16 @@ def leaderboard(preset: str, seeds: list[int], out: Path, jobs: int = 2, quick: 
         lines += markdown(task, table, len(seeds))
         plot_curves(out / f"curves_{task}.png", task, table, entries, results, seeds)
         lines += [f"![{task}](curves_{task}.png)", ""]
+        if (out / f"tuning_{task}.png").exists() and tuning:
+            lines += ["Validation across the learning rate, every tuned row ([TUNING.md](TUNING.md)):", "",
+                      f"![{task}: validation across lr](tuning_{task}.png)", ""]
     if quick:
         lines += ["No verdicts: `--quick` checks the command, not the science (1 seed, a few steps).", ""]
     else:
-        lines += claim_lines(tabs, results, seeds)
+        checks = check(entries, tabs, results, seeds, choices, tune_seeds, runs, quick, jobs) if tuning else {}
+        lines += claim_lines(tabs, results, seeds, frozenset(c for c, k in checks.items() if not k.holds))
+        if tuning:
+            lines += ["", *stability_lines(checks)]
     walls = [r.wall_s for r in results.values()]
     lines += ["", f"{len(results)} board runs; summed run wall time {sum(walls) / 60:.1f} min."]
     write_csv(out / "leaderboard.csv", entries, results, seeds, tabs)
@@ -59,18 +68,37 @@ def leaderboard(preset: str, seeds: list[int], out: Path, jobs: int = 2, quick: 
     return path
 
 
+def default_tune_seeds(quick: bool = False) -> list[int]:
+    """The tuning seeds when none are given: :data:`~rewardzoo.protocol.TUNING_SEEDS` from
+    :data:`~rewardzoo.protocol.TUNING_SEED_BASE` (``--quick``: one)."""
+    return [TUNING_SEED_BASE + i for i in range(1 if quick else TUNING_SEEDS)]
+
+
+def check_seeds(seeds: list[int], tune_seeds: list[int]) -> None:
+    """Raise ValueError, before any work, when a tuning seed is also a reported seed or one repeats."""
+    if set(seeds) & set(tune_seeds) or len(set(tune_seeds)) != len(tune_seeds):
+        raise ValueError(f"tuning seeds must be distinct and disjoint from the reported seeds {seeds}; got "
+                         f"{tune_seeds} "
+                         "(choose others with --tuning-seeds)")
+
+
 def plan(preset: str, tasks: list[str] | None, added: list[str] | None, grid: Grid, seeds: list[int],
          tune_seeds: list[int], by_hand: dict[tuple[str, str], Setting]) -> str:
     """What a board would run, nothing trained: each trained row's grid (the learning rates as values)
     and the run counts."""
     entries = board_entries(preset, tasks, added)
     points = grid_points(entries, grid, by_hand)
+    k = len(tune_seeds)
+    halving = sum(len(p) + math.ceil(len(p) / 2) * (k - 1) for p in points.values())
     lines = [f"preset {preset}: {len(entries)} rows × {len(seeds)} seeds = {len(entries) * len(seeds)} board runs; "
-             f"{sum(map(len, points.values())) * len(tune_seeds)} tuning runs (seeds {', '.join(map(str, tune_seeds))}, "
-             f"validation split)"]
+             f"{halving} tuning runs (seeds {', '.join(map(str, tune_seeds))}, validation split)"]
     for e in entries:
         if (e.task, e.method) in by_hand:
             lines.append(f"  {e.task}/{e.method}: by hand: {by_hand[(e.task, e.method)].label}")
         elif e.trained:
             lines.append(f"  {e.task}/{e.method}: " + " | ".join(s.label for s in points[(e.task, e.method)]))
+    lines.append(f"Tuning: every setting at seed {tune_seeds[0]}, the better half at the other {k - 1}; a row whose "
+                 f"choice sits at an end of its rates gets one more rate that way (each step at most {k} more "
+                 f"runs), up to {grid.extend} step(s) beyond each end: at most "
+                 f"{halving + 2 * grid.extend * k * len(points)} tuning runs.")
     return "\n".join(lines)

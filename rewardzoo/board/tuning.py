@@ -5,13 +5,15 @@ disjoint from the reported ones, and its setting chosen from those validation nu
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from omegaconf import OmegaConf
 
 from rewardzoo.board.rows import BOARDS, Entry
 from rewardzoo.board.runs import SHARED, run_spec, slug
-from rewardzoo.protocol import TUNING_OVERRIDES, Choice, Grid, Setting, ValidationRow, choose, write_tuning
+from rewardzoo.protocol import (TUNING_OVERRIDES, Choice, Grid, Setting, ValidationRow, choose, extension,
+                                learning_rate, statistic, survivors, write_tuning)
 from rewardzoo.sweep import RunResult, RunSpec, run_sweep
 
 
@@ -88,23 +90,99 @@ def validation_rows(planned: dict[str, tuple[Entry, Setting, int, RunSpec]],
 
 def tune(entries: list[Entry], grid: Grid, seeds: list[int], runs: Path, out: Path, jobs: int, quick: bool,
          progress: bool, by_hand: dict[tuple[str, str], Setting], command: str = "") -> dict[tuple[str, str], Choice]:
-    """The tuning stage: run (or reuse) every tuning run, choose each trained entry's setting from the
-    validation rows alone (:func:`~rewardzoo.protocol.choose`; ``by_hand`` settings are taken as given),
-    write ``out/TUNING.md`` and ``out/tuning.csv``; returns the choices."""
+    """The tuning stage (the protocol's rules: :mod:`rewardzoo.protocol`): every trained entry's grid at the first
+    tuning seed, the better half of it (:func:`~rewardzoo.protocol.survivors`) at the other tuning seeds, the
+    choice from the validation rows alone (:func:`~rewardzoo.protocol.choose`: within noise of the best, the
+    recipe's rate first); a row whose choice sits at an end of its learning rates gets one more rate that way
+    (:func:`~rewardzoo.protocol.extension`) and the round repeats, until no row's grid grows.  ``by_hand``
+    settings are taken as given.  Runs (or reuses) every tuning run, writes ``out/TUNING.md``,
+    ``out/tuning.csv`` and ``out/tuning_<task>.png`` (:func:`plot_validation`); returns the choices."""
     points = grid_points(entries, grid, by_hand)
-    planned = tuning_specs(entries, points, seeds, runs, quick)
-    results = run_sweep(start_order(planned, points, seeds), jobs=jobs, progress=progress, desc="tuning",
-                        share_dir=runs / SHARED)
-    rows = validation_rows(planned, results)
-    choices = {key: Choice(setting, by="hand") for key, setting in by_hand.items()}
-    for (task, method), order in points.items():
-        mine = [r for r in rows if (r.task, r.method) == (task, method)]
-        choices[(task, method)] = choose(mine, BOARDS[task].tune_by[1], order)
+    of = {(e.task, e.method): e for e in entries}
+    factors = {row: tuple(grid.lr_factors) for row in points}
+    planned: dict[str, tuple[Entry, Setting, int, RunSpec]] = {}
+    results: dict[str, RunResult] = {}
+
+    def sweep(wanted: dict[tuple[str, str], list[Setting]], at: list[int], desc: str) -> list[ValidationRow]:
+        more = tuning_specs(entries, wanted, at, runs, quick)
+        if more:
+            planned.update(more)
+            results.update(run_sweep(start_order(more, wanted, at), jobs=jobs, progress=progress, desc=desc,
+                                     share_dir=runs / SHARED))
+        return validation_rows(planned, results)
+
+    while True:
+        rows = sweep(points, seeds[:1], "tuning: every setting, first seed")
+        direction = {row: BOARDS[row[0]].tune_by[1] for row in points}
+        kept = {row: survivors(_of(rows, row), direction[row], order, seeds[0]) for row, order in points.items()}
+        rows = sweep(kept, seeds[1:], "tuning: the better half, every seed")
+        choices = {row: choose(_of(rows, row), direction[row], kept[row]) for row in points}
+        grown = {}
+        for row, choice in choices.items():
+            lr = {s: learning_rate(s) / base_lr(of[row]) for s in points[row]}
+            at = min(factors[row], key=lambda f: abs(math.log(f / lr[choice.setting])))  # the factor, free of rounding
+            extra = extension(factors[row], grid.lr_factors, at, grid.extend)
+            if extra is not None:
+                grown[row] = (*factors[row], extra)
+        if not grown:
+            break
+        for row, more in grown.items():
+            factors[row] = more
+            points[row] = replace(grid, lr_factors=more).points(row[0], row[1], base_lr(of[row]))
+    choices.update({key: Choice(setting, by="hand") for key, setting in by_hand.items()})
     grids = {}
     for e in entries:
         if e.trained:
             grid_of = grids.setdefault(e.task, {"metric": BOARDS[e.task].tune_by[0], "direction": BOARDS[e.task].tune_by[1],
-                                                "points": {}})
+                                                "points": {}, "extend": grid.extend})
             grid_of["points"][e.method] = points.get((e.task, e.method), [])
     write_tuning(out, grids, rows, choices, [r.wall_s for r in results.values()], seeds, command)
+    for task, grid_of in grids.items():
+        plot_validation(out / f"tuning_{task}.png", task, grid_of["points"], rows, choices)
     return choices
+
+
+def _of(rows: list[ValidationRow], row: tuple[str, str]) -> list[ValidationRow]:
+    return [r for r in rows if (r.task, r.method) == row]
+
+
+def plot_validation(path: Path, task: str, points: dict[str, list[Setting]], rows: list[ValidationRow],
+                    choices: dict[tuple[str, str], Choice]) -> None:
+    """Every tuned row's validation curve across the learning rate: its mean over tuning seeds at each rate
+    (a line; the best own-key value at each rate when the row has one), each seed's value (dots), the chosen
+    setting circled, the settings within noise of it filled: how flat the choice was."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    sign = 1.0 if BOARDS[task].tune_by[1] == "max" else -1.0
+    for i, (method, settings) in enumerate(points.items()):
+        mine = [r for r in rows if (r.task, r.method) == (task, method) and math.isfinite(r.value)]
+        if not mine:
+            continue
+        color = f"C{i % 10}"
+        means: dict[float, float] = {}
+        for s in settings:
+            values = [r.value for r in mine if r.setting == s]
+            lr = learning_rate(s)
+            if values and lr is not None:
+                mean = statistic(values)
+                means[lr] = mean if lr not in means else max(means[lr], mean, key=lambda v: sign * v)
+                ax.scatter([lr] * len(values), values, color=color, s=6, alpha=0.4)
+        rates = sorted(means)
+        ax.plot(rates, [means[lr] for lr in rates], color=color, marker=".", label=method)
+        choice = choices.get((task, method))
+        if choice is not None and choice.by == "validation" and (lr := learning_rate(choice.setting)) in means:
+            near = [learning_rate(s) for s in choice.near if learning_rate(s) in means]
+            ax.scatter(near, [means[x] for x in near], color=color, s=30, zorder=3)
+            ax.scatter([lr], [means[lr]], facecolors="none", edgecolors=color, s=120, linewidths=1.5, zorder=3)
+    ax.set_xscale("log")
+    ax.set_xlabel("grpo.lr")
+    ax.set_ylabel(f"validation {BOARDS[task].tune_by[0]} (final)")
+    ax.set_title(f"{task}: validation across the learning rate (circled: chosen; filled: within noise)", fontsize=8)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
