@@ -5,7 +5,7 @@ and verdicts only where the testbed can decide (SPEC §5; issue 22).
    normalisation, loss, β, learning rate and schedule, steps, batch, sampling, warm start.
    :func:`twin_differences` resolves a task's entries and names every leaf that differs outside
    :data:`TWIN_FREE`, unless the entry names the key as an exception with its reason (the literal
-   table ``rewardzoo.leaderboard.TWIN_EXCEPTIONS``).
+   table ``rewardzoo.board.rows.TWIN_EXCEPTIONS``).
 2. **An equal tuning budget on a validation split.**  Each method is trained over the same small
    :class:`Grid` — the policy learning rate at a few multiples of the task's shared one, plus at most
    one key of the method's own with as many values for every method of the task — on the task's

@@ -557,3 +557,44 @@ def test_a_verdict_holds_at_a_setting_only_where_its_point_stays_on_its_side():
     assert not holds(finding(0.45, 0.3, 0.6), "reproduced") and not holds(finding(0.4, 0.3, 0.45), "reproduced")
     assert holds(finding(0.4, 0.2, 0.6), "not reproduced") and not holds(finding(0.6, 0.55, 0.7), "not reproduced")
     assert holds(finding(0.4, 0.3, 0.45, above=False), "reproduced")
+
+
+def test_a_decided_verdict_that_flips_at_a_setting_within_noise_reads_sensitive_to_tuning(tmp_path):
+    """Synthetic refdist runs: on the test split the positive control works and every g descends its divergence.
+    On the tuning runs RAL g=D descends at its chosen rate but rises at a rate within noise of it: its verdict is
+    sensitive; g=logit has a rate within noise where it still descends: its verdict holds; the claim lines say so."""
+    from rewardzoo.board.stability import assess, stability_lines
+    from rewardzoo.protocol import Choice
+
+    seeds, tune_seeds = [0, 1, 2], [1000, 1001, 1002]
+    rows = ["RLVR exact reference", *(f"RAL g={g}" for g in lb.DIVERGENCE_OF)]
+    keys = {"RLVR exact reference": "eval/js", **{f"RAL g={g}": key for g, key in lb.DIVERGENCE_OF.items()}}
+
+    def run(name: str, start: float, end: float, s: int) -> RunResult:
+        return _synthetic(tmp_path, name, {}, [{"step": 0, keys[name.split("/")[1]]: start},
+                                               {"step": 40, keys[name.split("/")[1]]: end + 0.001 * (s % 10)}])
+
+    test = {f"refdist/{m}/seed{s}": run(f"refdist/{m}/seed{s}", 0.3, 0.1, s) for m in rows for s in seeds}
+    chosen, near = Setting(("grpo.lr=0.0001",)), Setting(("grpo.lr=5e-05",))
+    choices = {("refdist", m): Choice(chosen, 0.1, near=(chosen,)) for m in rows}
+    choices[("refdist", "RAL g=D")] = Choice(chosen, 0.1, near=(chosen, near))
+    choices[("refdist", "RAL g=logit")] = Choice(chosen, 0.1, near=(near, chosen))
+    tuning = {("refdist", m, chosen): {s: run(f"refdist/{m}/tune{s}", 0.3, 0.1, s) for s in tune_seeds} for m in rows}
+    tuning[("refdist", "RAL g=D", near)] = {s: run(f"refdist/RAL g=D/near{s}", 0.3, 0.5, s) for s in tune_seeds}
+    tuning[("refdist", "RAL g=logit", near)] = {s: run(f"refdist/RAL g=logit/near{s}", 0.3, 0.2, s) for s in tune_seeds}
+    tabs = {"refdist": lb.Table(lb.BOARDS["refdist"], rows)}
+
+    checks = assess(tabs, test, seeds, choices, tuning, tune_seeds)
+    g_d = "RAL g=D descends its divergence `kl_ref_mix` (SPEC §4.4)"
+    g_logit = "RAL g=logit descends its divergence `kl_pi_ref` (SPEC §4.4)"
+    assert len(checks) == 4 and all(c.test_word == "reproduced" for c in checks.values())
+    assert not checks[g_d].holds and [where for where, *_ in checks[g_d].numbers] == ["chosen settings",
+                                                                                     "RAL g=D at `grpo.lr=5e-05`"]
+    assert checks[g_logit].holds and len(checks[g_logit].numbers) == 2
+    assert sum(c.holds for c in checks.values()) == 3
+    lines = lb.claim_lines(tabs, test, seeds, frozenset(c for c, k in checks.items() if not k.holds))
+    assert any(line.startswith(f"| {g_d} |") and "*sensitive to tuning* (at the chosen settings: reproduced)" in line
+               for line in lines)
+    assert any(line.startswith(f"| {g_logit} |") and "| reproduced |" in line for line in lines)
+    table = "\n".join(stability_lines(checks))
+    assert "| RAL g=D at `grpo.lr=5e-05` | kl_ref_mix change +0.201" in table and "| **no** |" in table
