@@ -510,7 +510,7 @@ def test_two_boards_on_disjoint_tuning_seeds_and_their_verdicts_side_by_side(tin
             seeds_of[name] = {r["seed"] for r in csv.DictReader(f)}
     assert seeds_of == {"a": {"1000", "1001", "1002"}, "b": {"2000", "2001", "2002"}}
     table, flagged = compare(boards["a"] / "LEADERBOARD.md", boards["b"] / "LEADERBOARD.md")
-    assert "| RAL reaches at least half of RLVR's held-out gain (002: about parity) |" in table
+    assert "| RAL reaches at least half of RLVR's held-out gain" in table
     assert table.count("\n| ") == 2 + 2  # header, rule, the positive control, the one claim of these rows
     out = tmp_path / "verdicts.md"
     assert compare_main([str(boards["a"]), str(boards["b"]), "--out", str(out)]) == int(flagged > 0)
@@ -585,8 +585,8 @@ def test_a_decided_verdict_that_flips_at_a_setting_within_noise_reads_sensitive_
     tabs = {"refdist": lb.Table(lb.BOARDS["refdist"], rows)}
 
     checks = assess(tabs, test, seeds, choices, tuning, tune_seeds)
-    g_d = "RAL g=D descends its divergence `kl_ref_mix` (SPEC §4.4)"
-    g_logit = "RAL g=logit descends its divergence `kl_pi_ref` (SPEC §4.4)"
+    g_d = next(c for c in checks if c.startswith("RAL g=D descends its divergence `kl_ref_mix`"))
+    g_logit = next(c for c in checks if c.startswith("RAL g=logit descends its divergence `kl_pi_ref`"))
     assert len(checks) == 4 and all(c.test_word == "reproduced" for c in checks.values())
     assert not checks[g_d].holds and [where for where, *_ in checks[g_d].numbers] == ["chosen settings",
                                                                                      "RAL g=D at `grpo.lr=5e-05`"]
