@@ -90,7 +90,7 @@ class RewardOutput:
 
 @runtime_checkable
 class Reward(Protocol):
-    """The one contract every reward implements, learned or not (SPEC §1).
+    """The one contract every reward implements, learned or not (docs/architecture.md).
 
     ``update`` is called by the trainer every step, right after ``score``, visibly in the loop;
     learned parts (judges, discriminators, curricula) learn there and nowhere else.  Static rewards

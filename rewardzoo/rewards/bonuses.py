@@ -1,4 +1,4 @@
-"""Exploration and usefulness bonuses (seed 004 App. B), added to any reward by a wrapper.
+"""Exploration and usefulness bonuses (the RcRL paper, App. B), added to any reward by a wrapper.
 
 For a group of G rollouts y_1..y_G of prompt x, with the current policy's last-layer hidden
 states:
@@ -13,7 +13,7 @@ states:
 
     r'_i  = r_i + λ_exp · z(e)_i + λ_use · z(u)_i        z = (b − mean_group b) / (std_group b + 10⁻⁶)
 
-B.3 ("Reward Normalization and Combination") is empty in the seed: the within-group z-score and
+B.3 ("Reward Normalization and Combination") is empty in the RcRL paper's text: the within-group z-score and
 the additive combination are **our choice**.  They keep each group's mean reward unchanged (so
 RcRL's pairwise mean stays ½) and make the weights scale-free.  Also ours: mean pooling of the last
 layer, the random projection (d = 4 by default, below G so the leverage is informative), the
@@ -42,7 +42,7 @@ from rewardzoo.judges.pairwise import group_rows
 
 @dataclass
 class BonusConfig:
-    """Exploration / usefulness bonuses on top of the named reward (004 App. B); both off by default."""
+    """Exploration / usefulness bonuses on top of the named reward (the RcRL paper, App. B); both off by default."""
 
     RANGES: ClassVar[dict[str, str]] = {"exploration_weight": "[0, inf)", "usefulness_weight": "[0, inf)",
                                         "dim": "[1, inf)", "ridge": "(0, inf)", "micro_batch_size": "[1, inf)"}

@@ -1,5 +1,5 @@
 """VARL: a verifier gates a co-trained discriminator (Damani et al. 2026, "Right in the Right Way",
-arXiv 2607.01181; SPEC §4.3 is the contract, there is no seed file).
+arXiv 2607.01181; docs/rewards/varl.md is the contract, as the paper's text is not in this repository).
 
     v(x, y)   ∈ [0, 1]  the task's verifier on the parsed answer (1 = passes)
     φ(y)      features the discriminator sees: the parsed answer (default) or the whole completion

@@ -10,7 +10,7 @@ window, in words).  Two sets of checks use them:
   an immediate repeat, "cat cat") and a made-up word that looks like a word (it notices a string
   without a vowel, "xqzt").  Every criterion still varies under that view.
 - :data:`ORACLE_CHECKS`, the ten criteria of the held-out **oracle** (the rubric-writing task's
-  quality, the stand-in for seed 004's external judges): six it shares with the rubric, read on the
+  quality, the stand-in for the RcRL paper's external judges): six it shares with the rubric, read on the
   text as written, and four the training judge never sees — ``grammatical`` and the penalties for
   exactly its blind spots, ``no_repeated_words``, ``all_english`` and ``concise`` (no padding with
   extra prepositional phrases).
