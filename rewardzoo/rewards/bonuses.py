@@ -36,7 +36,7 @@ import torch
 from rewardzoo.core.config import check_section
 from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows
 from rewardzoo.core.models import causal_lm
-from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
+from rewardzoo.core.types import PolicyReadingReward, RewardOutput, Rollouts, ShardedReward, derive_seed
 from rewardzoo.judges.pairwise import group_rows
 
 
@@ -116,15 +116,13 @@ class WithBonuses:
         gen = torch.Generator().manual_seed(derive_seed(self.seed, "bonus-projection") % 2**63)
         R = torch.randn(self.cfg.dim, H, generator=gen, dtype=torch.float64)  # [d, H]
         self.projection = R / self.cfg.dim ** 0.5  # [d, H]
-        inner = getattr(self.reward, "bind_policy", None)
-        if inner is not None:
-            inner(policy, tokenizer)
+        if isinstance(self.reward, PolicyReadingReward):
+            self.reward.bind_policy(policy, tokenizer)
 
     def distribute(self, sharding) -> None:
         """Let the wrapped reward shard its judges (FSDP2), when it has any."""
-        inner = getattr(self.reward, "distribute", None)
-        if inner is not None:
-            inner(sharding)
+        if isinstance(self.reward, ShardedReward):
+            self.reward.distribute(sharding)
 
     def score(self, batch: Rollouts) -> RewardOutput:
         """The wrapped reward's output with the weighted, z-scored bonuses added."""
