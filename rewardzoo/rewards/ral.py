@@ -61,9 +61,9 @@ import torch
 
 from rewardzoo.core.config import check_section
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
-from rewardzoo.eval import auc
 from rewardzoo.judges.buffers import EVICTIONS, ReplayBuffer, replay_count
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
+from rewardzoo.judges.diagnostics import classifier_diagnostics
 from rewardzoo.judges.schedule import UpdateGate, parameter_distance, polyak_update
 from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.transforms import G_TRANSFORMS, GTransform, get_transform
@@ -208,15 +208,9 @@ class RAL:
         else:
             d_pos, d_neg, d_rep = self._probs(positives + negatives + replayed).split(
                 [len(positives), len(negatives), len(replayed)])  # [n_pos], [n_neg], [n_rep]
-        acc_ref = (d_pos > 0.5).float().mean().item()
-        acc_gen = (d_neg < 0.5).float().mean().item()
-        accuracy = 0.5 * (acc_ref + acc_gen)
-        metrics.update({
-            "judge/accuracy": accuracy, "judge/accuracy_reference": acc_ref, "judge/accuracy_generated": acc_gen,
-            "judge/auc": auc(d_pos, d_neg),
-            "judge/d_reference_mean": d_pos.mean().item(), "judge/d_generated_mean": d_neg.mean().item(),
-            "judge/empty_batch": 0.0,
-        })
+        diagnostics = classifier_diagnostics(d_pos, d_neg)  # accuracy, auc, brier, ece, mean D per class
+        accuracy = diagnostics["accuracy"]
+        metrics.update({**{f"judge/{k}": v for k, v in diagnostics.items()}, "judge/empty_batch": 0.0})
         if replayed:
             metrics["judge/accuracy_replay"] = (d_rep < 0.5).float().mean().item()
             metrics["judge/d_replay_mean"] = d_rep.mean().item()

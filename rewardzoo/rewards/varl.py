@@ -28,9 +28,9 @@ step's passing (x, φ) to both buffers, draw the negatives, one BCE step).  The 
 
 Whether D has learned anything is logged as a number: ``disc/auc_ref_vs_passing``, the AUC between
 the step's positives and its verifier-passing generations, both scored before D's step on them
-(held out from D's training so far; :func:`rewardzoo.eval.pairwise_auc`, ties count ½).  Where every passing
-output *is* its reference (an exact verifier with answer features) the AUC is ½ by construction:
-D has nothing to learn; on a gameable verifier, or with completion features that show a
+(held out from D's training so far; :func:`rewardzoo.judges.diagnostics.reference_auc`, ties count ½).
+Where every passing output *is* its reference (an exact verifier with answer features) the AUC is ½ by
+construction: D has nothing to learn; on a gameable verifier, or with completion features that show a
 scratchpad, passing outputs differ from demonstrations and the AUC says how far D tells them apart.
 
 Departures and choices of ours (we could not read the paper: nothing below is checked against it):
@@ -69,9 +69,9 @@ import torch
 
 from rewardzoo.core.config import check_section
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
-from rewardzoo.eval import pairwise_auc
 from rewardzoo.judges.buffers import ReplayBuffer
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
+from rewardzoo.judges.diagnostics import classifier_diagnostics, reference_auc
 from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.transforms import G_TRANSFORMS, GTransform, get_transform
 
@@ -267,17 +267,13 @@ class VARL:
         pairs = positives + negatives
         d_pos, d_neg = self.discriminator.prob_reference([p for p, _ in pairs], [a for _, a in pairs]).split(
             [len(positives), len(negatives)])  # [n_pos], [n_neg]
-        acc_ref, acc_gen = (d_pos > 0.5).float().mean().item(), (d_neg < 0.5).float().mean().item()
+        metrics.update({f"disc/{k}": v for k, v in classifier_diagnostics(d_pos, d_neg).items()})
         d_fresh = out.components["disc_prob"][[i for i in rows if phi[i] is not None]]  # [n_passing] D before this step
         if len(d_fresh):
-            scores = torch.cat([d_pos.detach().cpu(), d_fresh.detach().cpu()])  # [n_pos + n_passing]
-            labels = torch.cat([torch.ones(len(d_pos)), torch.zeros(len(d_fresh))])  # [n_pos + n_passing]
-            metrics["disc/auc_ref_vs_passing"] = pairwise_auc(scores, labels)
+            metrics["disc/auc_ref_vs_passing"] = reference_auc(d_pos, d_fresh)
         stats = self.discriminator.train_step(positives, negatives)
-        metrics.update({"disc/accuracy": 0.5 * (acc_ref + acc_gen), "disc/accuracy_reference": acc_ref,
-                        "disc/accuracy_generated": acc_gen, "disc/d_reference_mean": d_pos.mean().item(),
-                        "disc/d_generated_mean": d_neg.mean().item(), "disc/loss": stats["loss"],
-                        "disc/grad_norm": stats["grad_norm"], "disc/updated": 1.0, "disc/empty_batch": 0.0})
+        metrics.update({"disc/loss": stats["loss"], "disc/grad_norm": stats["grad_norm"], "disc/updated": 1.0,
+                        "disc/empty_batch": 0.0})
         return metrics
 
     def state_dict(self) -> dict:
