@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TREES = ("rewardzoo", "docs", "notebooks")
+TREES = ("rewardzoo", "docs", "notebooks", "scripts")
 SUFFIXES = {".py", ".md", ".rst", ".yaml", ".yml", ".txt", ".toml", ".cfg", ".ipynb"}
 SKIP_PARTS = {"__pycache__", "_build", ".ipynb_checkpoints"}
 
