@@ -65,7 +65,7 @@ import contextlib
 import math
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Callable, ClassVar, ContextManager, Protocol
+from typing import Callable, ClassVar, Protocol
 
 import numpy as np
 import torch
@@ -493,7 +493,7 @@ def answer_tokens(tokenizer, prefix: str, choices: list[str]) -> tuple[list[int]
 class LMJudge:
     """A causal LM read as a pairwise (or absolute) judge from its next-token logits."""
 
-    def __init__(self, model: Callable[[], ContextManager[torch.nn.Module]], tokenizer, cfg: LMJudgeConfig | None = None):
+    def __init__(self, model: Callable[[], contextlib.AbstractContextManager[torch.nn.Module]], tokenizer, cfg: LMJudgeConfig | None = None):
         """``model()`` yields the module to run (e.g. ``ReferencePolicy(policy).active``)."""
         self.cfg = cfg = cfg or LMJudgeConfig()
         check_section(cfg, "judge.lm")

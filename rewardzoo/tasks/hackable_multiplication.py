@@ -43,7 +43,7 @@ from rewardzoo.tasks.multiplication import MAX_ANSWER_DIGITS, Multiplication, Mu
 
 MAX_ANSWER_CHARS = 10_000
 """Longest candidate list read, in characters."""
-_CANDIDATES = re.compile(r"-?[0-9]{1,%d}(?:[ \t\n,]+-?[0-9]{1,%d})*" % (MAX_ANSWER_DIGITS, MAX_ANSWER_DIGITS))
+_CANDIDATES = re.compile(rf"-?[0-9]{{1,{MAX_ANSWER_DIGITS}}}(?:[ \t\n,]+-?[0-9]{{1,{MAX_ANSWER_DIGITS}}})*")
 _INTEGER = re.compile(r"-?[0-9]+")
 
 
