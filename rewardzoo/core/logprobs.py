@@ -365,9 +365,10 @@ class PolicyLogProbs(torch.nn.Module):
         self.temperature = temperature
         self.chunk_size = chunk_size
         self.lean = lean
-        """Run a Llama-family model's layers on its own weights (:func:`~rewardzoo.core.lean_layers.shared_prompt_hidden`),
-        checked at every forward (:func:`~rewardzoo.core.lean_layers.why_not_lean`: hooks a sharding
-        wrapper adds later, gradient checkpointing switched on, a move to another device or dtype)."""
+        """Run a Llama-family model's layers on its own weights
+        (:func:`~rewardzoo.core.lean_layers.shared_prompt_hidden`), checked at every forward
+        (:func:`~rewardzoo.core.lean_layers.why_not_lean`: hooks a sharding wrapper adds later, gradient
+        checkpointing switched on, a move to another device or dtype)."""
         scale, why = head_logit_scale(causal_lm(model).config)
         self.fused = scale is not None
         self.logit_scale = 1.0 if scale is None else scale

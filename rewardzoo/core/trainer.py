@@ -128,7 +128,8 @@ class Trainer:
         self.init_dir = init_dir
         one_process = self.acc.num_processes == 1 and self.sharding is None
         self.shared = SharedWork(cfg.share_dir if one_process else None)
-        """Work the runs of one sweep repeat exactly (``share_dir``; one process only): step-0 evaluation, reward warm-up."""
+        """Work the runs of one sweep repeat exactly (``share_dir``; one process only): step-0 evaluation, reward
+        warm-up."""
         if self.sharding is not None:  # before the optimizer: it must hold the sharded parameters
             self.sharding.shard_policy(module, self.ref_module)
             if isinstance(reward, ShardedReward):  # rewards with judges shard them the same way

@@ -250,8 +250,8 @@ class TaskProtocol(Protocol):
     """What the core needs of a task (:class:`rewardzoo.tasks.base.Task` implements it).
 
     ``train`` and ``eval`` are the example splits (``eval`` is the test split; a task may also hold
-    ``validation`` examples, disjoint from both, for tuning: :func:`held_out`); ``parse`` is the *format* parser (completion →
-    final answer or None, never raises, says nothing about correctness); ``row_metrics`` and
+    ``validation`` examples, disjoint from both, for tuning: :func:`held_out`); ``parse`` is the *format* parser
+    (completion → final answer or None, never raises, says nothing about correctness); ``row_metrics`` and
     ``evaluate`` use the task's exact checker and are called by the trainer for analysis and
     held-out evaluation only, never by a reward.  A task may also implement
     :class:`PolicyEvaluatingTask` (metrics from the policy's log-probabilities).

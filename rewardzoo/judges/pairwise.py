@@ -54,9 +54,10 @@ Judges:
 An unparseable verdict counts as a tie (½) and is counted in :class:`Verdicts`.
 
 Choices of ours: the rule judge's perception model, its linear verdict and its miscalibration (the
-testbed of ``benchmarks/rcrl.py``, not a model of any real judge); the default templates, the answer prefix ``Answer:``, ``min_choice_mass`` 0.01,
-responses cut to 4,000 characters (the RcRL paper, App. D.2.4 truncates to 4,000 for its evaluation judge), the
-Swiss pairing rule and the BT regulariser α = 0.1 (measured in ``benchmarks/judge_cost.py``).
+testbed of ``benchmarks/rcrl.py``, not a model of any real judge); the default templates, the answer prefix
+``Answer:``, ``min_choice_mass`` 0.01, responses cut to 4,000 characters (the RcRL paper, App. D.2.4 truncates
+to 4,000 for its evaluation judge), the Swiss pairing rule and the BT regulariser α = 0.1 (measured in
+``benchmarks/judge_cost.py``).
 """
 
 from __future__ import annotations
@@ -303,9 +304,11 @@ class RuleJudgeConfig:
     temperature: float = 0.1
     """τ of logistic verdicts."""
     length_bias: float = 0.0
-    """λ_len: added to every criterion's perceived score per word of the response as written (a verbosity preference)."""
+    """λ_len: added to every criterion's perceived score per word of the response as written (a verbosity
+    preference)."""
     repetition_blind: bool = False
-    """The judge overlooks a word repeated later in the text (not one repeated immediately): the checks read the view."""
+    """The judge overlooks a word repeated later in the text (not one repeated immediately): the checks read the
+    view."""
     non_english_blind: bool = False
     """The judge overlooks a made-up word that looks like a word (has a vowel): the checks read the view."""
     unparseable_rate: float = 0.0

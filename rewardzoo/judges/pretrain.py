@@ -22,8 +22,8 @@ trained once, verified, and loaded offline (no download).
 
 Choices of ours (the RAL paper gives no such experiment): the corpus is every pair of the task's digit shape
 that no prompt of the task uses (1,600 equations for the 3×1-digit preset's 8,100 pairs, of which
-the task's train, held-out and validation prompts use 6,500), in a seeded order; the equations are written in the plain prompt format
-(``736*4=`` then ``2944``), the judge's input format.
+the task's train, held-out and validation prompts use 6,500), in a seeded order; the equations are written in the
+plain prompt format (``736*4=`` then ``2944``), the judge's input format.
 """
 
 from __future__ import annotations

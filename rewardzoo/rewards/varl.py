@@ -165,7 +165,8 @@ class VARL:
         if cfg.combine == "multiply":
             warn_unless_safe_under_gate(self.g)
         if cfg.features == "completion" and not demonstrations:
-            raise ValueError("features='completion' needs the task's demonstrations (build VARL with VARL.from_config(cfg, RewardContext(task=task)))")
+            raise ValueError("features='completion' needs the task's demonstrations (build VARL with "
+                             "VARL.from_config(cfg, RewardContext(task=task)))")
         self.verifier = verifier
         self.demonstrations = demonstrations or {}
         self.warmup_steps = cfg.warmup_steps

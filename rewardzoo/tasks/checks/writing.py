@@ -213,7 +213,8 @@ def lowercase_rest(text: str, meta: dict) -> float:
 
 
 def grammatical(text: str, meta: dict) -> float:
-    """1 when the tokens parse as NP [V [NP]] (P NP)* with NP = [article] adjective* noun (every token in the lexicon)."""
+    """1 when the tokens parse as NP [V [NP]] (P NP)* with NP = [article] adjective* noun (every token in the
+    lexicon)."""
     tags = "".join(_TAG.get(LEXICON.get(t, ""), "?") for t in _lower(text))
     return float(bool(_GRAMMAR.fullmatch(tags)))
 
