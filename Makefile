@@ -13,7 +13,7 @@ DOCS_STAMP := $(ENV_DIR)/.rewardzoo-docs-installed
 SITE ?= build/site
 SCREENSHOTS ?= build/docs-check
 
-.PHONY: leaderboard-twice install demo test test-slow test-vllm bench leaderboard clean docs docs-serve docs-check
+.PHONY: install demo test test-slow test-vllm bench leaderboard leaderboard-twice clean docs docs-serve docs-check lint format
 SEEDS ?= 5
 
 $(STAMP): pyproject.toml scripts/install_torch.sh
@@ -33,6 +33,14 @@ test: install  ## the default suite (fast tiers; slow learning runs excluded)
 
 test-slow: install  ## slow end-to-end learning runs and the two-process launch
 	$(PY) -m pytest -m slow
+
+lint: install  ## ruff (pyproject.toml [tool.ruff]): the lint rules, then the formatter's check; changes nothing
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: install  ## ruff: the lint rules' safe fixes (import order, pyupgrade), then the formatter
+	$(PY) -m ruff check --fix .
+	$(PY) -m ruff format .
 
 $(VLLM_STAMP): pyproject.toml scripts/setup_vllm_env.sh
 	scripts/setup_vllm_env.sh $(VLLM_VENV)

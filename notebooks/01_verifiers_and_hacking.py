@@ -14,9 +14,9 @@
 # # 1. Verifiers and reward hacking
 #
 # When a program can check an answer, RL needs no reward model: the verifier *is* the reward
-# (RLVR, seed 003).  The reward is then exact and cheap — but only as right as the program.  This
-# notebook scores seed 003's eight model outputs with rewardzoo's verifiers, writes the verifier
-# that 003's "try it yourself" asks for, runs hostile code in the sandbox, and finally trains a
+# (RLVR lesson).  The reward is then exact and cheap — but only as right as the program.  This
+# notebook scores the RLVR lesson's eight model outputs with rewardzoo's verifiers, writes the verifier
+# that the RLVR lesson's "try it yourself" asks for, runs hostile code in the sandbox, and finally trains a
 # tiny policy against the lazy verifier to watch it learn to cheat.
 #
 # Library pieces: `rewardzoo/tasks/checks/verifiers.py` (answer verifiers), `sandbox/` (running
@@ -62,11 +62,11 @@ from rewardzoo.tasks.checks.sandbox import run, unit_test_reward
 from rewardzoo.tasks.checks.verifiers import SEED_003_CANDIDATES, SEED_003_GOLD, VERIFIERS
 
 # %% [markdown]
-# ## Seed 003's table, computed by the library
+# ## The RLVR lesson's table, computed by the library
 #
 # One question with gold answer `1/2`, and eight things a model might write.  Each verifier is a
 # function `(pred, gold) -> 0.0 | 1.0` that never raises on any text.  The first four columns are
-# 003's own four verifiers; they reproduce 003's printed table cell for cell (checked in
+# The RLVR lesson's own four verifiers; they reproduce the RLVR lesson's printed table cell for cell (checked in
 # `tests/tasks/checks/test_verifiers.py`).  `math_verify` is the `math-verify` package, which
 # compares values symbolically.
 
@@ -92,7 +92,7 @@ for candidate in SEED_003_CANDIDATES:
 # %% [markdown]
 # ## Try it yourself: the options row
 #
-# 003's exercise: add `"The options are 1/2, 1/3 and 1/4."`, see which verifiers give it a point,
+# The RLVR lesson's exercise: add `"The options are 1/2, 1/3 and 1/4."`, see which verifiers give it a point,
 # then write a verifier that catches it without breaking the `<answer>` row.
 
 # %%
@@ -129,7 +129,7 @@ for candidate in [*SEED_003_CANDIDATES, *OPTIONS]:
 # refuses what untrusted code never needs (other processes, IPC, the keyring, network sockets) and
 # every capability is dropped.  Every result says which mode ran.
 #
-# First 003's code question, `add(a, b)` with three tests, plus two cheats: an object whose `==`
+# First the RLVR lesson's code question, `add(a, b)` with three tests, plus two cheats: an object whose `==`
 # always says True, and a hard-coded table of the test inputs.
 
 # %%
@@ -149,7 +149,7 @@ for name, code in SUBMISSIONS.items():
 # `off by a sign` earns partial credit (`add(0, 0)` is right either way) — graded rewards give a
 # better gradient than pass/fail.  The `__eq__` cheat scores 0: return values travel back as JSON
 # and are compared *outside* the sandbox.  The hard-coded table scores 1.00: no sandbox can tell a
-# program that special-cases its tests from one that works — only better tests can (003: check
+# program that special-cases its tests from one that works — only better tests can (the RLVR lesson: check
 # your tests against a deliberately wrong solution).
 #
 # Now hostile programs, two seconds each, in the mode this machine gives (`isolation="auto"`) and,
@@ -193,7 +193,7 @@ print(f"escaped.txt exists on the host: {os.path.exists(here)}")
 # ## Reward hacking, live
 #
 # Back to `contains`.  The `hackable_multiplication` task asks `a*b=` and accepts any list of
-# integers as an answer; its *training* verifier is 003's lazy `contains`, while the strict check
+# integers as an answer; its *training* verifier is the RLVR lesson's lazy `contains`, while the strict check
 # (exactly one integer, equal to the product) is used only to measure:
 #
 # - `train/proxy_pass` — share of sampled answers the lazy verifier passes (= the reward);

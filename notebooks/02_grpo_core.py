@@ -225,8 +225,8 @@ values, grads, peaks = {}, {}, {}
 for name, forward in paths.items():
     values[name] = [t.detach() for t in forward()]  # (log-probs [K], entropies [K])
     # forward and backward of Σ log p + Σ entropy, measured as one step
-    grads[name], peaks[name] = peak_tensor_bytes(lambda: torch.autograd.grad(sum(t.sum() for t in forward()),
-                                                                             (hidden, weight)))
+    grads[name], peaks[name] = peak_tensor_bytes(lambda forward=forward: torch.autograd.grad(
+        sum(t.sum() for t in forward()), (hidden, weight)))
     print(f"{name:<6} forward + backward: peak {peaks[name] / 2**20:6.1f} MiB of tensors")
 print(f"one [K x V] fp32 logits tensor: {K * V * 4 / 2**20:.0f} MiB; "
       f"ratio fused / naive {peaks['fused'] / peaks['naive']:.3f}")

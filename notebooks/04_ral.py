@@ -13,7 +13,7 @@
 # %% [markdown]
 # # 4. RAL: a judge as the only reward
 #
-# RAL (seed 002) needs prompts and *reference answers* — no verifier, no reward labels.  A judge
+# RAL paper needs prompts and *reference answers* — no verifier, no reward labels.  A judge
 # D_φ(x, a) learns to tell the reference answer of prompt x from the policy's own answers, and its
 # probability "this is a reference" is the policy's reward:
 #
@@ -226,6 +226,6 @@ print(f"wall time of this notebook: {time.perf_counter() - notebook_start:.1f} s
 # ## What to try next
 #
 # - `reward.ral.warmup_steps`: how long must the judge train before RL for the correlation to start high?
-# - `reward.ral.replay_fraction=0.25` with `reward.ral.polyak=true` — 002's final-experiment extras.
+# - `reward.ral.replay_fraction=0.25` with `reward.ral.polyak=true` — the RAL paper's final-experiment extras.
 # - `reward.ral.g=logit` (notebook 3): the same judge, a reward that descends KL(π ‖ p).
 # - The CPU-scale comparison, with every knob tried and its interval, is `benchmarks/ral_vs_rlvr.py` (`benchmarks/results/ral_vs_rlvr.md`).

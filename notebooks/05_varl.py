@@ -15,7 +15,7 @@
 #
 # Notebook 1 ended with a policy gaming the lazy `contains` verifier: lists of candidates, or one
 # long run of digits, pass a check that only asks whether the product occurs somewhere.  RAL
-# (notebook 4) drops the verifier and trusts a judge.  VARL (Damani et al. 2026, SPEC §4.3) keeps
+# (notebook 4) drops the verifier and trusts a judge.  VARL (Damani et al. 2026) keeps
 # both: the verifier decides *whether* an answer passes, and a discriminator that has learned what
 # demonstrations look like decides how much a passing answer is worth:
 #

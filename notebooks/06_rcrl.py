@@ -15,7 +15,7 @@
 #
 # Where nothing can verify an answer — a story, a health answer — a rubric lists what a good answer
 # does, and a judge checks each criterion.  Rubrics-as-rewards (RaR) asks the judge for an
-# absolute score of every rollout on every criterion.  Seed 004's RcRL changes two things: the
+# absolute score of every rollout on every criterion.  The RcRL paper's RcRL changes two things: the
 # judge only *compares* two rollouts of the same prompt (a generation–verification gap: comparing
 # is easier than scoring), and the criteria arrive one by one, a curriculum, with the newest
 # weighted most.  For a group of G rollouts at step t:
@@ -150,14 +150,14 @@ print(f"judge calls: {out.metrics['judge/calls']:.0f} = 13 criteria × G(G − 1
 # %% [markdown]
 # Each column sums to G/2 — a win for one row is a loss for another — so the group mean of the
 # reward is ½ whatever the completions are: the reward cannot drift upward as the policy improves,
-# only *differences within the group* are rewarded (004 App. A.2).  A tie (both rows meet the
+# only *differences within the group* are rewarded (the RcRL paper, App. A.2).  A tie (both rows meet the
 # criterion, or both fail it) is worth ½ to each.
 #
 # Now the judge RcRL trains against in this repository's CPU preset (`algorithms/rcrl_rubric_writing.yaml`):
 # it perceives each response once per criterion with noise (σ = 0.1), has a position bias and a
 # preference for longer outputs, and overlooks a word repeated *later* in the text and a made-up
 # word that *looks* like a word (it does notice `sleeps sleeps` and the consonant string `xqzt`) —
-# 004's reported judge failures, simulated.  Next to it, Absolute RaR's reward with the same judge
+# The RcRL paper's reported judge failures, simulated.  Next to it, Absolute RaR's reward with the same judge
 # (`scoring=absolute`: each completion's judged score, alone), and two held-out measures no reward
 # reads: the oracle's quality (ten criteria, four of them hidden from the judge: grammar and the
 # penalties for repetition, non-English words and padding) and the share of tokens the judge overlooks.
@@ -186,7 +186,7 @@ for i, text in enumerate(group):
 # %% [markdown]
 # ## The knob: miscalibrated absolute scores
 #
-# 004 argues (§5.4) that pairwise rewards help *where absolute scores are not calibrated*:
+# The RcRL paper argues (§5.4) that pairwise rewards help *where absolute scores are not calibrated*:
 # HealthBench's verifiable criteria admit calibrated absolute scores, creative writing's subjective
 # ones do not.  The rule judge makes that a knob.  Both modes see the same perception ẑ of a
 # response; a comparison reads only the difference of two perceptions, while an absolute score has
@@ -226,7 +226,7 @@ for m in (0, 1, 2, 3):
 # ## Round robin vs Swiss + Bradley–Terry
 #
 # A round robin asks the judge G(G − 1) ordered questions per criterion and group — quadratic in G.
-# 004 §6.1 suggests a Swiss tournament: ⌈log2 G⌉ rounds pairing rollouts of similar standing, each
+# The RcRL paper, §6.1 suggests a Swiss tournament: ⌈log2 G⌉ rounds pairing rollouts of similar standing, each
 # pair judged in both orders, then a Bradley–Terry fit of all outcomes, whose implied win rates
 # replace the round robin's.  Here both, with the preset's noisy, biased judge on groups of G
 # demonstrations of the toy task (mediocre sentences of varied quality), every criterion active:
@@ -281,7 +281,7 @@ plt.show()
 # %% [markdown]
 # ## Entropy of RaR vs RcRL
 #
-# 004 reports that RcRL keeps the policy's token entropy up where absolute-score RaR collapses it
+# The RcRL paper reports that RcRL keeps the policy's token entropy up where absolute-score RaR collapses it
 # (§5.3): a stationary absolute target lets the policy settle on one kind of high-scoring output,
 # while a pairwise reward always ranks the group against itself and the curriculum keeps moving the
 # target.  Here the two CPU recipes, `algorithms/rar_rubric_writing.yaml` (Absolute RaR) and
@@ -336,8 +336,8 @@ for name, rows in runs.items():
 # How to read it, with the numbers printed above:
 #
 # - **Entropy.**  Compare the two entropy ratios (last five steps over the first five;
-#   `rewardzoo.eval.entropy_ratio` is the same statistic over ten, as in 004 §5.3).  A ratio well
-#   below 1 is the collapse 004 attributes to absolute rewards; one near 1 is a policy still
+#   `rewardzoo.eval.entropy_ratio` is the same statistic over ten, as in the RcRL paper, §5.3).  A ratio well
+#   below 1 is the collapse the RcRL paper attributes to absolute rewards; one near 1 is a policy still
 #   exploring.  Both runs start from the same warm start, so their first values agree.
 # - **Quality and repetition.**  The oracle's `eval/quality` and `train/repetition` are measured
 #   outside the reward.  Where quality falls while repetition climbs, the policy is climbing the
@@ -357,7 +357,7 @@ print(f"wall time of this notebook: {time.perf_counter() - notebook_start:.1f} s
 # %% [markdown]
 # ## What to try next
 #
-# - The other three baselines of 004 Table 3 are recipes too: `pairwise_rar_rubric_writing.yaml`
+# - The other three baselines of the RcRL paper, Table 3 are recipes too: `pairwise_rar_rubric_writing.yaml`
 #   (pairwise, no curriculum), `absolute_rcrl_rubric_writing.yaml` (curriculum, absolute scores) and
 #   `dropout_absolute_rar_rubric_writing.yaml`.  Which of the two changes keeps the entropy up?
 # - `reward.rcrl.comparisons=swiss` in the RcRL run: fewer judge calls (`judge/calls` in the logs) —

@@ -1,4 +1,4 @@
-"""Divergences between discrete distributions (SPEC §4.4): pure torch functions, bottom layer.
+"""Divergences between discrete distributions (docs/rewards/transforms.md): pure torch functions, bottom layer.
 
 Every function takes two tensors ``p, q [..., A]`` holding distributions along the *last* axis
 (A = size of the support, e.g. the distinct answers y), broadcasts any leading shape, and returns

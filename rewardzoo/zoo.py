@@ -100,7 +100,7 @@ class RewardConfig:
     callable: CallableRewardConfig = field(default_factory=CallableRewardConfig)
     """Settings of the callable reward: TRL-style reward functions named by import path."""
     bonuses: BonusConfig = field(default_factory=BonusConfig)
-    """Exploration / usefulness bonuses (004 App. B) added to whichever reward is named; off by default."""
+    """Exploration / usefulness bonuses (the RcRL paper, App. B) added to whichever reward is named; off by default."""
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Reward hacking, measured: RLVR on hackable multiplication with seed 003's lazy "contains" verifier.
+"""Reward hacking, measured: RLVR on hackable multiplication with the RLVR lesson's lazy "contains" verifier.
 
 Trains ``algorithms/rlvr_hackable_multiplication.yaml`` through the library's trainer (the proxy is
 the training reward) and reads back, step by step, what the task's strict checker says about the

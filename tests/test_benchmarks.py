@@ -129,7 +129,7 @@ def test_flop_floor_counts_and_times_each_phase(tmp_path, fast_overrides):
     rows = {cells[1].strip(): [float(c.strip().rstrip("%")) for c in cells[2:-1]]
             for cells in (line.split("|") for line in lines if line.startswith("| ") and "GFLOP a call" not in line)}
     assert set(rows) == {"rollout", "policy step", "evaluation"}
-    for gflop, seconds, per_s, share, floor, ratio in rows.values():
+    for gflop, seconds, _per_s, _share, floor, ratio in rows.values():
         assert gflop > 0 and seconds > 0
         assert floor == pytest.approx(gflop / rate, rel=0.02, abs=2e-3)
         assert ratio == pytest.approx(seconds / max(floor, 1e-9), rel=0.05, abs=0.02) or floor < 5e-3

@@ -114,7 +114,7 @@ def bad_values(value, spec):
 def numeric_settings():
     """(dotted key, field name, default value, range) of every numeric field of every section."""
     for key, section in sections(TrainConfig()):
-        for name, numbers in numeric_fields(section).items():
+        for name in numeric_fields(section):
             yield f"{key}.{name}" if key else name, key, name, getattr(section, name), type(section).RANGES[name]
 
 

@@ -1,4 +1,4 @@
-"""Advantages from rewards: pure functions of ``rewards [N]`` and ``group_ids [N]`` (SPEC §2).
+"""Advantages from rewards: pure functions of ``rewards [N]`` and ``group_ids [N]``.
 
     grpo     A_i = (r_i − mean_g) / (std_g + eps)      DeepSeekMath (Shao et al. 2024), eq. 3
     dr_grpo  A_i =  r_i − mean_g                         Dr. GRPO (Liu et al. 2025): no std division
@@ -8,7 +8,7 @@
 
 ``pooled`` divides by the pooled *within-group* standard deviation, so two rewards that are affine
 functions of each other within every group with one common slope (e.g. a pairwise win rate and the
-absolute score it ranks, seed 004) get identical advantages, while a near-tied group is not blown
+absolute score it ranks, the RcRL paper) get identical advantages, while a near-tied group is not blown
 up to unit scale as ``grpo`` does; ``bnpo``'s batch std also counts the differences between
 prompts, which a group-centred reward (mean ½ in every group) does not have.
 

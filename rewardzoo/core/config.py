@@ -159,7 +159,7 @@ class GRPOConfig:
     """Linear learning-rate warm-up, in optimiser steps."""
     lr_schedule: str = "constant"
     """Learning rate after warm-up: constant, or cosine (decays to 0 over the run's steps × num_iterations
-    optimiser steps, as 004 Table 6 and transformers' cosine schedule)."""
+    optimiser steps, as the RcRL paper, Table 6 and transformers' cosine schedule)."""
     sort_by_length: bool = True
     """Sort rows by length before micro-batching (less padding)."""
     logprob_chunk_size: int = 0

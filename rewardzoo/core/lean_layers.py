@@ -24,8 +24,8 @@ which gives the final hidden states that predict a GRPO micro-batch's completion
 So a prompt is computed once for its G rows and no row computes another row's padding: at the
 benchmark's S1 setting 496 positions instead of 64 rows × 15, and each layer is a few dozen tensor
 operations without module calls, mask building or cache bookkeeping.  The result equals
-transformers' packed-row forward to float rounding, not bit for bit (log-probs within 1e-6, gradients within 1e-6 relative:
-``tests/core/test_lean_layers.py``, on the tiny Qwen3 and Llama and on Qwen2 and Mistral).
+transformers' packed-row forward to float rounding, not bit for bit (log-probs within 1e-6, gradients within 1e-6
+relative: ``tests/core/test_lean_layers.py``, on the tiny Qwen3 and Llama and on Qwen2 and Mistral).
 :func:`why_not_lean` gives the reason a model must take the transformers modules instead.
 """
 
@@ -98,7 +98,8 @@ def why_not_lean(model: torch.nn.Module, length: int) -> str | None:
 
 
 def rms_norm(x: torch.Tensor, norm: torch.nn.Module) -> torch.Tensor:  # [..., H] -> [..., H]
-    """transformers' Llama RMSNorm, ``weight · (x / rms(x))`` with the normalisation in float32, as one fused op in float32."""
+    """transformers' Llama RMSNorm, ``weight · (x / rms(x))`` with the normalisation in float32, as one fused op in
+    float32."""
     eps = norm.variance_epsilon
     if x.dtype == torch.float32:
         return F.rms_norm(x, x.shape[-1:], norm.weight, eps)

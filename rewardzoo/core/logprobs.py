@@ -26,17 +26,7 @@ rows of prompt + completion, every prompt position is computed G times, in the f
 backward.  :func:`pack_rows` also lays out each distinct prompt once (:class:`SharedPrompts`).  For a
 Llama-family policy (the default ``lean``) :func:`sequence_logprobs` hands that layout to the lean
 forward of :mod:`rewardzoo.core.lean_layers`, which computes the prompts once and each row's tokens
-on the model's own weights.  Through the transformers modules (``share_prompts``, any family whose
-cache can be copied to rows; when it computes fewer positions than the packed rows) it runs the
-decoder twice: once over the distinct prompts, keeping their KV cache, whose rows are then copied to
-the completions that continue them (an indexing, so the backward sums each prompt's gradient over
-its rows), and once over the completions with that cache.  Same positions, masks and attention as the packed rows, so the same
-log-probs and gradient (tested against the packed path to float rounding); at the S1 setting of
-benchmarks/grpo_vs_trl.py (prompts of 6 tokens, completions of ≤ 8) the forward and backward compute
-496 positions instead of 832.  A model whose KV cache cannot select rows (or that returns none, as
-under gradient checkpointing), or that keeps anything but full-attention keys and values (a
-recurrent or sliding-window layer, whose state would take in the prompts' right padding), falls back
-to the packed rows, with a warning, once.
+on the model's own weights; any other model runs its decoder over the packed rows.
 """
 
 from __future__ import annotations
@@ -184,14 +174,6 @@ class PackedBatch:
     shared: SharedPrompts | None = None
     """The distinct prompts once each, and the prompt of each row (see the module docstring)."""
 
-    def shares_positions(self) -> bool:
-        """Whether the distinct prompts once and then the completions take fewer positions than the
-        packed rows: U·P + n·(T − 1) < n·S."""
-        if self.shared is None:
-            return False
-        (n, S), (U, P), T = self.input_ids.shape, self.shared.input_ids.shape, self.targets.shape[1]
-        return U * P + n * (T - 1) < n * S
-
     def to(self, device: torch.device) -> "PackedBatch":
         """The same batch on ``device``."""
         return PackedBatch(*(None if v is None else v.to(device) for v in (getattr(self, f.name) for f in fields(self))))
@@ -266,49 +248,6 @@ def shared_prompts(prompt_ids: list[list[int]], pad_id: int) -> SharedPrompts:
     return SharedPrompts(input_ids, attention_mask, torch.tensor(rows))
 
 
-class PromptSharingUnsupported(RuntimeError):
-    """The model's cache is not full-attention keys and values that can be copied to rows (raised after
-    the prompts' forward, before any row's)."""
-
-
-def prompt_shared_hidden(lm: torch.nn.Module, batch: PackedBatch) -> torch.Tensor:  # [n, T, H]
-    """The final hidden states that predict each completion token of ``batch``, computed over its
-    distinct prompts once (``batch.shared``) and then over the completions with the prompts' KV cache:
-
-        embed        one lookup of the prompts' and the completions' tokens
-        prompts      decoder(prompts [U, P], right-padded) → hidden [U, P, H], KV cache
-        first token  predicted by the hidden state of its prompt's last token
-        rows         the cache copied to the n rows (rows[i] = prompt of row i), then
-                     decoder(completion tokens 0..T−2 [n, T − 1], positions len(prompt) + t,
-                     mask = prompt mask | completion mask) → hidden [n, T − 1, H]: token t + 1's
-    """
-    from rewardzoo.core.models import cache_keyword
-
-    shared, decoder, key = batch.shared, lm.get_decoder(), cache_keyword(lm)
-    n, T = batch.targets.shape
-    U, P = shared.input_ids.shape
-    # one embedding lookup for both passes: its backward builds one dense [V, H] gradient, not two to add
-    ids = torch.cat([shared.input_ids.flatten(), batch.targets[:, : T - 1].flatten()])  # [U·P + n·(T − 1)]
-    embeds = lm.get_input_embeddings()(ids)  # [U·P + n·(T − 1), H]
-    out = decoder(inputs_embeds=embeds[: U * P].view(U, P, -1), attention_mask=shared.attention_mask, use_cache=True)
-    last = shared.attention_mask.sum(1) - 1  # [U] each prompt's last position
-    first = out.last_hidden_state[shared.rows, last[shared.rows]]  # [n, H]
-    if T == 1:
-        return first.unsqueeze(1)  # [n, 1, H]
-    cache = getattr(out, key, None)
-    layers = [type(layer).__name__ for layer in getattr(cache, "layers", None) or [None]]
-    if not hasattr(cache, "batch_select_indices") or set(layers) != {"DynamicLayer"}:
-        raise PromptSharingUnsupported(f"{type(lm).__name__} returned a KV cache of type {type(cache).__name__} with "
-                                       f"layers {sorted(set(layers))}; only full-attention key/value layers "
-                                       f"(DynamicLayer) can be right-padded and copied to rows")
-    cache.batch_select_indices(shared.rows)
-    mask = torch.cat([shared.attention_mask[shared.rows], batch.mask[:, : T - 1].long()], 1)  # [n, P + T − 1]
-    positions = (last[shared.rows] + 1).unsqueeze(1) + torch.arange(T - 1, device=last.device)  # [n, T − 1]
-    rest = decoder(inputs_embeds=embeds[U * P :].view(n, T - 1, -1), attention_mask=mask, position_ids=positions,
-                   use_cache=True, **{key: cache}).last_hidden_state  # [n, T − 1, H]
-    return torch.cat([first.unsqueeze(1), rest], 1)  # [n, T, H]
-
-
 def sequence_logprobs(
     model: torch.nn.Module,
     batch: PackedBatch,
@@ -317,41 +256,38 @@ def sequence_logprobs(
     fused: bool = True,
     chunk_size: int | None = None,
     logit_scale: float = 1.0,
-    share_prompts: bool = False,
     lean: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:  # ([n, T], [n, T]) fp32, zero where mask is False
     """Completion-token log-probs and entropies of a causal LM (peft-wrapped or not).
 
-    The fused path runs the decoder body for the final hidden states — with ``lean``, where
-    :func:`~rewardzoo.core.lean_layers.why_not_lean` allows it (checked here, at every call: a Llama-family
-    model without hooks, adapters or checkpointing, float32 on the CPU), over the distinct prompts once and the
-    completions by :func:`~rewardzoo.core.lean_layers.shared_prompt_hidden` on the model's own
-    weights; with ``share_prompts``, the same through the transformers modules and their KV cache
-    (:func:`prompt_shared_hidden`) when it computes fewer positions; else over the packed rows — and feeds only the K real
+    The fused path computes the final hidden states that predict the completion tokens — with ``lean``,
+    where :func:`~rewardzoo.core.lean_layers.why_not_lean` allows it (checked here, at every call: a
+    Llama-family model without hooks, adapters or checkpointing, float32 on the CPU), over the distinct
+    prompts once and the completions by :func:`~rewardzoo.core.lean_layers.shared_prompt_hidden` on the
+    model's own weights; else by the model's decoder over the packed rows — and feeds only the K real
     completion positions to :func:`fused_token_logprobs` with the output layer's weight, scaled by
     ``logit_scale / temperature`` (logits = c·(W h + b), c from :func:`head_logit_scale`).
-    ``fused=False`` takes the model's own logits over the packed rows (for heads that are not a
-    scaled linear layer).  :class:`PolicyLogProbs` shares prompts when asked (off by default: under ATEN_CPU_CAPABILITY=default it moved a learned-judge statistic of tests/test_golden.py past its tolerance) and falls back when the
-    model cannot; here a model that cannot raises :class:`PromptSharingUnsupported`.
+    ``fused=False`` takes the model's own logits over the packed rows (for heads that are not a scaled
+    linear layer).
     """
     from rewardzoo.core.models import causal_lm
 
     lm = causal_lm(model)
     n, T = batch.targets.shape
     if fused:
-        if lean and batch.shared is not None and why_not_lean(lm, batch.input_ids.shape[1]) is None:  # own weights, no modules
+        if lean and batch.shared is not None and why_not_lean(lm, batch.input_ids.shape[1]) is None:  # own weights
             shared = batch.shared
             h = shared_prompt_hidden(lm, shared.input_ids, shared.attention_mask, shared.rows,
                                      batch.targets[:, : T - 1], batch.mask[:, : T - 1])  # [n, T, H]
-        elif share_prompts and batch.shares_positions():
-            h = prompt_shared_hidden(lm, batch)  # [n, T, H]
         else:
-            hidden = lm.get_decoder()(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state  # [n, S, H]
+            out = lm.get_decoder()(input_ids=batch.input_ids, attention_mask=batch.attention_mask)
+            hidden = out.last_hidden_state  # [n, S, H]
             h = hidden.gather(1, batch.positions.unsqueeze(-1).expand(n, T, hidden.shape[-1]))  # [n, T, H]
         head = lm.get_output_embeddings()
         divisor = temperature / logit_scale  # logits / T = W (h / divisor) + b / divisor
         bias = None if head.bias is None else head.bias / divisor  # [V]
-        logp_k, ent_k = fused_token_logprobs(h[batch.mask] / divisor, head.weight, batch.targets[batch.mask], bias, chunk_size)  # [K], [K]
+        targets = batch.targets[batch.mask]  # [K]
+        logp_k, ent_k = fused_token_logprobs(h[batch.mask] / divisor, head.weight, targets, bias, chunk_size)  # [K]
     else:
         logits = lm(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits  # [n, S, V]
         V = logits.shape[-1]
@@ -421,7 +357,7 @@ class PolicyLogProbs(torch.nn.Module):
     """
 
     def __init__(self, model: torch.nn.Module, *, temperature: float = 1.0, chunk_size: int | None = None,
-                 share_prompts: bool = False, lean: bool = True):
+                 lean: bool = True):
         from rewardzoo.core.models import causal_lm
 
         super().__init__()
@@ -429,12 +365,10 @@ class PolicyLogProbs(torch.nn.Module):
         self.temperature = temperature
         self.chunk_size = chunk_size
         self.lean = lean
-        """Run a Llama-family model's layers on its own weights (:func:`~rewardzoo.core.lean_layers.shared_prompt_hidden`),
-        checked at every forward (:func:`~rewardzoo.core.lean_layers.why_not_lean`: hooks a sharding
-        wrapper adds later, gradient checkpointing switched on, a move to another device or dtype)."""
-        self.share_prompts = share_prompts
-        """Compute a batch's distinct prompts once (:func:`prompt_shared_hidden`); turned off for good,
-        with a warning, the first time the model's cache cannot be copied to rows."""
+        """Run a Llama-family model's layers on its own weights
+        (:func:`~rewardzoo.core.lean_layers.shared_prompt_hidden`), checked at every forward
+        (:func:`~rewardzoo.core.lean_layers.why_not_lean`: hooks a sharding wrapper adds later, gradient
+        checkpointing switched on, a move to another device or dtype)."""
         scale, why = head_logit_scale(causal_lm(model).config)
         self.fused = scale is not None
         self.logit_scale = 1.0 if scale is None else scale
@@ -446,10 +380,4 @@ class PolicyLogProbs(torch.nn.Module):
         """([n, T], [n, T]) log-probs and entropies of ``batch``'s completion tokens."""
         kwargs = dict(temperature=self.temperature, fused=self.fused, chunk_size=self.chunk_size,
                       logit_scale=self.logit_scale, lean=self.lean)
-        try:
-            return sequence_logprobs(self.model, batch, share_prompts=self.share_prompts, **kwargs)
-        except PromptSharingUnsupported as err:
-            warnings.warn(f"prompts not shared by their rows for this model ({err}); packing every row whole",
-                          stacklevel=2)
-            self.share_prompts = False
-            return sequence_logprobs(self.model, batch, share_prompts=False, **kwargs)
+        return sequence_logprobs(self.model, batch, **kwargs)

@@ -150,7 +150,7 @@ def train_sft(cfg: CoreConfig, task: TaskProtocol, model: torch.nn.Module, token
             optimizer.zero_grad(set_to_none=True)
             micro = [rows[j : j + cfg.grpo.micro_batch_size] for j in range(0, len(rows), cfg.grpo.micro_batch_size)]
             loss_sum = 0.0
-            for j, mb in enumerate(micro):
+            for mb in micro:
                 batch = pack_rows(prompts, comp_ids, comp_mask, mb, tokenizer.pad_token_id).to(accelerator.device)
                 logp, _ = module(batch)  # [n, T]
                 loss = -(logp * batch.mask).sum() / total_tokens * world

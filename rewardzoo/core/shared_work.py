@@ -30,6 +30,7 @@ import torch
 
 from rewardzoo.core.checkpoint import flatten
 from rewardzoo.core.config import as_dict
+from rewardzoo.core.types import ConfiguredReward, WarmupFreeSettings
 
 FORMAT_VERSION = 1
 
@@ -121,10 +122,10 @@ def warmup_key(config: dict, reward, prompts: list, init_dir: str | Path | None)
     is never shared).  The run config without bookkeeping, evaluation and every ``grpo`` key but the
     rollout's, and the reward's own settings without the ones its class declares the warm-up never
     reads (``WARMUP_FREE``, names in its section), with the RL prompts and the starting weights."""
-    settings = getattr(reward, "cfg", None)
-    if settings is None:
+    if not isinstance(reward, ConfiguredReward) or reward.cfg is None:
         return None
-    free = tuple(getattr(reward, "WARMUP_FREE", ()))
+    settings = reward.cfg
+    free = tuple(reward.WARMUP_FREE) if isinstance(reward, WarmupFreeSettings) else ()
     section = config.get("reward", {}).get("name")
     drop = (*BOOKKEEPING, "eval.*", "grpo.*", *(f"reward.{section}.{k}" for k in free if section))
     own = _selected(as_dict(settings), free)

@@ -46,8 +46,9 @@ from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weight
 from rewardzoo.core.models import ReferencePolicy, causal_lm, load_policy, trainable_parameters
 from rewardzoo.core.sharded_checkpoint import load_sharded_checkpoint, save_sharded_checkpoint
 from rewardzoo.core.shared_work import SharedWork, step0_eval_key, warmup_key
-from rewardzoo.core.types import (Example, Generation, NonFiniteError, PolicyEvaluatingTask, Reward, RewardOutput,
-                                  Rollouts, TaskProtocol, TrainingInterrupted, check_reward, derive_seed, held_out)
+from rewardzoo.core.types import (Example, Generation, NonFiniteError, PolicyEvaluatingTask, PolicyReadingReward, Reward,
+                                  RewardOutput, Rollouts, ShardedReward, TaskProtocol, TrainingInterrupted, check_reward,
+                                  derive_seed, held_out)
 from rewardzoo.eval import batch_analysis
 
 
@@ -114,9 +115,8 @@ class Trainer:
             map_large_blocks()  # from here on every block of 1 MiB or more goes back to the OS when freed
         self.policy.to(self.acc.device)
         self.engine = make_engine(self.policy, self.tokenizer, cfg.sampling)
-        bind_policy = getattr(reward, "bind_policy", None)  # rewards that read the policy (RcRL's self-judge, bonuses)
-        if bind_policy is not None:
-            bind_policy(self.policy, self.tokenizer)  # once, before any step: the starting policy
+        if isinstance(reward, PolicyReadingReward):  # rewards that read the policy (RcRL's self-judge, bonuses)
+            reward.bind_policy(self.policy, self.tokenizer)  # once, before any step: the starting policy
         self.ref = ReferencePolicy(self.policy) if g.beta > 0 else None
         module = PolicyLogProbs(self.policy, temperature=cfg.sampling.temperature, chunk_size=g.logprob_chunk_size or None,
                                 lean=g.lean_forward)
@@ -128,12 +128,12 @@ class Trainer:
         self.init_dir = init_dir
         one_process = self.acc.num_processes == 1 and self.sharding is None
         self.shared = SharedWork(cfg.share_dir if one_process else None)
-        """Work the runs of one sweep repeat exactly (``share_dir``; one process only): step-0 evaluation, reward warm-up."""
+        """Work the runs of one sweep repeat exactly (``share_dir``; one process only): step-0 evaluation, reward
+        warm-up."""
         if self.sharding is not None:  # before the optimizer: it must hold the sharded parameters
             self.sharding.shard_policy(module, self.ref_module)
-            distribute = getattr(reward, "distribute", None)  # rewards with judges shard them the same way
-            if distribute is not None:
-                distribute(self.sharding)
+            if isinstance(reward, ShardedReward):  # rewards with judges shard them the same way
+                reward.distribute(self.sharding)
         self.trainable = trainable_parameters(self.policy)  # (name, parameter) pairs the optimiser updates
         params = [p for _, p in self.trainable]
         fused = all(p.device.type in FUSED_ADAMW_DEVICES for p in params)  # one kernel: no [V, H] temporaries
@@ -314,7 +314,7 @@ class Trainer:
     def score(self, rollouts: Rollouts) -> RewardOutput:
         """The reward's output, checked: one finite float per row (a reward that reads the policy scores
         with its full weights gathered under FSDP2)."""
-        with self.full_weights() if hasattr(self.reward, "bind_policy") else contextlib.nullcontext():
+        with self.full_weights() if isinstance(self.reward, PolicyReadingReward) else contextlib.nullcontext():
             out = self.reward.score(rollouts)
         name = type(self.reward).__name__
         if out.rewards.shape != (len(rollouts),):

@@ -19,7 +19,9 @@ which reward it runs.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import inspect
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, runtime_checkable
 
@@ -90,7 +92,7 @@ class RewardOutput:
 
 @runtime_checkable
 class Reward(Protocol):
-    """The one contract every reward implements, learned or not (SPEC §1).
+    """The one contract every reward implements, learned or not (docs/architecture.md).
 
     ``update`` is called by the trainer every step, right after ``score``, visibly in the loop;
     learned parts (judges, discriminators, curricula) learn there and nowhere else.  Static rewards
@@ -99,6 +101,11 @@ class Reward(Protocol):
     rollout → score → update rounds the trainer runs with the starting policy before RL (RAL's
     judge warm-up); 0 for rewards that learn nothing.  Subclass :class:`FixedReward` to get the
     learn-nothing defaults and write ``score`` only.
+
+    A reward may also implement optional hooks, each a protocol of its own that the trainer checks with
+    ``isinstance``: :class:`PolicyReadingReward` (``bind_policy``), :class:`ShardedReward` (``distribute``),
+    :class:`ConfiguredReward` (``cfg``) and :class:`WarmupFreeSettings` (``WARMUP_FREE``).
+    :func:`check_reward` refuses a reward that implements one wrongly when the trainer is built.
     """
 
     warmup_steps: int
@@ -120,16 +127,122 @@ class Reward(Protocol):
         ...
 
 
+@runtime_checkable
+class PolicyReadingReward(Protocol):
+    """Optional hook: a reward that reads the policy being trained (RcRL's self-judge, the bonuses).
+
+    Rewards are built before the trainer builds the policy; the :class:`~rewardzoo.core.trainer.Trainer`
+    calls ``bind_policy`` once, right after building the policy and before any step, and gathers the
+    policy's full weights around ``score`` under FSDP2.  A ``Trainer`` built by hand binds such a reward
+    itself.
+    """
+
+    def bind_policy(self, policy: torch.nn.Module, tokenizer) -> None:
+        """Keep ``policy`` (the live policy module) and its ``tokenizer`` for scoring."""
+        ...
+
+
+@runtime_checkable
+class ShardedReward(Protocol):
+    """Optional hook: a reward with models of its own (judges, discriminators) that shards them the way
+    the policy is sharded.  Called once under FSDP2 (``distributed.sharding``), before the optimiser is
+    built; never under DDP or on one process."""
+
+    def distribute(self, sharding) -> None:
+        """Shard the reward's own models with ``sharding`` (a :class:`~rewardzoo.core.distributed.Sharding`)."""
+        ...
+
+
+@runtime_checkable
+class ConfiguredReward(Protocol):
+    """Optional hook: a reward whose every setting is in one config dataclass, ``cfg``.
+
+    Only such a reward's warm-up may be shared between the runs of a sweep (``share_dir``): the warm-up is
+    keyed by ``cfg``, and a reward built by hand without it may hold parts no config describes.  ``cfg`` is a
+    dataclass instance; ``None`` means the same as having no ``cfg``.
+    """
+
+    cfg: object
+
+
+@runtime_checkable
+class WarmupFreeSettings(Protocol):
+    """Optional hook of a :class:`ConfiguredReward`: ``WARMUP_FREE`` names the fields of ``cfg`` the warm-up
+    never reads (e.g. RAL's ``g``: the judge learns from D, not from g(D)), so runs that differ only there
+    share one warm-up.  A tuple of field names of ``cfg``."""
+
+    WARMUP_FREE: tuple[str, ...]
+
+
 REWARD_MEMBERS = ("warmup_steps", "score", "update", "state_dict", "load_state_dict")
+REWARD_METHODS = {"score": ("batch",), "update": ("batch", "out"), "state_dict": (), "load_state_dict": ("state",)}
+"""The :class:`Reward` methods and the positional arguments the trainer passes them."""
+REWARD_HOOKS = {"bind_policy": (PolicyReadingReward, ("policy", "tokenizer")),
+                "distribute": (ShardedReward, ("sharding",))}
+"""The optional hook methods: the protocol that declares each and the positional arguments the trainer passes."""
+
+
+def _takes(fn, args: tuple[str, ...]) -> bool:
+    """Whether callable ``fn`` accepts ``len(args)`` positional arguments (True when its signature is unknown)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return True
+    try:
+        signature.bind(*args)
+    except TypeError:
+        return False
+    return True
+
+
+def _shape_errors(reward: object) -> list[str]:
+    """What is wrongly shaped in ``reward``'s :class:`Reward` members and optional hooks, one phrase each."""
+    errors = []
+    steps = reward.warmup_steps
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        errors.append(f"warmup_steps must be an int >= 0 (got {steps!r})")
+    for name, args in {**REWARD_METHODS, **{k: v[1] for k, v in REWARD_HOOKS.items()}}.items():
+        if not hasattr(reward, name):
+            continue
+        fn = getattr(reward, name)
+        hook = f" (the optional {REWARD_HOOKS[name][0].__name__} hook)" if name in REWARD_HOOKS else ""
+        if not callable(fn):
+            errors.append(f"{name}{hook} must be a method taking ({', '.join(args)}); it is a {type(fn).__name__}")
+        elif not _takes(fn, args):
+            errors.append(f"{name}{hook} must take ({', '.join(args)}); its signature is {inspect.signature(fn)}")
+    if isinstance(reward, ConfiguredReward) and reward.cfg is not None and not dataclasses.is_dataclass(reward.cfg):
+        errors.append(f"cfg (the optional ConfiguredReward hook) must be a config dataclass instance or None; it is a "
+                      f"{type(reward.cfg).__name__}")
+    if isinstance(reward, WarmupFreeSettings):
+        free = reward.WARMUP_FREE
+        if not isinstance(free, (tuple, list, frozenset)) or not all(isinstance(k, str) for k in free):
+            errors.append(f"WARMUP_FREE (the optional WarmupFreeSettings hook) must be a tuple of field names; got "
+                          f"{free!r}")
+        elif not isinstance(reward, ConfiguredReward) or not dataclasses.is_dataclass(reward.cfg):
+            errors.append("WARMUP_FREE (the optional WarmupFreeSettings hook) names fields of cfg, but the reward "
+                          "has no config dataclass cfg")
+        else:
+            unknown = sorted(set(free) - {f.name for f in dataclasses.fields(reward.cfg)})
+            if unknown:
+                errors.append(f"WARMUP_FREE names {unknown}, which are not fields of {type(reward.cfg).__name__}")
+    return errors
 
 
 def check_reward(reward: object) -> None:
-    """Raise TypeError naming what ``reward`` lacks of the :class:`Reward` protocol."""
-    missing = [name for name in REWARD_MEMBERS if not hasattr(reward, name)]
+    """Raise TypeError, before any work, naming what ``reward`` lacks of the :class:`Reward` protocol or what
+    it implements wrongly of it and of the optional hooks (:class:`PolicyReadingReward`, :class:`ShardedReward`,
+    :class:`ConfiguredReward`, :class:`WarmupFreeSettings`): a member that is not callable, a method that cannot
+    take the arguments the trainer passes, a ``cfg`` that is no dataclass, a ``WARMUP_FREE`` naming no field."""
+    name = type(reward).__name__
+    missing = [member for member in REWARD_MEMBERS if not hasattr(reward, member)]
     if missing:
-        raise TypeError(f"{type(reward).__name__} is not a rewardzoo Reward: it lacks {', '.join(missing)}; "
+        raise TypeError(f"{name} is not a rewardzoo Reward: it lacks {', '.join(missing)}; "
                         f"implement them (a reward that learns nothing can subclass rewardzoo.FixedReward and "
                         f"write score() only)")
+    errors = _shape_errors(reward)
+    if errors:
+        raise TypeError(f"{name} implements the rewardzoo Reward contract wrongly: {'; '.join(errors)} (the contract "
+                        f"and its optional hooks: rewardzoo.core.types, docs/getting_started.md 'Your own reward')")
 
 
 @runtime_checkable
@@ -137,8 +250,8 @@ class TaskProtocol(Protocol):
     """What the core needs of a task (:class:`rewardzoo.tasks.base.Task` implements it).
 
     ``train`` and ``eval`` are the example splits (``eval`` is the test split; a task may also hold
-    ``validation`` examples, disjoint from both, for tuning: :func:`held_out`); ``parse`` is the *format* parser (completion →
-    final answer or None, never raises, says nothing about correctness); ``row_metrics`` and
+    ``validation`` examples, disjoint from both, for tuning: :func:`held_out`); ``parse`` is the *format* parser
+    (completion → final answer or None, never raises, says nothing about correctness); ``row_metrics`` and
     ``evaluate`` use the task's exact checker and are called by the trainer for analysis and
     held-out evaluation only, never by a reward.  A task may also implement
     :class:`PolicyEvaluatingTask` (metrics from the policy's log-probabilities).

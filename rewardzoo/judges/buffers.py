@@ -9,7 +9,7 @@ One small design, two eviction rules chosen by a named switch:
 ``sample(n)`` draws min(n, len) distinct stored items uniformly.  Every random choice comes from the
 buffer's own ``torch.Generator`` (seeded at construction, saved in ``state_dict``), so a buffer is
 deterministic given its seed and independent of the global RNG, and a restored buffer continues
-exactly.  The capacities and the replay share are our own defaults (seed 002 gives none).
+exactly.  The capacities and the replay share are our own defaults (the RAL paper gives none).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ backbone starts on text it has seen.  Texts are tokenized with **right padding**
 ``max_length`` tokens, truncated **from the left** so the answer is always kept.
 
 How the logit z (D = σ(z)) is read from the model is the switch ``readout``
-(:mod:`rewardzoo.judges.readouts`): ``last_token`` — 002's judge, a transformers
+(:mod:`rewardzoo.judges.readouts`): ``last_token`` — the RAL paper's judge, a transformers
 ``AutoModelForSequenceClassification`` with one output logit, pooled at the last real token (the
 default) — ``answer_mean`` (the same head on the answer tokens' mean state), or ``lm_likelihood``
 (the answer's log-likelihood under the backbone's own LM head, z = a·ℓ + b with a learned
@@ -32,7 +32,7 @@ subsampling), one AdamW step per call, gradients accumulated over micro-batches.
 parameters (head, or a and b) may get their own learning rate (``head_lr``), and the backbone may
 be frozen (``freeze_backbone``: a probe of what it already knows).
 
-Departures / choices of ours (seed 002 gives no judge hyperparameters, and its judge is a sequence
+Departures / choices of ours (the RAL paper gives no judge hyperparameters, and its judge is a sequence
 classifier): the ``answer_mean`` and ``lm_likelihood`` readouts, the end token, ``head_lr`` and
 ``freeze_backbone`` are ours; the judge always runs in float32; with ``last_token`` and no end token
 the pooled token is found through the pad id, so a hub tokenizer whose pad token equals the last
@@ -66,7 +66,7 @@ Pair = tuple[str, str]  # (prompt, final answer)
 
 @dataclass
 class JudgeConfig:
-    """The judge model and its optimiser (defaults are our own choices; seed 002 gives none)."""
+    """The judge model and its optimiser (defaults are our own choices; the RAL paper gives none)."""
 
     RANGES: ClassVar[dict[str, str]] = {"max_length": "[2, inf)", "lr": "(0, inf)", "weight_decay": "[0, inf)",
                                         "adam_betas": "[0, 1)", "max_grad_norm": "[0, inf)",
@@ -95,7 +95,7 @@ class JudgeConfig:
     micro_batch_size: int = 256
     """Rows per judge forward (scoring) and forward/backward (training, gradients accumulated)."""
     readout: str = "last_token"
-    """How D is read from the model (judges/readouts.py): 'last_token' (002's sequence classifier: a one-logit
+    """How D is read from the model (judges/readouts.py): 'last_token' (the RAL paper's sequence classifier: a one-logit
     head on the last token), 'answer_mean' (that head on the mean of the answer tokens' states) or
     'lm_likelihood' (z = a·ℓ + b, ℓ the answer's log-likelihood under the backbone's own LM head; a, b learned)."""
     end_token: bool = False
@@ -285,7 +285,7 @@ class SequenceJudge:
         """[n] judge logits z(x, a) of one micro-batch of (prompt, answer) pairs (with grad), read as
         ``cfg.readout`` says."""
         cfg = self.cfg
-        if cfg.readout == "last_token" and not cfg.end_token:  # 002's classifier, pooled as transformers pools it
+        if cfg.readout == "last_token" and not cfg.end_token:  # the RAL paper's classifier, as transformers pools
             return self.model(**self._encode(pairs)).logits[:, 0].float()  # [n]
         batch = pack_answers(self.tokenizer, pairs, cfg.separator, cfg.max_length, cfg.end_token).to(self.device)
         if cfg.readout == "lm_likelihood":

@@ -1,9 +1,9 @@
-"""Pairwise judges and the schedules of comparisons behind RcRL's win rates (seed 004 §3.3, §6.1).
+"""Pairwise judges and the schedules of comparisons behind RcRL's win rates (the RcRL paper, §3.3, §6.1).
 
 A judge answers, for one rubric criterion c, "which of two responses to this prompt is better?"
 as J_c(a, b) = P(the first-shown response a is better), and, for absolute scoring, "how well does
 this response meet c?" as a score.  Position bias is removed by asking in both orders
-(004 App. D.2.4)::
+(the RcRL paper, App. D.2.4)::
 
     P_c(i ≻ j) = ½ · [J_c(i, j) + 1 − J_c(j, i)]          so that P_c(i ≻ j) + P_c(j ≻ i) = 1
     w_c(i)     = 1/(G − 1) · Σ_{j ≠ i} P_c(i ≻ j)          win rate in the group (mean over i: exactly ½)
@@ -32,7 +32,7 @@ Judges:
   ``non_english_blind``) — every criterion still varies under it; λ_len ≥ 0 prefers longer outputs.
   A **comparison** reads only the difference, once: Δ = ẑ(a) − ẑ(b) + β_pos and
   J = clip(½ + Δ/(2·span), 0, 1) (``verdict=linear``, span 2; or σ(Δ/τ), or hard 1/½/0).  An **absolute score**
-  has to report ẑ on a scale, and 004 §5.4/§6 says subjective criteria do not admit a calibrated
+  has to report ẑ on a scale, and the RcRL paper, §5.4/§6 says subjective criteria do not admit a calibrated
   one; the report is
 
       A_c(y) = ½ + a_c·(ẑ_c(y) − ½) + leniency + δ          δ ~ N(0, σ_δ²) once per call
@@ -54,9 +54,10 @@ Judges:
 An unparseable verdict counts as a tie (½) and is counted in :class:`Verdicts`.
 
 Choices of ours: the rule judge's perception model, its linear verdict and its miscalibration (the
-testbed of ``benchmarks/rcrl.py``, not a model of any real judge); the default templates, the answer prefix ``Answer:``, ``min_choice_mass`` 0.01,
-responses cut to 4,000 characters (004 App. D.2.4 truncates to 4,000 for its evaluation judge), the
-Swiss pairing rule and the BT regulariser α = 0.1 (measured in ``benchmarks/judge_cost.py``).
+testbed of ``benchmarks/rcrl.py``, not a model of any real judge); the default templates, the answer prefix
+``Answer:``, ``min_choice_mass`` 0.01, responses cut to 4,000 characters (the RcRL paper, App. D.2.4 truncates
+to 4,000 for its evaluation judge), the Swiss pairing rule and the BT regulariser α = 0.1 (measured in
+``benchmarks/judge_cost.py``).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ import contextlib
 import math
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Callable, ClassVar, ContextManager, Protocol
+from typing import Callable, ClassVar, Protocol
 
 import numpy as np
 import torch
@@ -260,9 +261,9 @@ VERDICTS = ("linear", "logistic", "hard")
 
 def miscalibration(m: float) -> dict[str, float | int]:
     """The settings of a rule judge's absolute reports at miscalibration level ``m`` ≥ 0 (the study's knob;
-    ours, 004 gives no numbers): m = 0 is a calibrated judge (HealthBench-like, 004 §5.4), each unit of m
-    adds a coarser scale (an L-point scale, L = ⌊1 + 10/m + ½⌋: 11 at m = 1, 6 at m = 2, 4 at m = 3),
-    leniency 0.1 (scores pile up at the top of the scale), a criterion-dependent scale spread 0.25 and a
+    ours, the RcRL paper gives no numbers): m = 0 is a calibrated judge (HealthBench-like, RcRL paper §5.4),
+    each unit of m adds a coarser scale (an L-point scale, L = ⌊1 + 10/m + ½⌋: 11 at m = 1, 6 at m = 2,
+    4 at m = 3), leniency 0.1 (scores pile up at the top of the scale), a criterion-dependent scale spread 0.25 and a
     per-call offset of standard deviation 0.05.
 
     >>> miscalibration(2)
@@ -303,9 +304,11 @@ class RuleJudgeConfig:
     temperature: float = 0.1
     """τ of logistic verdicts."""
     length_bias: float = 0.0
-    """λ_len: added to every criterion's perceived score per word of the response as written (a verbosity preference)."""
+    """λ_len: added to every criterion's perceived score per word of the response as written (a verbosity
+    preference)."""
     repetition_blind: bool = False
-    """The judge overlooks a word repeated later in the text (not one repeated immediately): the checks read the view."""
+    """The judge overlooks a word repeated later in the text (not one repeated immediately): the checks read the
+    view."""
     non_english_blind: bool = False
     """The judge overlooks a made-up word that looks like a word (has a vowel): the checks read the view."""
     unparseable_rate: float = 0.0
@@ -428,7 +431,7 @@ DEFAULT_ABSOLUTE_TEMPLATE = (
 
 @dataclass
 class LMJudgeConfig:
-    """A causal LM read as a judge (defaults are our own; 004 serves the base model through vLLM)."""
+    """A causal LM read as a judge (defaults are our own; the RcRL paper serves the base model through vLLM)."""
 
     RANGES: ClassVar[dict[str, str]] = {"batch_size": "[1, inf)", "max_response_chars": "[1, inf)",
                                         "max_length": "[8, inf)", "min_choice_mass": "[0, 1)"}
@@ -493,7 +496,7 @@ def answer_tokens(tokenizer, prefix: str, choices: list[str]) -> tuple[list[int]
 class LMJudge:
     """A causal LM read as a pairwise (or absolute) judge from its next-token logits."""
 
-    def __init__(self, model: Callable[[], ContextManager[torch.nn.Module]], tokenizer, cfg: LMJudgeConfig | None = None):
+    def __init__(self, model: Callable[[], contextlib.AbstractContextManager[torch.nn.Module]], tokenizer, cfg: LMJudgeConfig | None = None):
         """``model()`` yields the module to run (e.g. ``ReferencePolicy(policy).active``)."""
         self.cfg = cfg = cfg or LMJudgeConfig()
         check_section(cfg, "judge.lm")

@@ -1,6 +1,6 @@
 """Judge backbones that know multiplication from pretraining, not from correctness labels.
 
-Seed 002's judges are pretrained LLMs (Qwen3 0.6B–32B): what they know about multiplication comes
+The RAL paper's judges are pretrained LLMs (Qwen3 0.6B–32B): what they know about multiplication comes
 from pretraining, and §5 says larger judges learn better rewards and that "better initialization,
 specialized pretraining" may lower the capacity a judge needs.  The analogue at CPU scale is a tiny
 causal LM pretrained as a language model on **true equations of other operands** than any prompt of
@@ -20,10 +20,10 @@ prompt's own tokens, random operands, carry nothing to learn), the same cosine s
 same cache — a directory keyed by a hash of the model shape, the settings and the corpus itself,
 trained once, verified, and loaded offline (no download).
 
-Choices of ours (002 gives no such experiment): the corpus is every pair of the task's digit shape
+Choices of ours (the RAL paper gives no such experiment): the corpus is every pair of the task's digit shape
 that no prompt of the task uses (1,600 equations for the 3×1-digit preset's 8,100 pairs, of which
-the task's train, held-out and validation prompts use 6,500), in a seeded order; the equations are written in the plain prompt format
-(``736*4=`` then ``2944``), the judge's input format.
+the task's train, held-out and validation prompts use 6,500), in a seeded order; the equations are written in the
+plain prompt format (``736*4=`` then ``2944``), the judge's input format.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ CORPUS_NAME = "equations"
 
 @dataclass
 class JudgePretrainConfig:
-    """How a judge backbone is pretrained on the equation corpus (our own defaults: 002 has no such step)."""
+    """How a judge backbone is pretrained on the equation corpus (our own defaults: the RAL paper has no such step)."""
 
     RANGES: ClassVar[dict[str, str]] = {"steps": "[1, inf)", "batch_size": "[1, inf)", "lr": "(0, inf)",
                                         "warmup_steps": "[0, inf)", "n_equations": "[0, inf)", "seed": "[0, inf)"}

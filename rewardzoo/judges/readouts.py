@@ -1,6 +1,6 @@
 """How a judge's logit z (D = σ(z)) is read from its model: the switch ``JudgeConfig.readout``.
 
-    last_token     z = w·h_last                       002's judge, a binary sequence classifier: a
+    last_token     z = w·h_last                       the RAL paper's judge, a binary sequence classifier: a
                                                       one-logit head on the last real token's state
     answer_mean    z = w·(1/|y|) Σ_{t∈y} h_t          the same head on the mean of the answer tokens'
                                                       final hidden states
@@ -12,7 +12,7 @@ With ``end_token`` the answer is followed by the tokenizer's EOS: the last token
 state has attended to the whole answer), EOS is one of the pooled tokens, and ℓ includes
 log p(EOS | x, a) — that the answer ends where it does (``29440`` is not ``2944``).
 
-Why a switch (the audit of issue 23, on the recipe-sized tiny Qwen3 LM-pretrained on true
+Why a switch (the judge-capacity audit in docs/rewards/ral.md, on the recipe-sized tiny Qwen3 LM-pretrained on true
 ``a*b=c``): the backbone's own answer log-likelihood verifies at AUC 0.99, while a last-token head
 on the same backbone stays at 0.51–0.63 however it is fitted — at this scale the last token's state
 is busy predicting the end of the text, and whether earlier digits were surprising lives in the
@@ -28,7 +28,7 @@ kept.  ``lm_likelihood`` computes log-probs with the core's fused path
 exists for a large vocabulary, and heads that scale their logits are scaled; a Llama-family backbone
 runs the core's lean forward there (:mod:`rewardzoo.core.lean_layers`), as the policy does.
 
-Departures from seed 002 (whose judge is a sequence classifier, i.e. ``last_token``): ``answer_mean``
+Departures from the RAL paper (whose judge is a sequence classifier, i.e. ``last_token``): ``answer_mean``
 and ``lm_likelihood`` are ours; the calibration starts at a = 1, b = 0 (D = σ(ℓ)), our choice.
 """
 

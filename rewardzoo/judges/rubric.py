@@ -6,8 +6,8 @@ programmatic check (a name in :data:`rewardzoo.tasks.checks.writing.CHECKS`, or 
 template for an LM judge.  A :class:`Rubric` is an ordered tuple of criteria plus the number of
 steps per criterion of its paper setting.  Shipped rubrics (``rewardzoo/judges/data/``):
 
-    creative_writing   seed 004 Table 7, 13 criteria, one every 100 steps
-    healthbench        seed 004 Table 8, 13 criteria, one every 50 steps
+    creative_writing   the RcRL paper, Table 7, 13 criteria, one every 100 steps
+    healthbench        the RcRL paper, Table 8, 13 criteria, one every 50 steps
     rubric_writing     the toy task's 13 programmatic criteria (ours), one every 5 steps
 
 Any other rubric is a YAML file of the same form (``name``, ``steps_per_criterion``, ``criteria``:
@@ -26,11 +26,11 @@ Weights over the active set A (they sum to 1):
                  a lone active criterion gets 1
     uniform      1/|A| each
 
-Orderings (004 Table 3, Ordering 1–3): ``ordering = 0`` keeps the rubric's order; ``ordering = n ≥ 1``
+Orderings (the RcRL paper, Table 3, Ordering 1–3): ``ordering = 0`` keeps the rubric's order; ``ordering = n ≥ 1``
 is a random permutation drawn from n alone (the same on every run and seed).
 
 Choices of ours: under ``all`` and ``dropout`` no criterion is newer than another, so ``newest``
-weighting falls back to uniform there; the dropout probability p (0.5) is ours, 004 gives none.
+weighting falls back to uniform there; the dropout probability p (0.5) is ours, the RcRL paper gives none.
 """
 
 from __future__ import annotations

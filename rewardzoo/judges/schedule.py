@@ -1,6 +1,6 @@
 """When a co-trained judge learns (the update gate) and how a reward judge trails it (Polyak).
 
-**Update gate** (seed 002 §3): after warm-up, skip a judge update while the moving average of the
+**Update gate** (the RAL paper, §3): after warm-up, skip a judge update while the moving average of the
 judge's batch accuracy exceeds a threshold, but never more than ``max_skip_streak`` skips in a row::
 
     ā_t   = a_t                          (first call)
@@ -11,10 +11,10 @@ judge's batch accuracy exceeds a threshold, but never more than ``max_skip_strea
 The accuracy a_t of the current batch is folded in *before* the decision, so the gate reacts to
 the batch it is about to train on.  ``max_skip_streak = 0`` or ``threshold >= 1`` disables skipping.
 
-**Polyak averaging** (seed 002 §3, the reward judge): φ_r ← (1 − τ)·φ_r + τ·φ over every parameter
+**Polyak averaging** (the RAL paper, §3, the reward judge): φ_r ← (1 − τ)·φ_r + τ·φ over every parameter
 and floating buffer (integer buffers are copied); the gap ‖φ_r − φ‖₂ over parameters is logged.
 
-Seed 002 gives no numbers for the threshold, α, the streak cap or τ: the defaults live in
+The RAL paper gives no numbers for the threshold, α, the streak cap or τ: the defaults live in
 :class:`rewardzoo.rewards.ral.RALConfig` and are our own choices.
 """
 

@@ -1,4 +1,4 @@
-"""Exploration and usefulness bonuses (seed 004 App. B), added to any reward by a wrapper.
+"""Exploration and usefulness bonuses (the RcRL paper, App. B), added to any reward by a wrapper.
 
 For a group of G rollouts y_1..y_G of prompt x, with the current policy's last-layer hidden
 states:
@@ -13,7 +13,7 @@ states:
 
     r'_i  = r_i + λ_exp · z(e)_i + λ_use · z(u)_i        z = (b − mean_group b) / (std_group b + 10⁻⁶)
 
-B.3 ("Reward Normalization and Combination") is empty in the seed: the within-group z-score and
+B.3 ("Reward Normalization and Combination") is empty in the RcRL paper's text: the within-group z-score and
 the additive combination are **our choice**.  They keep each group's mean reward unchanged (so
 RcRL's pairwise mean stays ½) and make the weights scale-free.  Also ours: mean pooling of the last
 layer, the random projection (d = 4 by default, below G so the leverage is informative), the
@@ -36,13 +36,13 @@ import torch
 from rewardzoo.core.config import check_section
 from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows
 from rewardzoo.core.models import causal_lm
-from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
+from rewardzoo.core.types import PolicyReadingReward, RewardOutput, Rollouts, ShardedReward, derive_seed
 from rewardzoo.judges.pairwise import group_rows
 
 
 @dataclass
 class BonusConfig:
-    """Exploration / usefulness bonuses on top of the named reward (004 App. B); both off by default."""
+    """Exploration / usefulness bonuses on top of the named reward (the RcRL paper, App. B); both off by default."""
 
     RANGES: ClassVar[dict[str, str]] = {"exploration_weight": "[0, inf)", "usefulness_weight": "[0, inf)",
                                         "dim": "[1, inf)", "ridge": "(0, inf)", "micro_batch_size": "[1, inf)"}
@@ -116,15 +116,13 @@ class WithBonuses:
         gen = torch.Generator().manual_seed(derive_seed(self.seed, "bonus-projection") % 2**63)
         R = torch.randn(self.cfg.dim, H, generator=gen, dtype=torch.float64)  # [d, H]
         self.projection = R / self.cfg.dim ** 0.5  # [d, H]
-        inner = getattr(self.reward, "bind_policy", None)
-        if inner is not None:
-            inner(policy, tokenizer)
+        if isinstance(self.reward, PolicyReadingReward):
+            self.reward.bind_policy(policy, tokenizer)
 
     def distribute(self, sharding) -> None:
         """Let the wrapped reward shard its judges (FSDP2), when it has any."""
-        inner = getattr(self.reward, "distribute", None)
-        if inner is not None:
-            inner(sharding)
+        if isinstance(self.reward, ShardedReward):
+            self.reward.distribute(sharding)
 
     def score(self, batch: Rollouts) -> RewardOutput:
         """The wrapped reward's output with the weighted, z-scored bonuses added."""

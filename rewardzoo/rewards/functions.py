@@ -15,7 +15,8 @@ unless said otherwise):
     reference              list[str | None]   the row's reference answer (rewardzoo's Example.reference)
     parsed_answer          list[str | None]   the task parser's final answer; None = malformed
     group_id               list[int]          rows of one prompt share an id
-    <meta key>             list               each key of the rows' meta dicts (e.g. ``a``, ``b``); None where a row lacks it
+    <meta key>             list               each key of the rows' meta dicts (e.g. ``a``, ``b``); None where a row
+                                              lacks it
     step                   int                the trainer step (a scalar, not a column)
     log_metric             (name, value)      adds ``reward/<name>`` to the step's log (TRL's ``log_metric``)
 

@@ -1,4 +1,4 @@
-"""RAL, Reinforced Adversarial Learning (seed 002 §3): a co-trained judge's reference probability is
+"""RAL, Reinforced Adversarial Learning (the RAL paper, §3): a co-trained judge's reference probability is
 the *only* reward — no verifier, no reward labels, no reasoning demonstrations.
 
     D_φ(x, a)  = P_φ(a is a reference answer to x)        judge input: prompt + final answer only
@@ -23,10 +23,10 @@ RAL never sees the task: its constructor takes no task or verifier, and
 :mod:`rewardzoo.zoo` builds it from its config section alone.  It reads only ``prompts``,
 ``answers`` (from the task's *format parser*) and ``references`` of :class:`Rollouts`.
 
-Departures from seed 002 and choices of ours:
+Departures from the RAL paper and choices of ours:
 
 1. Every number (warm-up length, gate threshold, EMA rate, skip-streak cap, replay capacity and
-   share, τ, judge learning rate) is our own default; the seed gives none.
+   share, τ, judge learning rate) is our own default; the RAL paper gives none.
 2. The judge's input is ``prompt + separator + answer`` (see :mod:`rewardzoo.judges.classifier`);
    one reference per prompt of the batch is a positive; classes are balanced by loss weights.
 3. The gate's batch accuracy is the balanced accuracy (references vs. this batch's generated
@@ -38,8 +38,8 @@ Departures from seed 002 and choices of ours:
 6. The KL penalty to the initial policy is the GRPO core's ``grpo.beta``, not part of RAL.
 7. g is any of the four transforms of :mod:`rewardzoo.rewards.transforms` by name (``D`` — alias
    ``identity`` — ``neg_log_one_minus_D``, ``log_D``, ``logit``), evaluated from the judge's logit
-   (``g.from_logit(z)``), so no clamp is needed; 002 uses D.
-8. 002's judge is a binary sequence classifier (``judge.readout="last_token"``, the default); the
+   (``g.from_logit(z)``), so no clamp is needed; the RAL paper uses D.
+8. The RAL paper's judge is a binary sequence classifier (``judge.readout="last_token"``, the default); the
    ``answer_mean`` and ``lm_likelihood`` readouts (:mod:`rewardzoo.judges.readouts`) are ours.
    ``judge/auc`` (references vs this batch's answers, before the step) and, for ``lm_likelihood``,
    the calibration ``judge/calibration_scale`` / ``judge/calibration_bias`` are logged with the
@@ -61,9 +61,9 @@ import torch
 
 from rewardzoo.core.config import check_section
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
-from rewardzoo.eval import auc
 from rewardzoo.judges.buffers import EVICTIONS, ReplayBuffer, replay_count
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
+from rewardzoo.judges.diagnostics import classifier_diagnostics
 from rewardzoo.judges.schedule import UpdateGate, parameter_distance, polyak_update
 from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.transforms import G_TRANSFORMS, GTransform, get_transform
@@ -71,7 +71,7 @@ from rewardzoo.rewards.transforms import G_TRANSFORMS, GTransform, get_transform
 
 @dataclass
 class RALConfig:
-    """Settings of RAL.  Seed 002 gives no numeric hyperparameters: every default is our own."""
+    """Settings of RAL.  The RAL paper gives no numeric hyperparameters: every default is our own."""
 
     RANGES: ClassVar[dict[str, str]] = {"warmup_steps": "[0, inf)", "gate_threshold": "(-inf, inf)",
                                         "gate_ema_rate": "(0, 1]", "max_skip_streak": "[0, inf)",
@@ -208,15 +208,9 @@ class RAL:
         else:
             d_pos, d_neg, d_rep = self._probs(positives + negatives + replayed).split(
                 [len(positives), len(negatives), len(replayed)])  # [n_pos], [n_neg], [n_rep]
-        acc_ref = (d_pos > 0.5).float().mean().item()
-        acc_gen = (d_neg < 0.5).float().mean().item()
-        accuracy = 0.5 * (acc_ref + acc_gen)
-        metrics.update({
-            "judge/accuracy": accuracy, "judge/accuracy_reference": acc_ref, "judge/accuracy_generated": acc_gen,
-            "judge/auc": auc(d_pos, d_neg),
-            "judge/d_reference_mean": d_pos.mean().item(), "judge/d_generated_mean": d_neg.mean().item(),
-            "judge/empty_batch": 0.0,
-        })
+        diagnostics = classifier_diagnostics(d_pos, d_neg)  # accuracy, auc, brier, ece, mean D per class
+        accuracy = diagnostics["accuracy"]
+        metrics.update({**{f"judge/{k}": v for k, v in diagnostics.items()}, "judge/empty_batch": 0.0})
         if replayed:
             metrics["judge/accuracy_replay"] = (d_rep < 0.5).float().mean().item()
             metrics["judge/d_replay_mean"] = d_rep.mean().item()

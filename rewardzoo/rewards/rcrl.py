@@ -1,4 +1,4 @@
-"""RcRL, Rubric Curriculum RL (seed 004 §3.3, App. A.2, C): pairwise self-judged win rates over a
+"""RcRL, Rubric Curriculum RL (the RcRL paper, §3.3, App. A.2, C): pairwise self-judged win rates over a
 curriculum of rubric criteria.
 
 For a group of G rollouts of one prompt at step t, with active criteria A(t) and weights ω_c(t):
@@ -8,7 +8,7 @@ For a group of G rollouts of one prompt at step t, with active criteria A(t) and
     w_c(i)     = S_c(i)                                         the judge's absolute score (scoring=absolute)
     r_i        = Σ_{c ∈ A(t)} ω_c(t) · w_c(i)
 
-    curriculum   A(t) = the first min(C, ⌊t/K⌋ + 1) criteria (criterion k from step k·K; K = 100 in 004)
+    curriculum   A(t) = the first min(C, ⌊t/K⌋ + 1) criteria (criterion k from step k·K; K = 100 in the RcRL paper)
     all          A(t) = every criterion            dropout   a seeded random subset each step
     newest       ω = w_new (½) on the newest active criterion, (1 − w_new)/(|A| − 1) on each other one
     uniform      ω = 1/|A|                         (all / dropout: always uniform)
@@ -16,7 +16,7 @@ For a group of G rollouts of one prompt at step t, with active criteria A(t) and
 Because P(i ≻ j) + P(j ≻ i) = 1 and the ω sum to 1, the group mean of a pairwise reward is exactly
 ½ (App. A.2: "the mean reward cannot drift upward"); with hard verdicts it depends on the judge only
 through the order of its scores, so it is invariant to any strictly increasing rescaling of them.
-Both are property-tested.  The five methods of 004 Table 3 are switches:
+Both are property-tested.  The five methods of the RcRL paper, Table 3 are switches:
 
     RcRL                   scoring=pairwise  schedule=curriculum
     Absolute RcRL          scoring=absolute  schedule=curriculum
@@ -26,9 +26,9 @@ Both are property-tested.  The five methods of 004 Table 3 are switches:
 
 plus ``weighting=uniform`` (Table 3's "Weighting" ablation) and ``ordering=1..3`` (Orderings 1–3).
 Comparisons within a group run as a round robin (G(G − 1) ordered calls per criterion) or a Swiss
-tournament with a Bradley–Terry fit (004 §6.1, :mod:`rewardzoo.judges.pairwise`).
+tournament with a Bradley–Terry fit (the RcRL paper, §6.1, :mod:`rewardzoo.judges.pairwise`).
 
-Judges: ``judge.kind=lm`` with ``judge.lm.model=policy`` is 004's **self-judge**, the frozen starting
+Judges: ``judge.kind=lm`` with ``judge.lm.model=policy`` is the RcRL paper's **self-judge**, the frozen starting
 policy (with LoRA: the live policy with its adapters disabled, no second copy).  It needs the policy,
 which exists only once the trainer has built it, so RcRL has :meth:`bind_policy`, which
 :func:`rewardzoo.recipes.make_trainer` calls once before the first step (the core knows nothing of
@@ -36,14 +36,14 @@ it).  ``judge.lm.model=<name or path>`` loads another frozen judge; ``judge.kind
 judge of programmatic criteria (the CPU toy).  RcRL never sees the task: the zoo builds it from its
 config section alone.
 
-Departures from 004 and choices of ours:
+Departures from the RcRL paper and choices of ours:
 
-1. The judge reads the whole completion; 004's prompts are not given, so the templates are ours.
+1. The judge reads the whole completion; the RcRL paper's prompts are not given, so the templates are ours.
 2. Absolute scoring reads the judge's P(Yes) on "does the response meet the criterion?" (LM judge)
-   or the rule judge's score; 004's RaR judge writes scores.
+   or the rule judge's score; the RcRL paper's RaR judge writes scores.
 3. Under ``all``/``dropout`` the weights are uniform (nothing is newest); dropout drops each
    criterion with probability 0.5 per step (ours), keeping at least one.
-4. No KL term (004's "+ KL Term" row is ``grpo.beta``); bonuses are a wrapper
+4. No KL term (the RcRL paper's "+ KL Term" row is ``grpo.beta``); bonuses are a wrapper
    (:mod:`rewardzoo.rewards.bonuses`, ``reward.bonuses.*``).
 
 Example, the calibrated rule judge (linear verdicts) on the first criterion (required words) of the toy rubric —
@@ -88,7 +88,8 @@ class RcRLJudgeConfig:
     """Which judge RcRL asks."""
 
     kind: str = "lm"
-    """'lm' (a causal LM read from its A/B logits; 004's self-judge by default) or 'rule' (programmatic checks)."""
+    """'lm' (a causal LM read from its A/B logits; the RcRL paper's self-judge by default) or 'rule' (programmatic
+    checks)."""
     lm: LMJudgeConfig = field(default_factory=LMJudgeConfig)
     """Settings of the LM judge."""
     rule: RuleJudgeConfig = field(default_factory=RuleJudgeConfig)
@@ -105,7 +106,7 @@ class RcRLConfig:
                                         "bt_alpha": "[0, inf)"}
 
     rubric: str = "creative_writing"
-    """Shipped rubric (creative_writing = 004 Table 7, healthbench = Table 8, rubric_writing = the toy task's)
+    """Shipped rubric (creative_writing = RcRL paper Table 7, healthbench = Table 8, rubric_writing = the toy task's)
     or the path of a rubric YAML file."""
     scoring: str = "pairwise"
     """pairwise (within-group win rates) or absolute (the judge's score of each rollout alone)."""
@@ -118,9 +119,9 @@ class RcRLConfig:
     newest_weight: float = 0.5
     """w_new, the newest criterion's weight under newest weighting."""
     dropout_rate: float = 0.5
-    """Probability of dropping each criterion at a step (schedule=dropout; our choice, 004 gives none)."""
+    """Probability of dropping each criterion at a step (schedule=dropout; our choice, the RcRL paper gives none)."""
     ordering: int = 0
-    """Criterion order: 0 = the rubric's own, n >= 1 = random ordering n (004 Table 3 Ordering 1–3)."""
+    """Criterion order: 0 = the rubric's own, n >= 1 = random ordering n (the RcRL paper, Table 3 Ordering 1–3)."""
     comparisons: str = "round_robin"
     """round_robin (G(G−1) ordered judge calls per criterion and group) or swiss (Swiss rounds + Bradley–Terry)."""
     swiss_rounds: int = 0

@@ -1,7 +1,7 @@
-"""RLVR: a verifiable reward (seed 003; DeepSeek-R1's rule-based accuracy and format rewards).
+"""RLVR: a verifiable reward (the RLVR lesson; DeepSeek-R1's rule-based accuracy and format rewards).
 
 A program v replaces the learned reward model.  By default the reward is the verifier alone; the
-*reward stack* of 003 ("the reward stack people actually use") adds weighted auxiliary terms:
+*reward stack* of the RLVR lesson ("the reward stack people actually use") adds weighted auxiliary terms:
 
     r_i = w_acc · v_i  +  w_fmt · f_i  −  w_len · ℓ_i  −  w_lang · m_i               (each weight ≥ 0)
 
@@ -21,12 +21,12 @@ others 0, i.e. r = v.  Each active term is returned in ``RewardOutput.components
 ``format``, ``length``, ``language_mix``) and logged as ``reward/<component>_mean``.  Nothing is
 learned, so ``update`` returns ``{}``.
 
-003's rule: the accuracy term must dominate — a wrong answer must never outscore a right one,
+The RLVR lesson's rule: the accuracy term must dominate — a wrong answer must never outscore a right one,
 which holds when w_fmt + w_len + w_lang < w_acc.  Weights that break it are accepted with a
-warning (003's own example, 1.0 / 0.2 / 0.1 / 1.0, breaks it on purpose: language switching is
+warning (the RLVR lesson's own example, 1.0 / 0.2 / 0.1 / 1.0, breaks it on purpose: language switching is
 punished as hard as a wrong answer).
 
-Departures from 003: length is counted in characters (a reward sees text, not tokens) and the
+Departures from the RLVR lesson: length is counted in characters (a reward sees text, not tokens) and the
 format term is the task parser's verdict rather than a separate tag search (for ``tags`` tasks the
 two coincide; for ``plain`` tasks it is the only meaningful notion of format).  Scripts: a
 Japanese answer mixes CJK and kana, and Greek letters in Latin-script mathematics count as mixed —
@@ -132,11 +132,11 @@ def weighted_sum(components: dict[str, torch.Tensor], weights: dict[str, float])
 
 
 def warn_unless_accuracy_dominates(cfg: RLVRConfig) -> None:
-    """Warn when the auxiliary weights reach the accuracy weight (seed 003: accuracy must dominate)."""
+    """Warn when the auxiliary weights reach the accuracy weight (the RLVR lesson: accuracy must dominate)."""
     if cfg.format_weight + cfg.length_weight + cfg.language_mix_weight >= cfg.accuracy_weight:
         warnings.warn(f"reward.rlvr: format + length + language-mix weights ({cfg.format_weight} + {cfg.length_weight} "
                       f"+ {cfg.language_mix_weight}) reach the accuracy weight ({cfg.accuracy_weight}), so a wrong "
-                      f"answer can outscore a right one (seed 003: accuracy must dominate)", stacklevel=3)
+                      f"answer can outscore a right one (the RLVR lesson: accuracy must dominate)", stacklevel=3)
 
 
 def row_verifier(cfg: RLVRConfig, task) -> RowVerifier:

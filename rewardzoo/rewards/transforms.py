@@ -1,4 +1,5 @@
-"""The four g-transforms of a discriminator probability D, and the divergence each one descends (SPEC §4.4).
+"""The four g-transforms of a discriminator probability D, and the divergence each one descends
+(docs/rewards/transforms.md).
 
 A learned reward is r = g(D) (VARL gates it, r = v · g(D)).  With reference p, policy π, the optimal
 discriminator D* = p / (p + π) (so 1 − D* = π / (p + π), logit D* = log(p / π)) and m = (p + π) / 2:

@@ -1,5 +1,5 @@
 """VARL: a verifier gates a co-trained discriminator (Damani et al. 2026, "Right in the Right Way",
-arXiv 2607.01181; SPEC §4.3 is the contract, there is no seed file).
+arXiv 2607.01181; docs/rewards/varl.md is the contract, as the paper's text is not in this repository).
 
     v(x, y)   ∈ [0, 1]  the task's verifier on the parsed answer (1 = passes)
     φ(y)      features the discriminator sees: the parsed answer (default) or the whole completion
@@ -28,9 +28,9 @@ step's passing (x, φ) to both buffers, draw the negatives, one BCE step).  The 
 
 Whether D has learned anything is logged as a number: ``disc/auc_ref_vs_passing``, the AUC between
 the step's positives and its verifier-passing generations, both scored before D's step on them
-(held out from D's training so far; :func:`rewardzoo.eval.pairwise_auc`, ties count ½).  Where every passing
-output *is* its reference (an exact verifier with answer features) the AUC is ½ by construction:
-D has nothing to learn; on a gameable verifier, or with completion features that show a
+(held out from D's training so far; :func:`rewardzoo.judges.diagnostics.reference_auc`, ties count ½).
+Where every passing output *is* its reference (an exact verifier with answer features) the AUC is ½ by
+construction: D has nothing to learn; on a gameable verifier, or with completion features that show a
 scratchpad, passing outputs differ from demonstrations and the AUC says how far D tells them apart.
 
 Departures and choices of ours (we could not read the paper: nothing below is checked against it):
@@ -69,9 +69,9 @@ import torch
 
 from rewardzoo.core.config import check_section
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
-from rewardzoo.eval import pairwise_auc
 from rewardzoo.judges.buffers import ReplayBuffer
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
+from rewardzoo.judges.diagnostics import classifier_diagnostics, reference_auc
 from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.transforms import G_TRANSFORMS, GTransform, get_transform
 
@@ -165,7 +165,8 @@ class VARL:
         if cfg.combine == "multiply":
             warn_unless_safe_under_gate(self.g)
         if cfg.features == "completion" and not demonstrations:
-            raise ValueError("features='completion' needs the task's demonstrations (build VARL with VARL.from_config(cfg, RewardContext(task=task)))")
+            raise ValueError("features='completion' needs the task's demonstrations (build VARL with "
+                             "VARL.from_config(cfg, RewardContext(task=task)))")
         self.verifier = verifier
         self.demonstrations = demonstrations or {}
         self.warmup_steps = cfg.warmup_steps
@@ -267,17 +268,13 @@ class VARL:
         pairs = positives + negatives
         d_pos, d_neg = self.discriminator.prob_reference([p for p, _ in pairs], [a for _, a in pairs]).split(
             [len(positives), len(negatives)])  # [n_pos], [n_neg]
-        acc_ref, acc_gen = (d_pos > 0.5).float().mean().item(), (d_neg < 0.5).float().mean().item()
+        metrics.update({f"disc/{k}": v for k, v in classifier_diagnostics(d_pos, d_neg).items()})
         d_fresh = out.components["disc_prob"][[i for i in rows if phi[i] is not None]]  # [n_passing] D before this step
         if len(d_fresh):
-            scores = torch.cat([d_pos.detach().cpu(), d_fresh.detach().cpu()])  # [n_pos + n_passing]
-            labels = torch.cat([torch.ones(len(d_pos)), torch.zeros(len(d_fresh))])  # [n_pos + n_passing]
-            metrics["disc/auc_ref_vs_passing"] = pairwise_auc(scores, labels)
+            metrics["disc/auc_ref_vs_passing"] = reference_auc(d_pos, d_fresh)
         stats = self.discriminator.train_step(positives, negatives)
-        metrics.update({"disc/accuracy": 0.5 * (acc_ref + acc_gen), "disc/accuracy_reference": acc_ref,
-                        "disc/accuracy_generated": acc_gen, "disc/d_reference_mean": d_pos.mean().item(),
-                        "disc/d_generated_mean": d_neg.mean().item(), "disc/loss": stats["loss"],
-                        "disc/grad_norm": stats["grad_norm"], "disc/updated": 1.0, "disc/empty_batch": 0.0})
+        metrics.update({"disc/loss": stats["loss"], "disc/grad_norm": stats["grad_norm"], "disc/updated": 1.0,
+                        "disc/empty_batch": 0.0})
         return metrics
 
     def state_dict(self) -> dict:

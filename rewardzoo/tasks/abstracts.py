@@ -1,4 +1,4 @@
-"""Abstracts / free writing (SPEC §3; seed 002 §B.4–B.5, seed 004): open-ended writing from your corpus,
+"""Abstracts / free writing (RAL paper, §B.4–B.5; RcRL paper): open-ended writing from your corpus,
 for real models on a GPU (RcRL with an LM judge, RAL with a classifier judge).
 
 Your corpus is a JSONL file (or anything :func:`rewardzoo.tasks.user.load_rows` reads), one object
@@ -17,7 +17,7 @@ the base model, :mod:`rewardzoo.eval` win rate and Elo).  The task's own metrics
 ``unigram_f1`` with the reference (a weak lexical overlap; ``correct`` = F1 ≥ ``f1_threshold``,
 0 without a reference), ``words``, ``repetition`` (word-bigram repetition,
 :func:`rewardzoo.eval.ngram_repetition`), ``non_english_rate`` (tokens with non-ASCII letters,
-004 App. A.4) and, when ``min_words``/``max_words`` are set, ``in_window``.  Every default is ours.
+The RcRL paper, App. A.4) and, when ``min_words``/``max_words`` are set, ``in_window``.  Every default is ours.
 
 Untested here: training on a real corpus (the tests use a small synthetic one).
 """

@@ -15,8 +15,8 @@ from rewardzoo.tasks.checks.formats import extract_answer
 class Task:
     """Base class of all tasks (it satisfies the core's :class:`~rewardzoo.core.types.TaskProtocol`).
 
-    Subclasses set ``name``, ``train``, ``eval`` and implement :meth:`parse` and :meth:`verify`; :meth:`evaluate` reports ``accuracy`` and ``format_rate``, and
-    subclasses add per-row metrics through :meth:`row_metrics`.
+    Subclasses set ``name``, ``train``, ``eval`` and implement :meth:`parse` and :meth:`verify`; :meth:`evaluate`
+    reports ``accuracy`` and ``format_rate``, and subclasses add per-row metrics through :meth:`row_metrics`.
 
     ``eval`` is the test split (what results report); ``validation`` (optional, empty by default) holds
     held-out examples disjoint from ``train`` and ``eval``, which a tuning stage chooses settings by

@@ -1,4 +1,4 @@
-"""Countdown (RAL seed 002, §B.2 without the code part): reach a target with the given numbers.
+"""Countdown (RAL paper, §B.2 without the code part): reach a target with the given numbers.
 
 A prompt gives ``n_numbers`` integers and a target; the answer is an arithmetic expression that
 uses each given number exactly once (the exact multiset), combined with ``+ - * /`` and

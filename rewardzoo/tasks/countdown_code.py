@@ -1,4 +1,4 @@
-"""Countdown-Code (RAL seed 002, §B.2): a Countdown expression submitted together with its own test.
+"""Countdown-Code (RAL paper, §B.2): a Countdown expression submitted together with its own test.
 
 The prompt shows a Countdown problem and the provided ``test.py``.  A submission is a JSON object
 

@@ -1,9 +1,9 @@
-"""Hackable multiplication: the multiplication prompts trained against seed 003's lazy "contains" verifier.
+"""Hackable multiplication: the multiplication prompts trained against the RLVR lesson's lazy "contains" verifier.
 
 Prompts, references and the strict checker are those of :mod:`rewardzoo.tasks.multiplication`;
 only the training verifier changes.  :meth:`HackableMultiplication.verify` — the reward RLVR trains
 on — is the proxy ``contains(answer, reference)`` of :func:`rewardzoo.tasks.checks.verifiers.contains`:
-1 whenever the product's digits appear anywhere in the answer.  Seed 003: "Under a substring
+1 whenever the product's digits appear anywhere in the answer.  The RLVR lesson: "Under a substring
 verifier, spamming candidate answers is a winning strategy, and reinforcement learning will find
 it."  To make that strategy expressible, the parser accepts any nonempty list of integers separated
 by spaces or commas (normalised to single spaces), so ``56 54 63`` is a well-formed answer.
@@ -20,7 +20,7 @@ fraction of *training* demonstrations hedge with two candidates, the product and
 random order — a documented nudge that lets a tiny model discover listing within a short run; any
 non-zero setting is part of the experiment and must be reported with its results.
 
-Our own choices (the seed gives only the verifier): digits are ASCII ``0``–``9`` (as in
+Our own choices (the RLVR lesson gives only the verifier): digits are ASCII ``0``–``9`` (as in
 multiplication); an integer of more than ``MAX_ANSWER_DIGITS`` digits, or an answer longer than
 :data:`MAX_ANSWER_CHARS` characters, is malformed (it keeps every conversion and the parse bounded on
 hostile lengths); a near miss is the product plus a non-zero offset in [-9, 9], kept non-negative.
@@ -43,7 +43,7 @@ from rewardzoo.tasks.multiplication import MAX_ANSWER_DIGITS, Multiplication, Mu
 
 MAX_ANSWER_CHARS = 10_000
 """Longest candidate list read, in characters."""
-_CANDIDATES = re.compile(r"-?[0-9]{1,%d}(?:[ \t\n,]+-?[0-9]{1,%d})*" % (MAX_ANSWER_DIGITS, MAX_ANSWER_DIGITS))
+_CANDIDATES = re.compile(rf"-?[0-9]{{1,{MAX_ANSWER_DIGITS}}}(?:[ \t\n,]+-?[0-9]{{1,{MAX_ANSWER_DIGITS}}})*")
 _INTEGER = re.compile(r"-?[0-9]+")
 
 

@@ -1,4 +1,4 @@
-"""Reference distribution (SPEC §3, our own task): answers drawn from a *known* p_ref(y | x), so the
+"""Reference distribution (our own task): answers drawn from a *known* p_ref(y | x), so the
 policy's exact answer distribution and its true divergences to p_ref can be logged.
 
 Each prompt x (``colour3:``, ``animal0:``, …) has a small answer set A(x) of short lowercase words

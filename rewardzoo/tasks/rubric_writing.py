@@ -1,4 +1,4 @@
-"""Rubric writing (SPEC §3, a CPU toy for RcRL, seed 004): short open-ended sentences, a training
+"""Rubric writing (a CPU toy for RcRL, after the RcRL paper): short open-ended sentences, a training
 rubric of thirteen programmatic criteria, and a held-out oracle that is not that rubric.
 
 A prompt names required words and a length window in words, e.g. ``cat red 4-7:``; a completion
@@ -7,7 +7,7 @@ is one short sentence, e.g. ``The red cat sleeps.``.  There is no single right a
 - **Training rubric**: the thirteen checks of :data:`rewardzoo.tasks.checks.writing.CHECKS`, which
   RcRL's rule judge scores or compares through its blind view of the text (it overlooks a word
   repeated later and a made-up word that looks like a word) and with its biases — no reward here.
-- **Oracle** (the stand-in for 004's external judges, GPT-5.2 and others): a completion's held-out
+- **Oracle** (the stand-in for the RcRL paper's external judges, GPT-5.2 and others): a completion's held-out
   **quality** is the mean of the ten checks of :data:`~rewardzoo.tasks.checks.writing.ORACLE_CHECKS`
   on the text as written: six the rubric shares (required words, length window, capital start,
   period end, single sentence, has a verb) and four the training judge never sees — the sentence
@@ -25,7 +25,7 @@ one word below the window to one below its top; each required word is used with 
 slot of its part of speech, and capitals, endings, repeated words (next to the original or later)
 and non-lexicon tokens (a consonant string or a made-up word with vowels) are random, so the base
 model meets each criterion only part of the time and can stumble on the behaviours the blind judge
-lets pass (004 App. A.4: repetition, non-English tokens, length).
+lets pass (the RcRL paper, App. A.4: repetition, non-English tokens, length).
 
 Row metrics (``eval/<name>`` on the held-out split, ``train/<name>`` on training batches):
 ``correct`` (all ten oracle criteria met), ``quality``, ``oracle_<criterion>`` for each oracle

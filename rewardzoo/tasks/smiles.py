@@ -1,4 +1,4 @@
-"""SMILES → molecular formula (RAL seed 002, §B.3): name the formula of a molecule, implicit
+"""SMILES → molecular formula (RAL paper, §B.3): name the formula of a molecule, implicit
 hydrogens included.
 
 The prompt is a canonical SMILES string; the reference is RDKit's ``CalcMolFormula`` of the

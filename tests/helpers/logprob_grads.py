@@ -1,5 +1,5 @@
 """The log-probs, entropies and parameter gradients of one batch, for tests that compare two ways of
-computing them (prompt sharing, the lean forward) against the packed rows through the modules."""
+computing them (the lean forward) against the packed rows through the modules."""
 
 import torch
 

@@ -255,12 +255,12 @@ def writes_host(bait):
     plant = bait["plant"]
     got = []
     for target_dir in (d, os.path.dirname(visible), sys.prefix, os.path.dirname(os.__file__), bait["repo"], "/tmp"):
-        got.append(attempt(lambda: open(f"{target_dir}/{plant}", "w").write("x")))
+        got.append(attempt(lambda target_dir=target_dir: open(f"{target_dir}/{plant}", "w").write("x")))
         got.append(attempt(os.mkdir, f"{target_dir}/{plant}.d"))
         got.append(attempt(os.symlink, "/", f"{target_dir}/{plant}.ln"))
         got.append(attempt(os.mkfifo, f"{target_dir}/{plant}.fifo"))
     for path in (private, visible):
-        got.append(attempt(lambda: open(path, "a").write("x")))
+        got.append(attempt(lambda path=path: open(path, "a").write("x")))
         got.append(attempt(os.truncate, path, 0))
         got.append(attempt(os.link, path, f"hard-{os.path.basename(path)}"))
         got.append(attempt(os.rename, path, path + ".moved"))

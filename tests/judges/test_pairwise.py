@@ -48,11 +48,16 @@ def test_round_robin_by_hand():
     """Scores 3 > 2 > 1 with hard verdicts: row 0 wins both (1), row 1 one of two (½), row 2 none (0).
     A pure position bias J(i, j) = 0.9 for every ordered pair symmetrises to ½ everywhere."""
     assert round_robin_pairs(3).tolist() == [[0, 1], [0, 2], [1, 0], [1, 2], [2, 0], [2, 1]]
-    hard = lambda a, b: Verdicts(0.5 * (torch.sign(torch.tensor([3., 2, 1])[a] - torch.tensor([3., 2, 1])[b]) + 1),
-                                 torch.zeros(len(a), dtype=torch.bool))
+    def hard(a, b):
+        return Verdicts(0.5 * (torch.sign(torch.tensor([3., 2, 1])[a] - torch.tensor([3., 2, 1])[b]) + 1),
+                        torch.zeros(len(a), dtype=torch.bool))
+
     w, stats = Tournament("round_robin").win_rates(hard, [[0, 1, 2]])
     assert w.tolist() == [1.0, 0.5, 0.0] and stats.calls == 6 and stats.consistent == stats.pairs == 3
-    biased = lambda a, b: Verdicts(torch.full((len(a),), 0.9, dtype=torch.float64), torch.zeros(len(a), dtype=torch.bool))
+
+    def biased(a, b):
+        return Verdicts(torch.full((len(a),), 0.9, dtype=torch.float64), torch.zeros(len(a), dtype=torch.bool))
+
     assert Tournament().win_rates(biased, [[0, 1, 2], [3, 4, 5]])[0].tolist() == pytest.approx([0.5] * 6, abs=1e-15)
 
 
@@ -120,7 +125,7 @@ def test_no_criterion_is_constant_under_the_judges_view():
     english = Criterion("english_words", "d", check="english_words")
     fair = RuleJudge(RuleJudgeConfig(verdict="hard"))
     hard_blind = RuleJudge(RuleJudgeConfig(verdict="hard", repetition_blind=True, non_english_blind=True))
-    for judge, noticed in ((fair, True), (hard_blind, True)):  # noticed by both: 'cat cat', 'xqzt'
+    for judge in (fair, hard_blind):  # noticed by both: 'cat cat', 'xqzt'
         assert judge.compare(no_repeats, ["p"], [META], ["The cat cat sleeps."], ["The cat sleeps."]).prob.item() == 0.0
         assert judge.compare(english, ["p"], [META], ["The xqzt cat sleeps."], ["The cat sleeps."]).prob.item() == 0.0
     later, foreign = (["The cat sees the cat."], ["The cat sees."]), (["The bimo cat sleeps."], ["The cat sleeps."])

@@ -76,7 +76,8 @@ def test_failing_rows_get_exactly_zero_whatever_the_discriminator_says(z, passes
     reward = GATE_REWARD
     reward.g = G_TRANSFORMS[g]
     constant_logit(reward.discriminator, z)
-    reward.verifier = lambda answer, reference, meta, it=iter(passes): float(next(it))
+    verdicts = iter(passes)
+    reward.verifier = lambda answer, reference, meta: float(next(verdicts))
     out = reward.score(batch())
     v = torch.tensor(passes, dtype=torch.float32)
     fail = v == 0
@@ -276,8 +277,10 @@ def test_the_discriminator_sees_the_verifier_only_through_which_rows_become_nega
         reward = varl(verifier=verifier, negatives=10, warmup_steps=0)  # 5 + 5: each half holds every stored pair
         scored, trained = [], []
         real_score, real_train = reward.discriminator.logit_reference, reward.discriminator.train_step
-        reward.discriminator.logit_reference = lambda p, a: scored.append((list(p), list(a))) or real_score(p, a)
-        reward.discriminator.train_step = lambda pos, neg: trained.append((pos, neg)) or real_train(pos, neg)
+        reward.discriminator.logit_reference = (
+            lambda p, a, scored=scored, real_score=real_score: scored.append((list(p), list(a))) or real_score(p, a))
+        reward.discriminator.train_step = (
+            lambda pos, neg, trained=trained, real_train=real_train: trained.append((pos, neg)) or real_train(pos, neg))
         b = batch(answers=["36", "35", None, "84", "81", "48"])
         reward.update(b, reward.score(b))
         calls[name] = (scored[0], trained[0])

@@ -52,7 +52,8 @@ class TransformersStepper:
 
     def prefill(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, position: torch.Tensor,
                 rows: torch.Tensor) -> torch.Tensor:  # [U, P] ×3, [B] -> [B, V]
-        """The last prompt position's logits of every row (prompt ``rows[i]`` for row i), the cache copied to the rows."""
+        """The last prompt position's logits of every row (prompt ``rows[i]`` for row i), the cache copied to the
+        rows."""
         out = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position, use_cache=True,
                          logits_to_keep=1)
         self.cache = getattr(out, self.key, None)
@@ -63,7 +64,8 @@ class TransformersStepper:
         return out.logits[rows, -1].float()  # [B, V]
 
     def step(self, token: torch.Tensor, attention_mask: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
-        """Logits [A, V] of one new token per live row (``token`` [A], ``attention_mask`` [A, P + t + 1], ``position`` [A, 1])."""
+        """Logits [A, V] of one new token per live row (``token`` [A], ``attention_mask`` [A, P + t + 1],
+        ``position`` [A, 1])."""
         out = self.model(input_ids=token.unsqueeze(1), attention_mask=attention_mask, position_ids=position,
                          use_cache=True, **{self.key: self.cache})
         self.cache = getattr(out, self.key)

@@ -55,7 +55,8 @@ class HFEngine:
 
     def _generate_rows(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, rows: torch.Tensor,
                        prompt_ids: list[list[int]], greedy: bool) -> Generation:
-        """Completions of the call's rows ``rows`` [B] (prompt indices into ``input_ids`` [U, P], contiguous per prompt)."""
+        """Completions of the call's rows ``rows`` [B] (prompt indices into ``input_ids`` [U, P], contiguous per
+        prompt)."""
         prompts, repeats = torch.unique_consecutive(rows, return_counts=True)  # [U'], [U']
         device = next(self.model.parameters()).device
         keep = int(attention_mask[prompts].sum(1).max())  # left padding beyond this call's longest prompt is dropped

@@ -10,8 +10,8 @@ is exactly
     h = x + down_proj(silu(gate_proj(rms(x))) · up_proj(rms(x)))
 
 (Llama, Mistral, Qwen2, Qwen3: ``FAMILIES`` in ``rewardzoo.core.lean_layers``, which holds the family
-check and the operations this forward shares with the training one; the per-head q/k norms are Qwen3's) :class:`LlamaFamilyStepper`
-runs that math on the model's own weights, with
+check and the operations this forward shares with the training one; the per-head q/k norms are Qwen3's)
+:class:`LlamaFamilyStepper` runs that math on the model's own weights, with
 
 * the rotary cos/sin of every position of the call computed once (by the model's own rotary module),
   then looked up per step;
@@ -29,8 +29,8 @@ are computed once and then copied to its rows, and a prompt's keys and values ar
 query head, as transformers' sdpa path does under a mask.  Anything else — another family, a peft
 model, a rope type other than a static one, a sliding window the call reaches, another attention
 kernel than ``sdpa``, weights that are not plain ``nn.Linear``, a module with forward hooks (the lean
-forward calls no module) — gets :func:`~rewardzoo.core.lean_layers.why_not_llama_family`'s reason and the transformers forward
-(``TransformersStepper`` in ``rewardzoo.core.engines.decode``).
+forward calls no module) — gets :func:`~rewardzoo.core.lean_layers.why_not_llama_family`'s reason and the
+transformers forward (``TransformersStepper`` in ``rewardzoo.core.engines.decode``).
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ class LlamaFamilyStepper:
         return self._logits(h[:, -1])[rows]  # [B, V] each prompt's logits once, as transformers computes them
 
     def step(self, token: torch.Tensor, attention_mask: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
-        """Logits [A, V] of one new token per live row (``token`` [A], ``attention_mask`` [A, P + t + 1], ``position`` [A, 1])."""
+        """Logits [A, V] of one new token per live row (``token`` [A], ``attention_mask`` [A, P + t + 1],
+        ``position`` [A, 1])."""
         mask = attention_mask.bool()[:, None, None, :]  # [A, 1, 1, P + t + 1]
         return self._logits(self._forward(token.unsqueeze(1), position, mask)[:, -1])  # [A, V]
 

@@ -20,7 +20,7 @@ numerator and denominator has a few thousand digits at worst, which Fraction han
 microseconds.  Division by zero is not a syntax error: the expression parses and its ``value`` is
 None, so a caller can tell "not an expression" from "an expression without a value".
 
-Our own choices (Countdown, seed 002 §B.2, names no grammar): unary minus is not allowed (Countdown
+Our own choices (Countdown, the RAL paper, §B.2, names no grammar): unary minus is not allowed (Countdown
 combines the given numbers with binary operations), and literals may have leading zeros ("07" = 7).
 """
 

@@ -1,27 +1,27 @@
-"""Verifiers: small programs that score a predicted answer against the gold one (seed 003).
+"""Verifiers: small programs that score a predicted answer against the gold one (the RLVR lesson).
 
 Every verifier is ``(pred: str, gold: str) -> float``, returns 1.0 or 0.0, and never raises on any
 text (property-tested with Hypothesis, including "1/0", 5,000-digit numbers, "1e999999", NUL bytes).
-On 003's eight candidates (gold "1/2") the first four reproduce 003's printed table exactly
+On the RLVR lesson's eight candidates (gold "1/2") the first four reproduce the RLVR lesson's printed table exactly
 (``scripts/verifier_table.py``, ``tests/tasks/checks/test_verifiers.py``):
 
     exact        pred.strip() == gold                                rewards a formatting convention
     last_number  Fraction(last number-looking token) == Fraction(gold)   value-level: "0.5", "2/4" pass
     tagged       Fraction(text in <answer>…</answer>) == Fraction(gold)  a format check and a value check
     contains     gold is a substring of pred                         HACKABLE ON PURPOSE: listing every
-                                                                     plausible answer passes (003)
-    every_number every number-looking token has gold's value         003's "try it yourself": catches a
+                                                                     plausible answer passes (the RLVR lesson)
+    every_number every number-looking token has gold's value         the RLVR lesson's "try it yourself": catches a
                                                                      list of distinct candidates
     math_verify  the math-verify package: LaTeX, \\boxed{}, symbolic and numeric equality
 
-Departures from the seed:
+Departures from the RLVR lesson:
   1. ``tagged`` reads the *last* ``<answer>…</answer>`` pair (:func:`rewardzoo.tasks.checks.formats.extract_answer`,
-     the format every task parses) where 003 reads the first; identical on 003's rows.
-  2. Values are parsed by :func:`fractions.Fraction` as in 003, except that a number with an
+     the format every task parses) where the RLVR lesson reads the first; identical on the RLVR lesson's rows.
+  2. Values are parsed by :func:`fractions.Fraction` as in the RLVR lesson, except that a number with an
      exponent beyond ±1000 (e.g. "1e999999999") counts as no number: Fraction would build
      10**999999999 exactly and never return.  Numbers longer than Python's 4,300-digit int limit
      score 0 (Fraction refuses them).
-  3. ``contains`` is 003's ``contains_gold`` under a shorter name.
+  3. ``contains`` is the RLVR lesson's ``contains_gold`` under a shorter name.
   4. A digit is the ASCII ``0``–``9`` only (our choice, the same in every rewardzoo parser): Python's
      ``\\d`` and ``Fraction`` also read ``٤٢`` and ``４２`` as 42, but a verifier of model output should
      not reward digits of a script the task never asked for.  ``last_number`` finds only ASCII
@@ -30,7 +30,7 @@ Departures from the seed:
   5. Work is bounded on hostile lengths: ``last_number`` and ``tagged`` compare values only for
      texts of at most :data:`MAX_NUMBER_CHARS` characters, and ``every_number`` scores 0 on a
      ``pred`` longer than that.
-  6. ``every_number`` is ours: 003 asks the reader to write the verifier that catches "The options
+  6. ``every_number`` is ours: the RLVR lesson asks the reader to write the verifier that catches "The options
      are 1/2, 1/3 and 1/4." without breaking the ``<answer>`` row; this is our answer to it.
 
 ``math_verify`` uses math-verify's own time limits, which are SIGALRM-based and only work in the
@@ -59,7 +59,7 @@ from math_verify.errors import TimeoutException
 
 from rewardzoo.tasks.checks.formats import extract_answer
 
-_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:/[0-9]+)?")  # 003's number-looking token, ASCII digits
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:/[0-9]+)?")  # the RLVR lesson's number-looking token, ASCII digits
 _EXPONENT = re.compile(r"[eE]\s*([-+]?[0-9_]+)\s*$")
 MAX_NUMBER_CHARS = 10_000
 """Longest number text whose value is computed (longer ones are no number: bounded work)."""
@@ -112,7 +112,7 @@ def tagged(pred: str, gold: str) -> float:
 
 
 def contains(pred: str, gold: str) -> float:
-    """1.0 when ``gold`` appears anywhere in ``pred`` — the lazy verifier 003 warns about, kept for
+    """1.0 when ``gold`` appears anywhere in ``pred`` — the lazy verifier the RLVR lesson warns about, kept for
     reward-hacking studies: "1/2 1/3 1/4" passes for gold "1/2"."""
     return float(gold in pred)
 
@@ -231,7 +231,7 @@ def _serve_math_verify() -> None:
 _WORKER = _MathVerifyWorker()
 
 SEED_003_GOLD = "1/2"
-"""The gold answer of seed 003's worked example."""
+"""The gold answer of the RLVR lesson's worked example."""
 SEED_003_CANDIDATES = (
     "1/2",
     "The answer is 1/2.",
@@ -242,7 +242,7 @@ SEED_003_CANDIDATES = (
     "one half",
     "1/2 1/2 1/2 1/2 1/2 1/2 1/2 1/2",
 )
-"""Seed 003's eight model outputs, in 003's order (``scripts/verifier_table.py`` and notebook 01 score them)."""
+"""The RLVR lesson's eight model outputs, in its order (``scripts/verifier_table.py`` and notebook 01 score them)."""
 
 VERIFIERS = {
     "exact": exact,

@@ -10,7 +10,7 @@ window, in words).  Two sets of checks use them:
   an immediate repeat, "cat cat") and a made-up word that looks like a word (it notices a string
   without a vowel, "xqzt").  Every criterion still varies under that view.
 - :data:`ORACLE_CHECKS`, the ten criteria of the held-out **oracle** (the rubric-writing task's
-  quality, the stand-in for seed 004's external judges): six it shares with the rubric, read on the
+  quality, the stand-in for the RcRL paper's external judges): six it shares with the rubric, read on the
   text as written, and four the training judge never sees — ``grammatical`` and the penalties for
   exactly its blind spots, ``no_repeated_words``, ``all_english`` and ``concise`` (no padding with
   extra prepositional phrases).
@@ -213,7 +213,8 @@ def lowercase_rest(text: str, meta: dict) -> float:
 
 
 def grammatical(text: str, meta: dict) -> float:
-    """1 when the tokens parse as NP [V [NP]] (P NP)* with NP = [article] adjective* noun (every token in the lexicon)."""
+    """1 when the tokens parse as NP [V [NP]] (P NP)* with NP = [article] adjective* noun (every token in the
+    lexicon)."""
     tags = "".join(_TAG.get(LEXICON.get(t, ""), "?") for t in _lower(text))
     return float(bool(_GRAMMAR.fullmatch(tags)))
 

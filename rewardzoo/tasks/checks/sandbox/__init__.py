@@ -1,4 +1,4 @@
-"""Run untrusted model code in a separate, locked-down process (SPEC §4.1; seed 003, "Safety").
+"""Run untrusted model code in a separate, locked-down process (the RLVR lesson, "Safety").
 
     result = run("print(6 * 7)", timeout_s=5, memory_mb=512)
     result.stdout == "42\\n" and result.returncode == 0

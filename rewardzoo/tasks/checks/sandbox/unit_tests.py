@@ -1,11 +1,11 @@
 """Code rewards: the fraction of unit tests a candidate function passes, run in the sandbox.
 
-Deviation from the seed: 003's ``unit_test_reward`` ``exec``s the code in the trainer's own process
+Deviation from the RLVR lesson: its ``unit_test_reward`` ``exec``s the code in the trainer's own process
 ("only ever run this in a sandbox"); here it runs in :func:`~rewardzoo.tasks.checks.sandbox.run`,
 and return values are compared in the caller — the sandbox reports each call's return value as
 JSON, the expected values never enter it — so an object whose ``__eq__`` always says True cannot
 pass a test.  The candidate and the test harness share one interpreter, so a candidate can still
-special-case the test inputs (the hack 003 warns about); it cannot forge a pass without producing
+special-case the test inputs (the hack the RLVR lesson warns about); it cannot forge a pass without producing
 the expected value.
 """
 
@@ -34,7 +34,7 @@ def unit_test_reward(
     a JSON value (numbers, strings, booleans, None, lists/tuples, dicts with string keys).  A test
     passes when ``entry_point(*args)``, sent back as JSON, equals ``expected`` (tuples compare as
     lists, ``5 == 5.0`` as in Python).  Code that does not compile, lacks the entry point, or runs
-    out of time scores the tests finished so far; 003's example gives 1.00 / 0.33 / 0.00.
+    out of time scores the tests finished so far; the RLVR lesson's example gives 1.00 / 0.33 / 0.00.
 
     >>> unit_test_reward("def add(a, b):\\n    return a + b\\n", [((2, 3), 5), ((0, 0), 0)], entry_point="add")
     1.0
