@@ -1,7 +1,7 @@
 """The HTTP face of ``rewardzoo serve`` (FastAPI, served by uvicorn): three routes and the request limits.
 
     POST /score      {"prompts": [...], "completions": [...], "references": [...], "group_ids": [...],
-                      "meta": [{...}], "step": 3}                     (all but prompts/completions optional)
+                      "meta": [{...}], "step": 3, "request_id": "..."}  (all but prompts/completions optional)
                   →  {"rewards": [...], "components": {"name": [...]}, "answers": [...], "metrics": {...},
                       "learned": {...}, "batch": 7, "batch_rows": 64}
     POST /openrlhf   OpenRLHF's remote reward model: {"query": [...], "prompts": [...], "labels": [...]}
@@ -31,7 +31,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
-from rewardzoo.serve.batcher import Answer, Batcher, Busy
+from rewardzoo.serve.batcher import Batcher, Busy
 from rewardzoo.serve.service import RewardService
 
 EOS_STRINGS = ("</s>", "<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<eos>", "<|end_of_text|>", "<end_of_turn>")
@@ -48,6 +48,7 @@ class ScoreRequest(BaseModel):
     group_ids: list[int] | None = None
     meta: list[dict[str, Any]] | None = None
     step: int | None = None
+    request_id: str | None = None
 
 
 class OpenRLHFRequest(BaseModel):
@@ -126,6 +127,7 @@ def create_app(service: RewardService, eos: tuple[str, ...] = EOS_STRINGS) -> Fa
 
     app = FastAPI(title="rewardzoo serve", lifespan=lifespan)
     app.state.batcher = batcher
+    app.add_middleware(BodyLimit, max_bytes=service.serve.max_request_bytes)
 
     @app.exception_handler(ValueError)
     async def bad_rows(request: Request, err: ValueError):
@@ -148,11 +150,11 @@ def create_app(service: RewardService, eos: tuple[str, ...] = EOS_STRINGS) -> Fa
 
     @app.post("/score")
     async def score(body: ScoreRequest) -> dict:
+        done = service.answered.get(body.request_id) if body.request_id is not None else None
+        if done is not None:  # a retry of a request already answered (and learned from): answered again, not relearned
+            return {**done, "replayed": True}
         rows = service.rows(body.prompts, body.completions, body.references, body.group_ids, body.meta)
-        answer = await batcher.submit(rows, body.step)
-        return {**shares(answer), "answers": answer.processed.answers[answer.start : answer.stop],
-                "metrics": answer.processed.out.metrics, "learned": answer.processed.learned,
-                "batch": answer.processed.batch, "batch_rows": answer.batch_rows}
+        return await batcher.submit(rows, body.step, body.request_id)
 
     @app.post("/openrlhf")
     async def openrlhf(body: OpenRLHFRequest) -> dict:
@@ -162,14 +164,7 @@ def create_app(service: RewardService, eos: tuple[str, ...] = EOS_STRINGS) -> Fa
         completions = [completion_of(q, p, eos) for q, p in zip(body.query, body.prompts)]
         labels = None if body.labels is None else [None if x is None else str(x) for x in body.labels]
         rows = service.rows(body.prompts, completions, labels)
-        got = shares(await batcher.submit(rows))
+        got = await batcher.submit(rows)
         return {"rewards": got["rewards"], "scores": got["rewards"], "extra_logs": got["components"]}
 
     return app
-
-
-def shares(answer: Answer) -> dict:
-    """A request's rewards and components: its rows of the batch's."""
-    out, part = answer.processed.out, slice(answer.start, answer.stop)
-    return {"rewards": out.rewards[part].tolist(),
-            "components": {k: v[part].float().tolist() for k, v in out.components.items()}}

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from rewardzoo.core.types import Rollouts
-from rewardzoo.serve.service import Processed, RewardService
+from rewardzoo.serve.service import RewardService
 
 
 class Busy(Exception):
@@ -28,19 +28,10 @@ class Busy(Exception):
 
 
 @dataclass
-class Answer:
-    """One request's share of its batch: rows ``start:stop`` of what the batch gave."""
-
-    processed: Processed
-    start: int
-    stop: int
-    batch_rows: int
-
-
-@dataclass
 class _Pending:
     rows: Rollouts
     step: int | None
+    request_id: str | None
     future: asyncio.Future
     arrived: float
 
@@ -72,14 +63,15 @@ class Batcher:
                 pass
         await asyncio.get_running_loop().run_in_executor(None, self.executor.shutdown)
 
-    async def submit(self, rows: Rollouts, step: int | None = None) -> Answer:
-        """Queue one request's rows and wait for its share of the batch they join."""
+    async def submit(self, rows: Rollouts, step: int | None = None, request_id: str | None = None) -> dict:
+        """Queue one request's rows and wait for its share of the batch they join
+        (:meth:`~rewardzoo.serve.service.Processed.share`)."""
         n = len(rows)
         if self.rows_waiting + n > self.cfg.max_queue_rows:
             raise Busy(f"{self.rows_waiting} rows are waiting for the judge (at most {self.cfg.max_queue_rows}, "
                        f"--max-queue-rows); retry in a moment")
         loop = asyncio.get_running_loop()
-        pending = _Pending(rows, step, loop.create_future(), loop.time())
+        pending = _Pending(rows, step, request_id, loop.create_future(), loop.time())
         self.waiting.append(pending)
         self.rows_waiting += n
         self._wake.set()
@@ -111,17 +103,17 @@ class Batcher:
                 except asyncio.TimeoutError:
                     break
             taken = self._take()
-            parts = [p.rows for p in taken]
+            parts, requests = [p.rows for p in taken], [(p.request_id, len(p.rows)) for p in taken]
             try:
                 processed = await loop.run_in_executor(
-                    self.executor, lambda: self.service.process(self.service.merge(parts, taken[0].step)))
+                    self.executor, lambda: self.service.process(self.service.merge(parts, taken[0].step), requests))
             except Exception as err:  # the reward is back at its checkpoint; every request of the batch hears why
                 for p in taken:
                     if not p.future.done():
                         p.future.set_exception(err)
                 continue
-            start, total = 0, sum(len(r) for r in parts)
+            start = 0
             for p in taken:
                 if not p.future.done():
-                    p.future.set_result(Answer(processed, start, start + len(p.rows), total))
+                    p.future.set_result(processed.share(start, start + len(p.rows)))
                 start += len(p.rows)

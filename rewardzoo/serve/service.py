@@ -37,6 +37,7 @@ import dataclasses
 import json
 import os
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,6 +92,9 @@ class ServeConfig:
                               f"({self.max_request_rows}), or a largest request could never be queued")
 
 
+REMEMBERED = 256
+"""Request ids whose answers the service keeps (with its checkpoint) to answer a retry without learning twice."""
+
 GROUP_COMPARING = ("rcrl",)
 """Rewards whose score compares the rows of a group with each other: their groups must be whole."""
 
@@ -126,6 +130,14 @@ class Processed:
     answers: list[str | None]
     learned: dict[str, float] = field(default_factory=dict)
 
+    def share(self, start: int, stop: int) -> dict:
+        """Rows ``start:stop`` of the batch as one request's answer: rewards, components, answers, and the batch's
+        metrics, update statistics, number and size."""
+        return {"rewards": self.out.rewards[start:stop].tolist(),
+                "components": {k: v[start:stop].float().tolist() for k, v in self.out.components.items()},
+                "answers": self.answers[start:stop], "metrics": self.out.metrics, "learned": self.learned,
+                "batch": self.batch, "batch_rows": len(self.answers)}
+
 
 class RewardService:
     """One zoo reward serving batches (see the module docstring). Not thread-safe: one worker calls
@@ -155,6 +167,9 @@ class RewardService:
         self.service_id = new_run_id()
         self.lost: list[int] = []
         """Batches scored before a kill whose updates the newest checkpoint lacks (said at start)."""
+        self.answered: OrderedDict[str, dict] = OrderedDict()
+        """What the newest requests that carried a ``request_id`` were answered (the last :data:`REMEMBERED`),
+        saved with the reward: a retried request is answered from here, not learned from twice."""
         self._resume()
 
     # ------------------------------------------------------------------ rows in
@@ -235,9 +250,11 @@ class RewardService:
         out.rewards = out.rewards.float()
         return out
 
-    def process(self, batch: Rollouts) -> Processed:
-        """Warm up (first batch only), score, update, log and checkpoint one batch. When anything fails,
-        the reward is put back to its newest checkpoint and the error raised: nothing half-learned stays."""
+    def process(self, batch: Rollouts, requests: list[tuple[str | None, int]] = ()) -> Processed:
+        """Warm up (first batch only), score, update, log and checkpoint one batch. ``requests`` are the
+        (request id, rows) of the requests merged into it, in order: each id's answer is remembered with the
+        checkpoint. When anything fails, the reward is put back to its newest checkpoint and the error raised:
+        nothing half-learned stays."""
         t0 = time.perf_counter()
         try:
             warm: dict[str, float] = {}
@@ -254,9 +271,18 @@ class RewardService:
         self.batches += 1
         self._log({"batch": self.batches, "rows": len(batch), "step": batch.step, "reward/mean": out.rewards.mean().item(),
                    **namespaced(out.metrics), **warm, **learned, "time/batch_s": time.perf_counter() - t0})
+        processed = Processed(batch=self.batches, out=out, answers=batch.answers, learned={**warm, **learned})
+        start = 0
+        for request_id, n in requests:
+            if request_id is not None:
+                self.answered[request_id] = {k: v for k, v in processed.share(start, start + n).items()
+                                             if k not in ("metrics", "learned")}
+            start += n
+        while len(self.answered) > REMEMBERED:
+            self.answered.popitem(last=False)
         if self.batches % self.serve.checkpoint_every == 0:
             self.save()
-        return Processed(batch=self.batches, out=out, answers=batch.answers, learned={**warm, **learned})
+        return processed
 
     # ------------------------------------------------------------------ state on disk
     def save(self) -> Path:
@@ -264,7 +290,8 @@ class RewardService:
 
         def write(tmp: Path) -> None:
             torch.save(self.reward.state_dict(), tmp / "reward.pt")
-            (tmp / "service.json").write_text(json.dumps({"batches": self.batches, "warmed": self.warmed}))
+            (tmp / "service.json").write_text(json.dumps({"batches": self.batches, "warmed": self.warmed,
+                                                          "answered": list(self.answered.items())}))
 
         return write_atomically(self.out_dir, self.batches, write, accelerator=self.accelerator, keep=self.serve.keep,
                                 run_id=self.service_id)
@@ -280,6 +307,7 @@ class RewardService:
         self.reward.load_state_dict(torch.load(latest / "reward.pt", weights_only=False))
         state = json.loads((latest / "service.json").read_text())
         self.batches, self.warmed = state["batches"], state["warmed"] or self.warmed
+        self.answered = OrderedDict((k, v) for k, v in state["answered"])
         restore_rng(latest, self.accelerator)
         logged = [row["batch"] for row in self.log_rows() if "batch" in row]
         self.lost = sorted({b for b in logged if b > self.batches})
