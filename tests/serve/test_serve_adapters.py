@@ -91,9 +91,32 @@ def verl_batch(tokenizer):
     return data, [len(r) for r in r_ids]
 
 
+def test_verl_reward_loop_scores_rows_concurrently_and_the_service_batches_them(service):
+    """veRL's reward loop (its default path: the ``naive`` manager of verl.experimental.reward_loop) scores each
+    row by its own ``run_single``, concurrently, calling the function loaded by path in a thread each: the
+    service merges the concurrent rows into fewer batches for the judge, and each row gets its own reward."""
+    loop = pytest.importorskip("verl.experimental.reward_loop.reward_manager.naive", exc_type=ImportError)
+    from omegaconf import OmegaConf
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+
+    config = OmegaConf.create({"reward": {"custom_reward_function": {"path": remote.__file__, "name": "compute_score",
+                                                                     "reward_kwargs": {"url": service.url}}}})
+    _, tokenizer = load_policy(ModelConfig(name="tiny"))
+    manager = loop.NaiveRewardManager(config, tokenizer, get_custom_reward_fn(config))
+    data, _ = verl_batch(tokenizer)
+    before = service.health()["batches"]
+    results = manager.loop.run_until_complete(asyncio.gather(*(manager.run_single(data[i : i + 1])
+                                                               for i in range(len(data)))))
+    rewards = [r["reward_score"] for r in results]
+    assert rewards[3::4] == [0.0] * 4 and rewards[0] > 0
+    assert [r["reward_extra_info"]["judge_prob"] for r in results] == rewards
+    assert 1 <= service.health()["batches"] - before < 16
+
+
 @pytest.mark.parametrize("manager,name", [("naive", "compute_score"), ("batch", "compute_score_batch")])
 def test_verl_reward_managers_load_the_remote_function_by_path(service, manager, name):
-    """veRL loads ``custom_reward_function.path/name`` (get_custom_reward_fn) and its reward manager puts each
+    """veRL's legacy reward managers (verl.workers.reward_manager: ``naive``, one row per call, and ``batch``,
+    whole groups in one call) load ``custom_reward_function.path/name`` (get_custom_reward_fn) and put each
     row's served reward on the row's last response token; the components land in reward_extra_info."""
     pytest.importorskip("verl", exc_type=ImportError)
     from omegaconf import OmegaConf
