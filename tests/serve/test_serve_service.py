@@ -12,7 +12,7 @@ import torch
 from rewardzoo.core.checkpoint import checkpoints
 from rewardzoo.core.types import Rollouts
 from rewardzoo.integrations.remote import post_score
-from rewardzoo.serve.service import serve_config_for
+from rewardzoo.serve.service import RewardService, serve_config_for
 from rewardzoo.zoo import RewardContext, build_reward, build_task
 from tests.helpers.serving import OVERRIDES, RECIPE, Served, post, serving
 
@@ -88,6 +88,7 @@ def test_served_ral_equals_in_process_rewards_and_judge_weights(tmp_path):
     assert_same_state(served_state(tmp_path / "svc"), reward.state_dict())
 
 
+@pytest.mark.slow
 def test_a_sigkilled_service_resumes_its_judge_exactly(tmp_path):
     """Two batches, SIGKILL, a restart on the same directory, a third batch: the judge equals the in-process
     one after three batches, and no batch's update was lost."""
@@ -109,7 +110,7 @@ def test_a_sigkilled_service_resumes_its_judge_exactly(tmp_path):
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
-    with serving(tmp_path_factory.mktemp("serve") / "svc", flags=["--max-request-rows", "64",
+    with serving(tmp_path_factory.mktemp("serve") / "svc", flags=["--max-request-rows", "64", "--group-size", "4",
                                                                   "--max-request-bytes", "20000"]) as served:
         yield served
 
@@ -128,6 +129,7 @@ def test_bad_requests_are_refused_with_a_status_and_never_reach_the_judge(servic
         ({"prompts": ["p"] * 65, "completions": ["c"] * 65}, 413, "--max-request-rows"),
         ({"prompts": ["p" * 30000], "completions": ["c"]}, 413, "--max-request-bytes"),
         ({"query": ["12*3=36"], "prompts": ["7*7="]}, 422, "does not start with its prompt"),
+        ({"prompts": prompts[:6], "completions": completions[:6]}, 422, "split across requests"),
     ]
     for body, status, says in cases:
         path = "/openrlhf" if isinstance(body, dict) and "query" in body else "/score"
@@ -157,3 +159,16 @@ def test_a_retried_request_is_answered_again_not_learned_twice(service):
     code2, again = post(service.url, body)
     assert code == code2 == 200 and again["replayed"] and again["rewards"] == first["rewards"]
     assert service.health()["batches"] == batches
+
+
+def test_a_group_comparing_reward_takes_whole_groups_of_the_recipe_s_size(tmp_path):
+    """RcRL compares the rows of a group: its service takes the recipe's grpo.group_size as every group's size,
+    refuses a group split across requests, and scores whole groups (in-process, the service's own code)."""
+    cfg = serve_config_for("rcrl_rubric_writing", ["sft.enabled=false"])
+    service = RewardService(cfg, tmp_path / "svc")
+    assert service.serve.group_size == cfg.grpo.group_size == 8
+    e = service.task.train[0]
+    with pytest.raises(ValueError, match="split across requests"):
+        service.rows([e.prompt] * 4, [e.demonstration] * 4)
+    done = service.process(service.merge([service.rows([e.prompt] * 8, [e.demonstration] * 4 + ["no"] * 4)]))
+    assert done.batch == 1 and done.out.rewards[:4].mean() > done.out.rewards[4:].mean()
