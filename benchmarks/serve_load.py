@@ -33,13 +33,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rewardzoo.integrations.remote import post_score  # noqa: E402
-from tests.helpers.serving import Served  # noqa: E402
-from tests.serve.test_serve_service import G, TASK, assert_same_state, in_process, served_state  # noqa: E402
+from rewardzoo.integrations.remote import post_score
+from tests.helpers.serving import Served
+from tests.serve.test_serve_service import (
+    TASK,
+    G,
+    assert_same_state,
+    in_process,
+    served_state,
+)
 
 
 def rows_of(i: int, n_rows: int) -> dict:
-    """Request ``i``: ``n_rows // 4`` task prompts × 4 completions (demonstration, wrong answer, bare answer, garbage)."""
+    """Request ``i``: ``n_rows // 4`` task prompts × 4 completions (demonstration, wrong answer, bare answer,
+    garbage)."""
     prompts, completions = [], []
     n = n_rows // G
     for k in range(n):
@@ -141,22 +148,25 @@ def main() -> int:
         served = Served(Path(tmp) / "load").start()
         try:
             post_score(rows_of(0, args.rows), served.url)  # the warm-up batch, outside the measurement
-            levels = [load_level(served, int(c), args.requests, args.rows, args.level_s) for c in args.clients.split(",")]
+            levels = [load_level(served, int(c), args.requests, args.rows, args.level_s)
+                      for c in args.clients.split(",")]
         finally:
             served.stop()
         kill = kill_run(Path(tmp) / "kill", args.kill_batches) if args.kill_batches else None
     lines = [f"# command: {command}", "",
-             f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, shared with other jobs while measured: the "
-             f"absolute numbers are upper bounds on the latency and lower bounds on the throughput an idle machine "
-             f"gives. Loopback only (127.0.0.1). Reward: RAL (ral_multiplication at test sizes, a tiny judge from "
-             f"scratch), learning on every batch, a checkpoint written before each batch is answered; defaults "
-             f"--max-batch-rows 512 --max-wait-ms 10.", "",
+             (f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, shared with other jobs while measured: the "
+              f"absolute numbers are upper bounds on the latency and lower bounds on the throughput an idle machine "
+              f"gives. Loopback only (127.0.0.1). Reward: RAL (ral_multiplication at test sizes, a tiny judge from "
+              f"scratch), learning on every batch, a checkpoint written before each batch is answered; defaults "
+              f"--max-batch-rows 512 --max-wait-ms 10."), "",
              f"## Load: {args.requests} requests of {args.rows} rows per level", "",
-             "| clients | requests | wall s | requests/s | rows/s | judge batches | rows/batch | p50 ms | p95 ms | p99 ms |",
+             ("| clients | requests | wall s | requests/s | rows/s | judge batches | rows/batch | p50 ms | p95 ms "
+              "| p99 ms |"),
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in levels:
-        lines.append(f"| {r['clients']} | {r['requests']} | {r['wall_s']:.1f} | {r['req_per_s']:.1f} | {r['rows_per_s']:.0f} | "
-                     f"{r['batches']} | {r['rows_per_batch']:.1f} | {r['p50_ms']:.0f} | {r['p95_ms']:.0f} | {r['p99_ms']:.0f} |")
+        lines.append(f"| {r['clients']} | {r['requests']} | {r['wall_s']:.1f} | {r['req_per_s']:.1f} | "
+                     f"{r['rows_per_s']:.0f} | {r['batches']} | {r['rows_per_batch']:.1f} | {r['p50_ms']:.0f} | "
+                     f"{r['p95_ms']:.0f} | {r['p99_ms']:.0f} |")
     if kill:
         lines += ["", f"## SIGKILL mid-run and restart ({kill['batches_sent']} batches of 16 rows, one client)", ""]
         lines += [f"- {k}: {v}" for k, v in kill.items()]

@@ -76,7 +76,11 @@ class RemoteReward:
 
     def body(self, prompts: list, completions: list, columns: dict) -> dict:
         """The ``/score`` request of one TRL call."""
-        from rewardzoo.integrations.trl import completion_text, group_ids_of, prompt_text
+        from rewardzoo.integrations.trl import (
+            completion_text,
+            group_ids_of,
+            prompt_text,
+        )
 
         texts = [prompt_text(p) for p in prompts]
         body = {"prompts": texts, "completions": [completion_text(c) for c in completions],
@@ -107,14 +111,15 @@ def prompt_of(extra_info: dict | None, prompt_key: str) -> str:
     if isinstance(value, (list, tuple)) and value and isinstance(value[-1], dict):
         value = [m for m in value if m.get("role") == "user"][-1]["content"]
     if not isinstance(value, str):
-        raise ValueError(f"veRL gave no prompt text in extra_info[{prompt_key!r}] (it passes compute_score no prompt); "
-                         f"add the prompt to each row's extra_info when you make the parquet files, or set "
-                         f"custom_reward_function.reward_kwargs.prompt_key to the key that holds it")
+        raise ValueError(  # noqa: TRY004  (a missing key, said the same way)
+            f"veRL gave no prompt text in extra_info[{prompt_key!r}] (it passes compute_score no prompt); "
+            f"add the prompt to each row's extra_info when you make the parquet files, or set "
+            f"custom_reward_function.reward_kwargs.prompt_key to the key that holds it")
     return value
 
 
-def compute_score(data_source, solution_str: str, ground_truth, extra_info: dict | None = None, *, url: str | None = None,
-                  prompt_key: str = "prompt", **_) -> dict:
+def compute_score(data_source, solution_str: str, ground_truth, extra_info: dict | None = None, *,
+                  url: str | None = None, prompt_key: str = "prompt", **_) -> dict:
     """veRL's ``custom_reward_function`` (one row per call, the naive reward manager): the service's reward
     for ``solution_str``, as ``{"score": r, <component>: value, ...}`` (veRL logs the extra keys). Groups
     are single rows here: a group-comparing reward (RcRL) needs :func:`compute_score_batch`."""

@@ -111,7 +111,8 @@ class BodyLimit:
         detail = json.dumps({"detail": f"request body over {self.max_bytes} bytes (--max-request-bytes); send fewer "
                                        f"rows per request"}).encode()
         await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(detail)).encode())]})
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(detail)).encode())]})
         await send({"type": "http.response.body", "body": detail})
 
 

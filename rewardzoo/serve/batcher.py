@@ -89,6 +89,11 @@ class Batcher:
         self.rows_waiting -= rows
         return taken
 
+    def _process(self, taken: list[_Pending]):
+        """The worker's part: merge the requests' rows into one batch and process it."""
+        batch = self.service.merge([p.rows for p in taken], taken[0].step)
+        return self.service.process(batch, [(p.request_id, len(p.rows)) for p in taken])
+
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
@@ -103,11 +108,9 @@ class Batcher:
                 except asyncio.TimeoutError:
                     break
             taken = self._take()
-            parts, requests = [p.rows for p in taken], [(p.request_id, len(p.rows)) for p in taken]
             try:
-                processed = await loop.run_in_executor(
-                    self.executor, lambda: self.service.process(self.service.merge(parts, taken[0].step), requests))
-            except Exception as err:  # the reward is back at its checkpoint; every request of the batch hears why
+                processed = await loop.run_in_executor(self.executor, self._process, taken)
+            except Exception as err:  # noqa: BLE001  (the reward is back at its checkpoint; its requests hear why)
                 for p in taken:
                     if not p.future.done():
                         p.future.set_exception(err)

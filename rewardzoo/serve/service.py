@@ -192,7 +192,8 @@ class RewardService:
         known = [self.examples.get(p) for p in prompts]
         if references is None:
             references = [None] * n
-        references = [r if r is not None else (e.reference if e is not None else None) for r, e in zip(references, known)]
+        references = [r if r is not None else (e.reference if e is not None else None)
+                      for r, e in zip(references, known)]
         meta = [m if m is not None else (e.meta if e is not None else {})
                 for m, e in zip(meta if meta is not None else [None] * n, known)]
         if group_ids is None:
@@ -242,7 +243,8 @@ class RewardService:
         out = self.reward.score(batch)
         name = type(self.reward).__name__
         if out.rewards.shape != (len(batch),):
-            raise ValueError(f"reward {name} returned rewards of shape {tuple(out.rewards.shape)}, expected [{len(batch)}]")
+            raise ValueError(f"reward {name} returned rewards of shape {tuple(out.rewards.shape)}, "
+                             f"expected [{len(batch)}]")
         bad = (~torch.isfinite(out.rewards)).nonzero().flatten().tolist()
         if bad:
             raise NonFiniteError(f"reward {name} returned non-finite rewards at rows {bad[:10]}; the batch was not "
@@ -269,7 +271,8 @@ class RewardService:
             raise
         self.warmed = True
         self.batches += 1
-        self._log({"batch": self.batches, "rows": len(batch), "step": batch.step, "reward/mean": out.rewards.mean().item(),
+        self._log({"batch": self.batches, "rows": len(batch), "step": batch.step,
+                   "reward/mean": out.rewards.mean().item(),
                    **namespaced(out.metrics), **warm, **learned, "time/batch_s": time.perf_counter() - t0})
         processed = Processed(batch=self.batches, out=out, answers=batch.answers, learned={**warm, **learned})
         start = 0
@@ -338,7 +341,8 @@ class RewardService:
         saved = self.out_dir / "config.yaml"
         mine = to_yaml(self.cfg)
         if saved.exists() and checkpoints(self.out_dir) and saved.read_text() != mine:
-            raise ConfigError(f"{self.out_dir} holds the state of a service with other settings ({saved}); give another "
+            raise ConfigError(f"{self.out_dir} holds the state of a service with other settings ({saved}); "
+                              f"give another "
                               f"--dir, or the same recipe and overrides to resume it")
         saved.write_text(mine)
 
@@ -346,4 +350,5 @@ class RewardService:
         """What ``GET /health`` says: the reward, the batches done, whether warmed up, lost updates."""
         return {"status": "ok", "reward": self.cfg.reward.name, "recipe": self.cfg.recipe.name, "task": self.task.name,
                 "batches": self.batches, "warmed": self.warmed, "learn": self.serve.learn,
-                "group_size": self.serve.group_size, "lost_updates": self.lost, "settings": dataclasses.asdict(self.serve)}
+                "group_size": self.serve.group_size, "lost_updates": self.lost,
+                "settings": dataclasses.asdict(self.serve)}

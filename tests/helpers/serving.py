@@ -39,7 +39,7 @@ class Served:
         self.proc: subprocess.Popen | None = None
         self.log = self.out_dir.parent / f"{self.out_dir.name}.serve.log"
 
-    def start(self, timeout: float = 180.0) -> "Served":
+    def start(self, timeout: float = 180.0) -> Served:
         """Start the service and wait until ``/health`` answers."""
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         with open(self.log, "a") as log:

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import torch
 
-import rewardzoo.integrations.remote as remote
 from rewardzoo.core.models import ModelConfig, load_policy
+from rewardzoo.integrations import remote
 from tests.helpers.serving import serving
 from tests.serve.test_serve_service import TASK, batch_rows
 
@@ -41,8 +41,8 @@ def test_trl_grpo_trainer_trains_with_the_served_reward(service, tmp_path):
     model, tokenizer = load_policy(ModelConfig(name="tiny"))
     before = service.health()["batches"]
     args = trl.GRPOConfig(
-        output_dir=str(tmp_path), use_cpu=True, bf16=False, max_steps=2, per_device_train_batch_size=8, num_generations=4,
-        max_completion_length=4, learning_rate=1e-3, report_to="none", save_strategy="no", logging_steps=1,
+        output_dir=str(tmp_path), use_cpu=True, bf16=False, max_steps=2, per_device_train_batch_size=8,
+        num_generations=4, max_completion_length=4, learning_rate=1e-3, report_to="none", save_strategy="no", logging_steps=1,
         gradient_checkpointing=False, dataloader_num_workers=0, seed=0,
     )
     trainer = trl.GRPOTrainer(model=model, processing_class=tokenizer, train_dataset=dataset, args=args,
@@ -74,7 +74,7 @@ def verl_batch(tokenizer):
     from verl import DataProto
 
     prompts, completions = batch_rows(0)
-    enc = lambda texts: [tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]  # noqa: E731
+    enc = lambda texts: [tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
     p_ids, r_ids = enc(prompts), enc(completions)
     lp, lr = max(map(len, p_ids)), max(map(len, r_ids))
     pad = tokenizer.pad_token_id

@@ -44,7 +44,8 @@ def in_process(n_batches: int):
         prompts, completions = batch_rows(b)
         batch = Rollouts(prompts=prompts, completions=completions, answers=[TASK.parse(c) for c in completions],
                          references=[examples[p].reference for p in prompts],
-                         group_ids=torch.arange(P).repeat_interleave(G), meta=[examples[p].meta for p in prompts], step=b)
+                         group_ids=torch.arange(P).repeat_interleave(G), meta=[examples[p].meta for p in prompts],
+                         step=b)
         if b == 0:
             for _ in range(reward.warmup_steps):
                 reward.update(batch, reward.score(batch))
@@ -110,8 +111,9 @@ def test_a_sigkilled_service_resumes_its_judge_exactly(tmp_path):
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
-    with serving(tmp_path_factory.mktemp("serve") / "svc", flags=["--max-request-rows", "64", "--group-size", "4",
-                                                                  "--max-request-bytes", "20000"]) as served:
+    flags = ["--max-request-rows", "64", "--max-queue-rows", "64", "--max-wait-ms", "1000", "--group-size", "4",
+             "--max-request-bytes", "20000"]
+    with serving(tmp_path_factory.mktemp("serve") / "svc", flags=flags) as served:
         yield served
 
 
@@ -150,6 +152,18 @@ def test_concurrent_requests_are_merged_into_bounded_batches_and_groups_kept_apa
     assert service.health()["batches"] - before == len(batches) < 8
     for a in answers:
         assert len(a["rewards"]) == 16 and a["rewards"][3::4] == [0.0] * 4 and a["batch_rows"] % 16 == 0
+
+
+def test_back_pressure_refuses_what_would_queue_beyond_the_limit_and_the_service_goes_on(service):
+    """Eight concurrent requests of 16 rows against --max-queue-rows 64 while the first batch waits 1 s for more:
+    at most four queue, the rest are refused at once with 503 and Retry-After; the service then serves as before."""
+    body = dict(zip(("prompts", "completions"), batch_rows(2)))
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        codes = list(pool.map(lambda _: post(service.url, body), range(8)))
+    refused = [answer for code, answer in codes if code == 503]
+    assert refused and len(refused) <= 4 and all("--max-queue-rows" in a["detail"] for a in refused)
+    assert sum(code == 200 for code, _ in codes) == 8 - len(refused)
+    assert post(service.url, body)[0] == 200 and service.health()["rows_waiting"] == 0
 
 
 def test_a_retried_request_is_answered_again_not_learned_twice(service):
