@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import sys
 
 import pytest
 import torch
@@ -186,3 +187,11 @@ def test_a_group_comparing_reward_takes_whole_groups_of_the_recipe_s_size(tmp_pa
         service.rows([e.prompt] * 4, [e.demonstration] * 4)
     done = service.process(service.merge([service.rows([e.prompt] * 8, [e.demonstration] * 4 + ["no"] * 4)]))
     assert done.batch == 1 and done.out.rewards[:4].mean() > done.out.rewards[4:].mean()
+
+
+def test_without_the_serve_extra_the_command_names_it(monkeypatch, capsys):
+    from rewardzoo.cli import main
+
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # what Python holds for a package that is not installed
+    assert main(["serve", RECIPE]) == 2
+    assert "pip install 'rewardzoo[serve]'" in capsys.readouterr().err
