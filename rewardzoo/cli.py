@@ -9,6 +9,7 @@
     rewardzoo generate runs/x --prompt "12*3=" -n 4              # sample from a trained policy
     rewardzoo export runs/x out/model                            # newest checkpoint → plain save_pretrained dir
     rewardzoo leaderboard --preset cpu --seeds 5 --out DIR       # every reward head-to-head (rewardzoo.board)
+    rewardzoo serve ral_multiplication --port 8000               # a reward as an HTTP service (rewardzoo.serve)
 
 A wrong setting fails before any work with one line that says what to change (exit 2); a
 non-finite value stops the run with one line naming the step and the source (exit 1); Ctrl-C or
@@ -62,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("source", help="a run directory or one of its checkpoints (run_dir/checkpoints/step_N)")
     p.add_argument("out", help="the directory to write")
     sub.add_parser("leaderboard", help="every reward head-to-head on one core (rewardzoo leaderboard --help)")
+    sub.add_parser("serve", help="a zoo reward as an HTTP service that co-trains its judge (rewardzoo serve --help)")
     return parser
 
 
@@ -73,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         from rewardzoo.board.command import main as leaderboard_main
 
         return leaderboard_main(argv[1 + int(debug):])
+    if argv[int(debug):][:1] == ["serve"]:
+        from rewardzoo.serve.command import main as serve_main
+
+        return serve_main(argv[1 + int(debug):])
     parser = _parser()
     args = parser.parse_args(argv)
     try:

@@ -1,0 +1,140 @@
+"""The trainers' side of ``rewardzoo serve``: one small function per trainer, calling the service over HTTP
+(docs/serving.md has the launch lines).
+
+    TRL       GRPOTrainer(reward_funcs=[RemoteReward("http://127.0.0.1:8000")])        an async reward function
+    veRL      custom_reward_function.path=<this file> custom_reward_function.name=compute_score
+              (per row), or name=compute_score_batch with reward_model.reward_manager=batch (whole groups)
+    OpenRLHF  --remote_rm_url http://127.0.0.1:8000/openrlhf                              no code at all
+
+The service's address is the ``url`` argument, else ``$REWARDZOO_URL``, else http://127.0.0.1:8000.
+This file needs nothing but the standard library (veRL loads it by path), except :class:`RemoteReward`,
+which reads TRL's prompt and completion forms with :mod:`rewardzoo.integrations.trl`.
+
+Exactly once.  Every call sends a fresh ``request_id`` and retries with the same id while the service is
+busy (503) or unreachable (restarting after a kill), for up to ``retry_s`` seconds. The service remembers
+the ids of the requests it answered, in its checkpoint: a retried request it had already scored and
+learned from is answered from that record and not learned from twice; one it had not checkpointed is
+scored by the restored judge — so each batch's update happens once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+
+
+def service_url(url: str | None = None) -> str:
+    """``url``, else ``$REWARDZOO_URL``, else :data:`DEFAULT_URL` (no trailing slash)."""
+    return (url or os.environ.get("REWARDZOO_URL") or DEFAULT_URL).rstrip("/")
+
+
+def post_score(body: dict, url: str | None = None, *, timeout: float = 600.0, retry_s: float = 120.0) -> dict:
+    """``POST /score`` with ``body`` (a ``request_id`` is added when absent) and the service's answer;
+    retried while the service is busy or unreachable for ``retry_s`` seconds; any other error is a
+    RuntimeError carrying the service's message."""
+    base = service_url(url)
+    body = {"request_id": uuid.uuid4().hex, **body}
+    data = json.dumps(body).encode()
+    deadline, delay = time.monotonic() + retry_s, 0.1
+    while True:
+        request = urllib.request.Request(f"{base}/score", data=data, headers={"content-type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as err:
+            detail = err.read().decode(errors="replace")
+            if err.code != 503 or time.monotonic() > deadline:
+                raise RuntimeError(f"rewardzoo serve at {base} answered {err.code}: {detail}") from None
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as err:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"rewardzoo serve at {base} is unreachable ({err}); start it with `rewardzoo serve "
+                                   f"RECIPE --port PORT` and pass its URL") from err
+        time.sleep(delay)
+        delay = min(2 * delay, 2.0)
+
+
+# ------------------------------------------------------------------ TRL
+class RemoteReward:
+    """A rewardzoo service as a TRL ``GRPOTrainer`` reward function, async (TRL awaits it on its own event
+    loop while it computes its other rewards). Rows are read as :func:`rewardzoo.integrations.trl.as_reward_func`
+    reads them: prompt and completion texts, ``reference_column`` as references, consecutive rows of one
+    prompt as a group (or blocks of ``num_generations``, checked); the service parses the answers. Each
+    component's batch mean goes to TRL's ``log_metric`` as ``<name>/<component>``."""
+
+    def __init__(self, url: str | None = None, *, reference_column: str | None = "reference",
+                 num_generations: int | None = None, name: str = "rewardzoo", timeout: float = 600.0):
+        self.url, self.reference_column, self.num_generations = url, reference_column, num_generations
+        self.timeout = timeout
+        self.__name__ = name
+
+    def body(self, prompts: list, completions: list, columns: dict) -> dict:
+        """The ``/score`` request of one TRL call."""
+        from rewardzoo.integrations.trl import (
+            completion_text,
+            group_ids_of,
+            prompt_text,
+        )
+
+        texts = [prompt_text(p) for p in prompts]
+        body = {"prompts": texts, "completions": [completion_text(c) for c in completions],
+                "group_ids": group_ids_of(texts, self.num_generations).tolist()}
+        if self.reference_column is not None and self.reference_column in columns:
+            body["references"] = [None if r is None else str(r) for r in columns[self.reference_column]]
+        state = columns.get("trainer_state")
+        if state is not None:
+            body["step"] = int(state.global_step)
+        return body
+
+    async def __call__(self, prompts: list, completions: list, **columns) -> list[float]:
+        """Score TRL's rows at the service (which learns from them); one float per row."""
+        body = self.body(prompts, completions, columns)
+        got = await asyncio.to_thread(post_score, body, self.url, timeout=self.timeout)
+        log_metric = columns.get("log_metric")
+        if log_metric is not None:
+            for key, values in got["components"].items():
+                log_metric(f"{self.__name__}/{key}", sum(values) / max(len(values), 1))
+        return got["rewards"]
+
+
+# ------------------------------------------------------------------ veRL
+def prompt_of(extra_info: dict | None, prompt_key: str) -> str:
+    """The prompt text veRL passes in ``extra_info[prompt_key]`` (a string, or chat messages: the last user
+    message's content); a ValueError saying how to add it otherwise."""
+    value = (extra_info or {}).get(prompt_key)
+    if isinstance(value, (list, tuple)) and value and isinstance(value[-1], dict):
+        value = [m for m in value if m.get("role") == "user"][-1]["content"]
+    if not isinstance(value, str):
+        raise ValueError(  # noqa: TRY004  (a missing key, said the same way)
+            f"veRL gave no prompt text in extra_info[{prompt_key!r}] (it passes compute_score no prompt); "
+            f"add the prompt to each row's extra_info when you make the parquet files, or set "
+            f"custom_reward_function.reward_kwargs.prompt_key to the key that holds it")
+    return value
+
+
+def compute_score(data_source, solution_str: str, ground_truth, extra_info: dict | None = None, *,
+                  url: str | None = None, prompt_key: str = "prompt", **_) -> dict:
+    """veRL's ``custom_reward_function`` (one row per call, the naive reward manager): the service's reward
+    for ``solution_str``, as ``{"score": r, <component>: value, ...}`` (veRL logs the extra keys). Groups
+    are single rows here: a group-comparing reward (RcRL) needs :func:`compute_score_batch`."""
+    body = {"prompts": [prompt_of(extra_info, prompt_key)], "completions": [solution_str],
+            "references": [None if ground_truth is None else str(ground_truth)]}
+    got = post_score(body, url)
+    return {"score": got["rewards"][0], **{k: v[0] for k, v in got["components"].items()}}
+
+
+def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos, *, url: str | None = None,
+                        prompt_key: str = "prompt", **_) -> list[dict]:
+    """veRL's batched ``custom_reward_function`` (``reward_model.reward_manager=batch``): the whole batch in
+    one request, consecutive rows of one prompt as a group (veRL repeats each prompt's rollouts together)."""
+    body = {"prompts": [prompt_of(e, prompt_key) for e in extra_infos], "completions": list(solution_strs),
+            "references": [None if g is None else str(g) for g in ground_truths]}
+    got = post_score(body, url)
+    parts = got["components"]
+    return [{"score": r, **{k: v[i] for k, v in parts.items()}} for i, r in enumerate(got["rewards"])]
