@@ -4,7 +4,7 @@ before its reference probability carries the reward as well as a verifier does?
     python benchmarks/ral_capacity.py                          # the full study (5 seeds, 100 steps)
     python benchmarks/ral_capacity.py --quick                  # the pilot size (2 seeds, 20 steps, 3 levels)
     python benchmarks/ral_capacity.py --settings tuned.json    # per-method settings (JSON)
-    python benchmarks/ral_capacity.py --settings benchmarks/results/leaderboard/tuning.csv  # the tuning stage's choices
+    python benchmarks/ral_capacity.py --settings benchmarks/results/history/leaderboard_2026-12-02/tuning.csv  # the tuning stage's choices
 
 Seed 002's judges get what they know from pretraining (Qwen3 0.6B–32B); §5 says larger judges learn
 better rewards and some tasks need judges much larger than the generator.  This study varies the

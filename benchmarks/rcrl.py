@@ -7,7 +7,7 @@ training rubric.  Three studies, each resumable (finished runs are reused throug
     python benchmarks/rcrl.py study --quick          # the pilot size (2 levels, 1 seed, 80 steps)
     python benchmarks/rcrl.py gv-gap                 # 004 §3: does the tiny model verify better than it generates?
     python benchmarks/rcrl.py study --settings tuned.json   # each method's settings (JSON)
-    python benchmarks/rcrl.py study --settings benchmarks/results/leaderboard_rubric_writing/tuning.csv  # the board's choices
+    python benchmarks/rcrl.py study --settings benchmarks/results/history/leaderboard_rubric_writing/tuning.csv  # the board's choices
 
 Every run is ``rewardzoo train <recipe> seed=S ...`` of the five ``*_rubric_writing`` recipes, all from
 one SFT warm start (``sft.seed=0``: seeds vary RL only), differing only in ``reward.rcrl.scoring`` /

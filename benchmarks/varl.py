@@ -5,7 +5,7 @@
     python benchmarks/varl.py hacking --quick      # the pilot size (200 held-out prompts)
     python benchmarks/varl.py hacking --methods "RLVR (proxy)" "VARL (proxy gate)" --seeds 0 1   # a subset
     python benchmarks/varl.py hacking --settings tuned.json   # per-method overrides (the tuning stage's lr, ...)
-    python benchmarks/varl.py hacking --settings benchmarks/results/leaderboard_hackable/tuning.csv --out runs/lb
+    python benchmarks/varl.py hacking --settings benchmarks/results/history/leaderboard_hackable/tuning.csv --out runs/lb
                                                    # the board's choices, reusing the board's runs
     python benchmarks/varl.py hacking --set steps=2 --out /tmp/smoke   # any key=value added to every run
 

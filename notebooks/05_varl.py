@@ -296,10 +296,10 @@ print(f"VARL discriminator: disc/auc_ref_vs_passing, mean of the first 5 RL step
 #
 # ```bash
 # rewardzoo leaderboard --preset cpu --seeds 5 --tasks hackable_multiplication   # the board: tuned, 5 seeds
-# python benchmarks/varl.py hacking --settings benchmarks/results/leaderboard_hackable/tuning.csv --out runs/lb
+# python benchmarks/varl.py hacking --settings benchmarks/results/history/leaderboard_hackable/tuning.csv --out runs/lb
 # ```
 #
-# What the board measured (`benchmarks/results/leaderboard_hackable/LEADERBOARD.md`: 30% of the
+# What the board measured (`benchmarks/results/history/leaderboard_hackable/LEADERBOARD.md`: 30% of the
 # demonstrations hedge, 80 steps of 20 prompts × 8, every row at the learning rate the tuning stage chose
 # on the validation split, 5 seeds, 1,000 test products): RLVR on the proxy raised the test hack rate
 # from 3.6 to 6.7% (+3.0 ± 2.6 points: the positive control works) while its strict accuracy rose from 5.4
