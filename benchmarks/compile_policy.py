@@ -41,7 +41,7 @@ def child(mode: str, recipe: str, board: str, batches: int, rounds: int, overrid
     import torch
 
     from rewardzoo.core import logprobs
-    from rewardzoo.leaderboard import CPU_SETTINGS
+    from rewardzoo.board import CPU_SETTINGS
     from rewardzoo.recipes import make_trainer
     from rewardzoo.zoo import load_config
 

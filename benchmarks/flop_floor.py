@@ -5,7 +5,7 @@ operations of a rollout, a policy step and an evaluation, counted, against their
     python benchmarks/flop_floor.py --recipe rlvr_multiplication --board multiplication --steps 5
 
 One process, one intra-op thread (as each job of the leaderboard runs), the recipe as the ``cpu`` board
-trains it (``rewardzoo.leaderboard.CPU_SETTINGS`` of ``--board``) from its cached SFT warm start.  For
+trains it (``rewardzoo.board.CPU_SETTINGS`` of ``--board``) from its cached SFT warm start.  For
 each phase — the trainer's own ``rollout``, ``policy_step`` and ``evaluate`` — it counts the FLOPs of one
 call with ``torch.utils.flop_counter.FlopCounterMode`` (matrix products and attention: what the kernels
 must compute), then times ``--steps`` calls without the counter (medians).  The matmul rate is measured
@@ -44,7 +44,7 @@ def measure(recipe: str, board: str, steps: int, overrides: list[str]) -> tuple[
     from torch.utils.flop_counter import FlopCounterMode
 
     from rewardzoo.core.advantages import compute_advantages
-    from rewardzoo.leaderboard import CPU_SETTINGS
+    from rewardzoo.board import CPU_SETTINGS
     from rewardzoo.recipes import make_trainer
     from rewardzoo.zoo import load_config
 

@@ -25,7 +25,7 @@ under ``--out``; every run evaluates on the task's test split (``eval.split`` at
 committed power.md was made from an earlier leaderboard's runs, in this layout; the leaderboard now
 tunes each row and keeps its runs under ``RUNS/<task>/<row>/<setting>/seed<s>``
 (docs/leaderboard.md), so it no longer shares runs with this script.  The same measurement on the
-board's own runs is its positive-control line (``rewardzoo.leaderboard.positive_control``).
+board's own runs is its positive-control line (``rewardzoo.board.positive_control``).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class Preset:
     meaning: str
     method: str = "RLVR"
     slug: str = "rlvr"
-    """The run directory name: the leaderboard's (``rewardzoo.leaderboard.slug`` of its method label), so
+    """The run directory name: the leaderboard's (``rewardzoo.board.slug`` of its method label), so
     that ``--runs`` pointed at a leaderboard's run directories reuses its runs."""
     overrides: tuple[str, ...] = ()
     better: int = +1

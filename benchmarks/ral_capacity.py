@@ -34,7 +34,7 @@ deciding variable — the judge's measured verification ability — and reports 
    or the ``tuning.csv`` of the leaderboard's tuning stage (:mod:`rewardzoo.protocol`: its chosen
    RLVR, RAL, format-only and frozen-judge settings), are inputs; the defaults are the recipes'.
    With ``--tune`` the study runs the protocol's tuning stage itself first, at its own settings
-   (:func:`rewardzoo.leaderboard.tune`: each row of :data:`BOARD_ROWS` over the learning-rate grid
+   (:func:`rewardzoo.board.tune`: each row of :data:`BOARD_ROWS` over the learning-rate grid
    ``--lr-factors`` × the recipe's ``grpo.lr``, on the validation split, tuning seed 1000; the RAL and
    frozen-judge rows at the highest-AUC level of the study, whose RAL choice every level then takes) and
    writes ``OUT/ral_capacity_tuning/{TUNING.md,tuning.csv}``: the board's choices were made at T = 2
@@ -82,8 +82,8 @@ from rewardzoo.core.models import TinyModelConfig  # noqa: E402
 from rewardzoo.core.types import Rollouts  # noqa: E402
 from rewardzoo.eval import Estimate, auc, bootstrap_ci, mean_ci  # noqa: E402
 from rewardzoo.judges.pretrain import JudgePretrainConfig, pretrain_backbone  # noqa: E402
-from rewardzoo.leaderboard import (CPU_SETTINGS, PRESETS, Entry, claim_lines, markdown, slug, tables,  # noqa: E402
-                                   tune)
+from rewardzoo.board import (CPU_SETTINGS, PRESETS, Entry, claim_lines, markdown, slug, tables,  # noqa: E402
+                             tune)
 from rewardzoo.protocol import LR_FACTORS, TUNING_SEED_BASE, Finding, Grid, read_choices, word  # noqa: E402
 from rewardzoo.protocol import verdict as protocol_verdict  # noqa: E402
 from rewardzoo.recipes import generate, run_config, sft  # noqa: E402
@@ -375,7 +375,7 @@ def board_lines(results: dict, seeds: list[int], level: str, why: str, methods: 
                 settings: dict[str, list[str]], temperature: float, beta: float) -> list[str]:
     """The board's RAL rows at the study's settings, drawn from the study's own runs: RLVR, RAL at ``level``,
     its frozen judge (when run) and the format-only control, in the leaderboard's table and with its claim
-    lines (:func:`rewardzoo.leaderboard.claim_lines`)."""
+    lines (:func:`rewardzoo.board.claim_lines`)."""
     board = {e.method: e for e in PRESETS["cpu"] if e.task == "multiplication"}
     study = {"RLVR": "RLVR", "RAL": f"RAL {level}", "RAL frozen judge": f"RAL {level} frozen judge",
              "RAL format-only": "RAL format-only"}

@@ -40,7 +40,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from rewardzoo.eval import bootstrap_ci, mean_ci  # noqa: E402
-from rewardzoo.leaderboard import slug  # noqa: E402
+from rewardzoo.board import slug  # noqa: E402
 from rewardzoo.sweep import RunSpec, eval_rows, run_sweep  # noqa: E402
 
 RAL = "algorithms/ral_multiplication.yaml"

@@ -58,7 +58,7 @@ from rewardzoo.core.types import Rollouts  # noqa: E402
 from rewardzoo.eval import Estimate, bootstrap_ci, entropy_ratio, mean_ci, preferences  # noqa: E402
 from rewardzoo.judges.pairwise import LMJudge, LMJudgeConfig, Tournament, miscalibration  # noqa: E402
 from rewardzoo.judges.rubric import Criterion, load_rubric  # noqa: E402
-from rewardzoo.leaderboard import slug  # noqa: E402
+from rewardzoo.board import slug  # noqa: E402
 from rewardzoo.protocol import overrides_tag, read_choices  # noqa: E402
 from rewardzoo.recipes import sft  # noqa: E402
 from rewardzoo.rewards.rcrl import RcRL  # noqa: E402

@@ -59,8 +59,8 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from rewardzoo.eval import Estimate, bootstrap_ci, mean_ci
-from rewardzoo.leaderboard import DIVERGENCE_OF, PRESETS, Entry
-from rewardzoo.leaderboard import specs as board_specs
+from rewardzoo.board import DIVERGENCE_OF, PRESETS, Entry
+from rewardzoo.board import specs as board_specs
 from rewardzoo.protocol import Choice, Setting, overrides_tag, read_choices
 from rewardzoo.rewards.transforms import G_TRANSFORMS
 from rewardzoo.rewards.varl import warn_unless_safe_under_gate

@@ -8,7 +8,7 @@
     rewardzoo eval rlvr_multiplication init_from=DIR             # a recipe's starting policy (or a model dir)
     rewardzoo generate runs/x --prompt "12*3=" -n 4              # sample from a trained policy
     rewardzoo export runs/x out/model                            # newest checkpoint → plain save_pretrained dir
-    rewardzoo leaderboard --preset cpu --seeds 5 --out DIR       # every reward head-to-head (rewardzoo.leaderboard)
+    rewardzoo leaderboard --preset cpu --seeds 5 --out DIR       # every reward head-to-head (rewardzoo.board)
 
 A wrong setting fails before any work with one line that says what to change (exit 2); a
 non-finite value stops the run with one line naming the step and the source (exit 1); Ctrl-C or
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv[:1]
     if argv[int(debug):][:1] == ["leaderboard"]:
-        from rewardzoo.leaderboard import main as leaderboard_main
+        from rewardzoo.board.command import main as leaderboard_main
 
         return leaderboard_main(argv[1 + int(debug):])
     parser = _parser()

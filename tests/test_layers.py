@@ -22,7 +22,16 @@ def lint(cwd: Path) -> subprocess.CompletedProcess:
 def test_the_layer_contracts_hold():
     out = lint(ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "3 kept, 0 broken" in out.stdout
+    assert "4 kept, 0 broken" in out.stdout
+
+
+def test_a_board_file_importing_one_above_it_breaks_the_contract(tmp_path):
+    """The board's files are layered too: the rows know nothing of the claims that read them."""
+    rows = copy_of_the_package(tmp_path) / "board" / "rows.py"
+    rows.write_text(rows.read_text() + "\nfrom rewardzoo.board import claims  # points up\n")
+    out = lint(tmp_path)
+    assert out.returncode != 0
+    assert "rewardzoo.board.rows -> rewardzoo.board.claims" in out.stdout, out.stdout
 
 
 def copy_of_the_package(tmp_path: Path) -> Path:

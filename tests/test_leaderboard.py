@@ -16,11 +16,11 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from rewardzoo import leaderboard as lb
+from rewardzoo import board as lb
 from rewardzoo.core.config import as_dict
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.types import FixedReward, RewardOutput
-from rewardzoo.protocol import Grid, twin_differences
+from rewardzoo.protocol import Grid, Setting, twin_differences, word
 from rewardzoo.sweep import DONE, RunResult, RunSpec, StaleRunError, config_changes
 from rewardzoo.zoo import build_task, load_config
 
@@ -258,10 +258,10 @@ def test_plan_prints_every_row_s_grid_and_the_run_counts():
                                     "validation split)")
     assert "  multiplication/RAL format-only: grpo.lr=0.001 | grpo.lr=0.0005 | grpo.lr=0.00025" in text
     by_hand = lb.plan("cpu", ["multiplication"], None, Grid((1.0, 0.5, 0.25)), [0], [1000],
-                      {("multiplication", "RAL"): lb.Setting(("grpo.lr=0.0002",))})
+                      {("multiplication", "RAL"): Setting(("grpo.lr=0.0002",))})
     assert "multiplication/RAL: by hand: grpo.lr=0.0002" in by_hand and "18 tuning runs" in by_hand
     with pytest.raises(ValueError, match=r"--choose names no trained row of this board: \['multiplication/SFT'\]"):
-        lb.plan("cpu", ["multiplication"], None, Grid(), [0], [1000], {("multiplication", "SFT"): lb.Setting(("steps=1",))})
+        lb.plan("cpu", ["multiplication"], None, Grid(), [0], [1000], {("multiplication", "SFT"): Setting(("steps=1",))})
 
 
 def test_the_tuning_runs_start_round_robin_so_runs_that_share_work_start_apart(tmp_path):
@@ -388,7 +388,7 @@ def test_claims_read_the_right_runs_and_say_which_way(tmp_path, varl_better):
         findings = claim(tabs, results, seeds)
         assert findings
         for f in findings:
-            assert lb.word(f.estimate, f.threshold, f.above) == want, (claim.__name__, f.numbers)
+            assert word(f.estimate, f.threshold, f.above) == want, (claim.__name__, f.numbers)
             assert control in f.control and f.n.startswith("3 seeds")
     assert lb.ral_approaches_rlvr(tabs, results, seeds) == []  # no multiplication table: no line
     assert lb.rcrl_beats_its_absolute_twin(tabs, results, seeds) == []  # no Absolute RcRL row

@@ -175,7 +175,7 @@ def test_varl_hacking_study_runs_the_board_s_rows_as_the_board_does(tmp_path):
     """Without study-wide overrides a board row's run is the leaderboard's own (same directory, same overrides),
     so the study reuses the board's finished runs; a variant adds its one override to VARL's row and chosen setting;
     a tuning.csv gives the board's choices."""
-    from rewardzoo import leaderboard as lb
+    from rewardzoo import board as lb
     from rewardzoo.protocol import Choice, Setting
 
     script = runpy.run_path(str(ROOT / "benchmarks" / "varl.py"))

@@ -1,0 +1,88 @@
+"""``rewardzoo leaderboard``: every reward head-to-head on one core, under the fair comparison protocol.
+
+    rewardzoo leaderboard --preset cpu --seeds 5 --out benchmarks/results/leaderboard
+    rewardzoo leaderboard --preset cpu --plan                       # the grid and every run, nothing trained
+    rewardzoo leaderboard --preset cpu --tune-only                  # the tuning stage alone: TUNING.md
+    rewardzoo leaderboard --preset cpu --quick --out /tmp/lb        # 1 seed, short: the command's own test
+    rewardzoo leaderboard --preset cpu --add-method "multiplication:My method:my.yaml:grpo.beta=0"
+
+The command line of :func:`rewardzoo.board.report.leaderboard` (the protocol and what it writes: the
+package's docstring, :mod:`rewardzoo.board`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from rewardzoo.board.report import leaderboard, plan
+from rewardzoo.board.rows import PRESETS, QUICK_LR_FACTORS
+from rewardzoo.protocol import TUNING_SEED_BASE, Grid, OwnKey, Setting
+
+
+def _by_hand(texts: list[str]) -> dict[tuple[str, str], Setting]:
+    """``--choose TASK/METHOD=key=value ...``: settings taken as given, not tuned."""
+    out = {}
+    for text in texts:
+        target, _, overrides = text.partition("=")
+        task, _, method = target.partition("/")
+        if not task or not method or "=" not in overrides:
+            raise ValueError(f"--choose takes TASK/METHOD=key=value [key=value ...]; got {text!r}")
+        out[(task, method)] = Setting(tuple(overrides.split()))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``rewardzoo leaderboard`` (also reachable as ``python -m rewardzoo.board``)."""
+    parser = argparse.ArgumentParser(prog="rewardzoo leaderboard", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--preset", default="cpu", choices=list(PRESETS))
+    parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (--quick: 1)")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/leaderboard"),
+                        help="where LEADERBOARD.md, leaderboard.csv, the curves and TUNING.md go")
+    parser.add_argument("--runs", type=Path, default=Path("runs/leaderboard"),
+                        help="where the run directories go (finished runs there, tuning runs too, are reused)")
+    parser.add_argument("--tasks", nargs="+", help="only these tasks' entries (default: all of the preset)")
+    parser.add_argument("--jobs", type=int, default=2, help="runs in parallel, one thread each (default: 2 cores)")
+    parser.add_argument("--quick", action="store_true",
+                        help="1 seed, a few steps per run, a 2-point grid, no verdicts: checks the command itself")
+    parser.add_argument("--add-method", action="append", default=[], metavar="TASK:LABEL:SOURCE[:OVERRIDES]",
+                        help="add a row: SOURCE a recipe (YAML path or shipped name) or MODULE:FUNCTION, a reward "
+                             "factory(cfg, ctx); OVERRIDES space-separated key=value (repeatable)")
+    parser.add_argument("--lr-factors", type=float, nargs="+", help=f"the learning-rate grid, × the task's shared "
+                        f"grpo.lr (default {' '.join(map(str, Grid().lr_factors))}; --quick: "
+                        f"{' '.join(map(str, QUICK_LR_FACTORS))})")
+    parser.add_argument("--tune-key", action="append", default=[], metavar="TASK/METHOD=KEY=V1,V2",
+                        help="a method's own tuned key (every tuned method of the task needs one of one size)")
+    parser.add_argument("--tune-seeds", type=int, default=1, help="tuning seeds 1000..1000+N-1 (default 1)")
+    parser.add_argument("--choose", action="append", default=[], metavar="TASK/METHOD=key=value",
+                        help="take this setting for the row instead of tuning it (marked 'by hand' in TUNING.md)")
+    parser.add_argument("--no-tune", action="store_true", help="train the recipes' settings (not the fair protocol)")
+    parser.add_argument("--tune-only", action="store_true",
+                        help="run the tuning stage alone and write TUNING.md (the board reuses its runs later)")
+    parser.add_argument("--plan", action="store_true", help="print the grid and the runs, train nothing")
+    args = parser.parse_args(argv)
+    command = "rewardzoo leaderboard " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    seeds = [0] if args.quick else list(range(args.seeds))
+    factors = tuple(args.lr_factors) if args.lr_factors else QUICK_LR_FACTORS if args.quick else Grid().lr_factors
+    if args.tune_only and args.no_tune:
+        parser.error("--tune-only runs the tuning stage, which --no-tune turns off; give one of them")
+    try:
+        grid = Grid(factors, tuple(OwnKey.parse(t) for t in args.tune_key))
+        by_hand = _by_hand(args.choose)
+    except ValueError as err:
+        parser.error(str(err))
+    tune_seeds = [TUNING_SEED_BASE + i for i in range(args.tune_seeds)]
+    if args.plan:
+        print(plan(args.preset, args.tasks, args.add_method, grid, seeds, tune_seeds, by_hand))
+        return 0
+    path = leaderboard(args.preset, seeds, args.out, args.jobs, args.quick, command, runs=args.runs, tasks=args.tasks,
+                       grid=grid, tune_seeds=tune_seeds, tuning=not args.no_tune, by_hand=by_hand, added=args.add_method,
+                       tune_only=args.tune_only)
+    print(path.read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""A board from end to end: tune, train the chosen settings at the reported seeds, and write
+``LEADERBOARD.md``, ``leaderboard.csv`` and the curves (:func:`leaderboard`); or say what it would
+run (:func:`plan`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rewardzoo.board.claims import claim_lines
+from rewardzoo.board.rows import QUICK_LR_FACTORS
+from rewardzoo.board.runs import SHARED, board_entries, specs
+from rewardzoo.board.tables import markdown, plot_curves, tables, write_csv
+from rewardzoo.board.tuning import grid_points, tune
+from rewardzoo.protocol import TUNING_SEED_BASE, Choice, Grid, Setting
+from rewardzoo.sweep import run_sweep
+
+
+def leaderboard(preset: str, seeds: list[int], out: Path, jobs: int = 2, quick: bool = False, command: str = "",
+                progress: bool = True, runs: Path | None = None, tasks: list[str] | None = None, grid: Grid | None = None,
+                tune_seeds: list[int] | None = None, tuning: bool = True, by_hand: dict[tuple[str, str], Setting] | None = None,
+                added: list[str] | None = None, tune_only: bool = False) -> Path:
+    """Run (or resume) a preset under the protocol and write LEADERBOARD.md, leaderboard.csv, the curves,
+    TUNING.md and tuning.csv into ``out``; the run directories go under ``runs`` (default ``out/runs``);
+    ``tasks`` keeps only those tasks' entries, ``added`` adds ``--add-method`` rows.  ``tuning=False``
+    trains the recipes' settings (no TUNING.md; the table says so); ``tune_only`` stops after the tuning
+    stage (its runs are then reused by the board).  Returns the path of LEADERBOARD.md (TUNING.md when
+    ``tune_only``)."""
+    if tune_only and not tuning:
+        raise ValueError("--tune-only runs the tuning stage, which --no-tune turns off; give one of them")
+    entries = board_entries(preset, tasks, added)
+    grid = grid or Grid(QUICK_LR_FACTORS if quick else Grid().lr_factors)
+    runs = runs or out / "runs"
+    out.mkdir(parents=True, exist_ok=True)
+    choices: dict[tuple[str, str], Choice] = {}
+    if tuning:
+        choices = tune(entries, grid, tune_seeds or [TUNING_SEED_BASE], runs, out, jobs, quick, progress, by_hand or {},
+                       command)
+    if tune_only:
+        return out / "TUNING.md"
+    results = run_sweep(specs(entries, seeds, runs, quick, choices), jobs=jobs, progress=progress, desc=f"leaderboard {preset}",
+                        share_dir=runs / SHARED)
+    tabs = tables(entries, results, seeds, choices)
+    lines = [f"`{command}`" if command else "", "", f"# rewardzoo leaderboard — preset `{preset}`{' (quick)' if quick else ''}", "",
+             "Every row tuned on the validation split (TUNING.md) and reported on the test split." if tuning else
+             "**Untuned**: every row at its recipe's settings (`--no-tune`); not the fair protocol.", ""]
+    for task, table in tabs.items():
+        lines += markdown(task, table, len(seeds))
+        plot_curves(out / f"curves_{task}.png", task, table, entries, results, seeds)
+        lines += [f"![{task}](curves_{task}.png)", ""]
+    if quick:
+        lines += ["No verdicts: `--quick` checks the command, not the science (1 seed, a few steps).", ""]
+    else:
+        lines += claim_lines(tabs, results, seeds)
+    walls = [r.wall_s for r in results.values()]
+    lines += ["", f"{len(results)} board runs; summed run wall time {sum(walls) / 60:.1f} min."]
+    write_csv(out / "leaderboard.csv", entries, results, seeds, tabs)
+    path = out / "LEADERBOARD.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def plan(preset: str, tasks: list[str] | None, added: list[str] | None, grid: Grid, seeds: list[int],
+         tune_seeds: list[int], by_hand: dict[tuple[str, str], Setting]) -> str:
+    """What a board would run, nothing trained: each trained row's grid (the learning rates as values)
+    and the run counts."""
+    entries = board_entries(preset, tasks, added)
+    points = grid_points(entries, grid, by_hand)
+    lines = [f"preset {preset}: {len(entries)} rows × {len(seeds)} seeds = {len(entries) * len(seeds)} board runs; "
+             f"{sum(map(len, points.values())) * len(tune_seeds)} tuning runs (seeds {', '.join(map(str, tune_seeds))}, "
+             f"validation split)"]
+    for e in entries:
+        if (e.task, e.method) in by_hand:
+            lines.append(f"  {e.task}/{e.method}: by hand: {by_hand[(e.task, e.method)].label}")
+        elif e.trained:
+            lines.append(f"  {e.task}/{e.method}: " + " | ".join(s.label for s in points[(e.task, e.method)]))
+    return "\n".join(lines)
