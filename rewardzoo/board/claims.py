@@ -172,6 +172,12 @@ def each_g_descends_its_divergence(tabs, results, seeds):
     return found
 
 
+def _relative_change(tabs, results, method: str, key: str, seeds: list[int]) -> np.ndarray:
+    """[S] each seed's end / start − 1 of refdist's exact ``key`` under the row ``method``."""
+    start, end = (_per_seed(tabs, results, "refdist", method, key, seeds, w) for w in ("first", "last"))
+    return end / start - 1.0
+
+
 def each_g_descends_its_own_most(tabs, results, seeds):
     """docs/rewards/transforms.md: each g lowers *its own* divergence more than the other transforms do — the
     comparison that can tell the g's apart.  Per seed, g's relative change of its divergence (end / warm start − 1)
@@ -184,11 +190,8 @@ def each_g_descends_its_own_most(tabs, results, seeds):
     for g in present:
         key = DIVERGENCE_OF[g]
 
-        def relative(h: str) -> np.ndarray:  # [S] each seed's end / start − 1 of g's divergence under transform h
-            start, end = (_per_seed(tabs, results, "refdist", f"RAL g={h}", key, seeds, w) for w in ("first", "last"))
-            return end / start - 1.0
-
-        own, others = relative(g), np.mean([relative(h) for h in present if h != g], axis=0)  # [S] each
+        own, others = (_relative_change(tabs, results, f"RAL g={g}", key, seeds),
+                       np.mean([_relative_change(tabs, results, f"RAL g={h}", key, seeds) for h in present if h != g], axis=0))
         diff = seed_ci(_difference, own, others)
         found.append(Finding("refdist", f"RAL g={g} lowers its own divergence `{key.removeprefix('eval/')}` more than the "
                              "other g's do", "the other g's rows", diff, 0.0, False,
