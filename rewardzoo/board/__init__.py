@@ -29,7 +29,7 @@ Then:
   run's final test value (held-out metrics, hack rate, token entropy, wall-clock), each row with
   its role and chosen setting; the best method of a column is **bold** only where its interval
   separates from the runner-up's; then the positive controls and one line per claim — control,
-  verdict, interval (a paired bootstrap's as mean [low, high], a t-interval's as mean ± half-width), n;
+  verdict, interval (the t-interval over seeds of each seed's effect, as mean [low, high]), n;
 - ``leaderboard.csv``: one row per run, every final metric and the hash of its resolved config,
 - ``curves_<task>.png``: each method's headline metric over steps, mean and 95% band over seeds,
 - ``TUNING.md`` and ``tuning.csv``: the grid, every tuning run's validation value, each choice.
