@@ -1,6 +1,6 @@
 """The full board's wall time under the tuning protocol, estimated from a measured board's per-run costs.
 
-    python benchmarks/board_cost.py --board benchmarks/results/leaderboard_full --out benchmarks/results/tuning_cost.md
+    python benchmarks/board_cost.py --board benchmarks/results/leaderboard --out benchmarks/results/tuning_cost.md
 
 Reads the board's ``TIME.md`` (mean wall seconds of a board run per task and row, and the summed run time
 of its board and tuning runs) and ``tuning.csv`` (its tuning stage: which rows chose a rate at the grid's
@@ -55,7 +55,7 @@ def edge_rows(path: Path) -> dict[tuple[str, str], bool]:
 def main(argv: list[str] | None = None) -> int:
     """Print (and write) the estimate."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--board", type=Path, default=Path("benchmarks/results/leaderboard_full"))
+    parser.add_argument("--board", type=Path, default=Path("benchmarks/results/leaderboard"))
     parser.add_argument("--wall-min", type=float, default=105.0, help="the measured board's wall time (minutes)")
     parser.add_argument("--tuning-runs", type=int, default=75, help="the measured board's tuning runs")
     parser.add_argument("--points", type=int, default=3, help="settings per row before any extension")

@@ -2,7 +2,7 @@
 parts — rollouts, reward (a learned reward's scoring and updates), policy steps, and the rest
 (evaluations, the judge's warm-up, process start) — read from the run directories a board wrote.
 
-    python benchmarks/board_time.py --runs runs/lb_lean --out benchmarks/results/leaderboard_lean/TIME.md
+    python benchmarks/board_time.py --runs runs/lb_lean --out benchmarks/results/history/leaderboard_lean/TIME.md
 
 A board run's directory is ``<runs>/<task>/<method>/<setting>/seed<k>/`` (tuning runs under
 ``<runs>/tuning/`` are counted apart); its ``sweep_done.json`` holds the run's wall time and its

@@ -4,7 +4,7 @@ before its reference probability carries the reward as well as a verifier does?
     python benchmarks/ral_capacity.py                          # the full study (5 seeds, 100 steps)
     python benchmarks/ral_capacity.py --quick                  # the pilot size (2 seeds, 20 steps, 3 levels)
     python benchmarks/ral_capacity.py --settings tuned.json    # per-method settings (JSON)
-    python benchmarks/ral_capacity.py --settings benchmarks/results/leaderboard/tuning.csv  # the tuning stage's choices
+    python benchmarks/ral_capacity.py --settings benchmarks/results/history/leaderboard_2026-12-02/tuning.csv  # the tuning stage's choices
 
 Seed 002's judges get what they know from pretraining (Qwen3 0.6B–32B); §5 says larger judges learn
 better rewards and some tasks need judges much larger than the generator.  This study varies the
@@ -21,7 +21,8 @@ deciding variable — the judge's measured verification ability — and reports 
    SFT policy's backbone).  No correctness label enters any judge.
 3. **Verification ability before RL.**  For each level and each readout of
    :mod:`rewardzoo.judges.readouts`: AUC of the judge's logit for right vs wrong valid answers of the
-   warm start on the held-out prompts (1,000 × 2 samples), at build (``auc_start``) and after RAL's
+   warm start on the **validation** prompts (2 samples each; never the test split, since these AUCs choose
+   the readout and the board's level), at build (``auc_start``) and after RAL's
    own label-free warm-up (``auc_warm``: the recipe's warm-up rounds of BCE, references vs the warm
    start's answers on RL prompts, run through :class:`rewardzoo.rewards.ral.RAL`).  The hidden
    verifier labels the AUC's rows only.  The study's readout (``--readout``) is the judge's x-value.
@@ -36,19 +37,21 @@ deciding variable — the judge's measured verification ability — and reports 
    With ``--tune`` the study runs the protocol's tuning stage itself first, at its own settings
    (:func:`rewardzoo.board.tune`: each row of :data:`BOARD_ROWS` over the learning-rate grid
    ``--lr-factors`` × the recipe's ``grpo.lr``, on the validation split, tuning seed 1000; the RAL and
-   frozen-judge rows at the highest-AUC level of the study, whose RAL choice every level then takes) and
+   frozen-judge rows at the highest-AUC level of the study, and every other level's RAL row too: each
+   level gets the same tuning) and
    writes ``OUT/ral_capacity_tuning/{TUNING.md,tuning.csv}``: the board's choices were made at T = 2
    without a KL penalty, and a rate tuned there does not carry to T = 1.
    Verdicts are the protocol's (:func:`rewardzoo.protocol.verdict`: ≥ 3 seeds, RLVR as the positive
    control).
 5. **The judge over training.**  Each RAL run keeps a checkpoint at every evaluation; the judge of
-   each checkpoint is scored on the same held-out probe (verification AUC: does it rise during
+   each checkpoint is scored on the same validation probe (verification AUC: does it rise during
    co-training, 002's "curriculum" argument?) and on that evaluation's own held-out answers of the
    policy; plus the run's ``judge/*`` log (AUC of references vs generations, accuracy on each side,
    gate skips).
-6. **The curve.**  RAL / RLVR held-out gain ratio (paired bootstrap over seeds × held-out examples,
-   :func:`rewardzoo.eval.bootstrap_ci`) against the level's measured AUC, with the format-only
-   control's ratio as a line; ``OUT/ral_capacity.{md,csv,png}`` and ``ral_capacity_judges.csv``
+6. **The curve.**  RAL / RLVR held-out gain ratio (each seed's ratio, t-interval over seeds,
+   :func:`rewardzoo.eval.seed_ci`) against the level's measured AUC, with the format-only
+   control's ratio as a line.  The board's RAL row is the level with the highest validation AUC, chosen
+   before RL (:func:`board_level`); ``OUT/ral_capacity.{md,csv,png}`` and ``ral_capacity_judges.csv``
    (every readout's AUCs), ``ral_capacity_temperature.csv``.  The Markdown starts with the command
    and ends with the measured cost and the estimated cost of the full size.
 
@@ -80,7 +83,7 @@ import torch  # noqa: E402
 from rewardzoo.core.logger import read_metrics  # noqa: E402
 from rewardzoo.core.models import TinyModelConfig  # noqa: E402
 from rewardzoo.core.types import Rollouts  # noqa: E402
-from rewardzoo.eval import Estimate, auc, bootstrap_ci, mean_ci  # noqa: E402
+from rewardzoo.eval import Estimate, auc, mean_ci, seed_ci  # noqa: E402
 from rewardzoo.judges.pretrain import JudgePretrainConfig, pretrain_backbone  # noqa: E402
 from rewardzoo.board import (CPU_SETTINGS, PRESETS, Entry, claim_lines, markdown, slug, tables,  # noqa: E402
                              tune)
@@ -200,8 +203,12 @@ class Probe:
 
 
 def make_probe(cfg, task, policy_dir: Path, temperature: float) -> Probe:
-    """Sample the probe: 2 completions per held-out prompt, and ``warmup_steps`` RL-shaped batches."""
-    examples = task.eval
+    """Sample the probe: 2 completions per **validation** prompt (never the test split: the probe's AUCs choose
+    the readout and the board's judge level), and ``warmup_steps`` RL-shaped batches."""
+    examples = task.validation
+    if not examples:
+        raise ValueError("the judge probe reads the task's validation split, which is empty: give "
+                         "task.multiplication.n_validation > 0 (the probe's AUCs make choices, so never the test split)")
     texts = sample(policy_dir, [e.prompt for e in examples], 2, temperature, seed=12)
     prompts, answers, correct = [], [], []
     for e, row in zip(examples, texts):
@@ -290,9 +297,10 @@ def final_and_first(run_dir: Path) -> tuple[list[float], list[float]]:
 
 
 def ratio_ci(base: tuple[np.ndarray, np.ndarray], arm: tuple[np.ndarray, np.ndarray]) -> Estimate:
-    """The arm's held-out gain over RLVR's, paired bootstrap over seeds × examples ([S, E] tables)."""
-    return bootstrap_ci(lambda s0, s1, a, b: float((b.mean() - a.mean()) / (s1.mean() - s0.mean()))
-                        if s1.mean() > s0.mean() else math.nan, *base, *arm)
+    """The arm's held-out gain over RLVR's: each seed's ratio of gains ([S, E] tables, paired on the seed), with the
+    t-interval over seeds (:func:`rewardzoo.eval.seed_ci`: the seed is the unit)."""
+    return seed_ci(lambda s0, s1, a, b: float((b.mean() - a.mean()) / (s1.mean() - s0.mean()))
+                   if s1.mean() > s0.mean() else math.nan, *base, *arm)
 
 
 def settings_of(text: str) -> dict[str, list[str]]:
@@ -349,11 +357,14 @@ def verdict(ratio: Estimate, rlvr_gain: Estimate, n_seeds: int) -> str:
 # ------------------------------------------------------------------------------------------ stage 4
 def tuned_settings(methods: dict[str, list[str]], top: str, shared: list[str], args, command: str) -> dict[str, list[str]]:
     """The protocol's tuning stage at the study's settings: each row of :data:`BOARD_ROWS` (RAL and its
-    frozen judge at level ``top``) over ``--lr-factors`` on the validation split; the choices, as
-    ``--settings`` would give them (the RAL row's for every RAL run, then each control's own)."""
+    frozen judge at level ``top``) and every other judge level's RAL row (``RAL <level>``: every level gets the
+    same tuning as the top one) over ``--lr-factors`` on the validation split; the choices, as ``--settings``
+    would give them (the RAL row's for every RAL run, then each control's and each level's own)."""
     rows = {"RLVR": (RLVR_RECIPE, methods["RLVR"]), "RAL": (RAL_RECIPE, methods[f"RAL {top}"]),
             "RAL format-only": (RAL_RECIPE, methods["RAL format-only"]),
             "RAL frozen judge": (RAL_RECIPE, [*methods[f"RAL {top}"], "reward.ral.frozen=true"])}
+    rows |= {m: (RAL_RECIPE, extra) for m, extra in methods.items()
+             if m.startswith("RAL ") and m not in (f"RAL {top}", "RAL format-only") and not m.endswith("frozen judge")}
     entries = [Entry("multiplication", m, recipe, (*shared, *extra)) for m, (recipe, extra) in rows.items()]
     choices = tune(entries, Grid(tuple(args.lr_factors)), [TUNING_SEED_BASE], args.runs, args.out / "ral_capacity_tuning",
                    args.jobs, quick=False, progress=True, by_hand={}, command=command)
@@ -361,14 +372,12 @@ def tuned_settings(methods: dict[str, list[str]], top: str, shared: list[str], a
 
 
 # ------------------------------------------------------------------------------------------ stage 7
-def board_level(rows: list[dict], rlvr_gain: Estimate, n_seeds: int, levels: list[str]) -> tuple[str, str]:
-    """The level the board's RAL row takes, and why: the lowest-AUC level whose ½-verdict is 'reproduced'
-    (the capacity the curve shows is needed), else the highest-AUC level."""
-    verdicts = {r["method"]: verdict(r["ratio"], rlvr_gain, n_seeds) for r in rows}
-    enough = [n for n in levels if verdicts.get(f"RAL {n}", "").startswith("½: reproduced")]
-    if enough:
-        return enough[0], f"the lowest judge level whose gain ratio reaches ½ ({verdicts[f'RAL {enough[0]}']})"
-    return levels[-1], "no judge level reaches ½ of RLVR's gain, so the row shows the most capable judge"
+def board_level(levels: list[str], auc_of: dict[str, float]) -> tuple[str, str]:
+    """The level the board's RAL row takes, and why: the level whose judge verifies best before RL — the highest
+    verification AUC on the **validation** probe (:func:`make_probe`) — chosen before any RL run, so no test
+    number enters the choice (the study's curve then reports every level on the test split)."""
+    best = max(levels, key=lambda n: (math.isfinite(auc_of[n]), auc_of[n] if math.isfinite(auc_of[n]) else 0.0))
+    return best, f"the judge level with the highest verification AUC on validation prompts before RL ({auc_of[best]:.3f})"
 
 
 def board_lines(results: dict, seeds: list[int], level: str, why: str, methods: dict[str, list[str]],
@@ -539,7 +548,7 @@ def main(argv: list[str] | None = None) -> int:
              f"avg@2 at T = {args.temperature}, KL β = {args.beta} to the warm start, the `cpu` board's 20 prompts a step; "
              f"RAL readout `{args.readout}`, judge {JUDGE}. Per-method settings: {per_method or 'the recipes'}{tuned}. Gains in "
              "points over the first held-out evaluation (mean ± 95% t-interval over seeds); ratio = gain / RLVR's gain "
-             f"on the same seeds, paired bootstrap over seeds × {rlvr[0].shape[1]:,} held-out examples.", "",
+             f"on each seed (its mean over {rlvr[0].shape[1]:,} held-out examples), t-interval over seeds.", "",
              f"RLVR gain: {rlvr_gain.format(scale=100, sign=True)} points (final {mean_ci(rlvr[1].mean(1)).format(scale=100)}%).", "",
              "| method | judge AUC before RL | final accuracy | gain | ratio to RLVR | verdict | verification AUC at the end "
              "(probe / policy's answers) | judge/auc ref vs gen (last step) | acc. refs / gens | gate skips | run (s) |",
@@ -550,7 +559,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"{r['final'].format(scale=100)} | {r['gain'].format(scale=100, sign=True)} | {r['ratio'].format(digits=2)} | "
                      f"{verdict(r['ratio'], rlvr_gain, len(seeds))} | {ve} | {number(r['judge_auc_last'])} | {number(r['acc_ref'])} / "
                      f"{number(r['acc_gen'])} | {number(r['skips'])} | {r['wall']:.0f} |")
-    level, why = board_level(rows, rlvr_gain, len(seeds), levels)
+    level, why = board_level(levels, auc_of)
     lines += ["", *board_lines(results, seeds, level, why, methods, per_method, args.temperature, args.beta)]
     lines += ["## Does the judge's verification AUC rise during co-training?", "",
               "Training judge of each checkpoint, mean over seeds: AUC on the held-out probe (warm-start answers, as before "

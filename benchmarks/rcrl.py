@@ -7,7 +7,7 @@ training rubric.  Three studies, each resumable (finished runs are reused throug
     python benchmarks/rcrl.py study --quick          # the pilot size (2 levels, 1 seed, 80 steps)
     python benchmarks/rcrl.py gv-gap                 # 004 §3: does the tiny model verify better than it generates?
     python benchmarks/rcrl.py study --settings tuned.json   # each method's settings (JSON)
-    python benchmarks/rcrl.py study --settings benchmarks/results/leaderboard_rubric_writing/tuning.csv  # the board's choices
+    python benchmarks/rcrl.py study --settings benchmarks/results/history/leaderboard_rubric_writing/tuning.csv  # the board's choices
 
 Every run is ``rewardzoo train <recipe> seed=S ...`` of the five ``*_rubric_writing`` recipes, all from
 one SFT warm start (``sft.seed=0``: seeds vary RL only), differing only in ``reward.rcrl.scoring`` /
@@ -19,9 +19,10 @@ recipes are at the board's level, m = 2).  Held-out quality is the task's oracle
 hidden from the judge; ``rewardzoo/tasks/rubric_writing.py``), never a reward.
 
 ``study`` reports, per level and method (mean ± half-width of the 95% interval): the oracle win rate
-of the final greedy completions against the warm start's on every held-out prompt (ties ½; paired
-bootstrap over seeds × prompts), the best win rate on the way and its step (a peak before the end is
-over-optimisation), RcRL's win rate against Absolute RaR prompt by prompt (paired bootstrap), the
+of the final greedy completions against the warm start's on every held-out prompt (ties ½; each seed's
+win rate over its prompts, t-interval over seeds: the seed is the unit), the best win rate on the way and its
+step (a peak before the end is over-optimisation), RcRL's win rate against Absolute RaR prompt by prompt
+(per seed, t over seeds), the
 entropy ratio (``policy/entropy``, last 10 over first 10 steps; t over seeds), and on held-out outputs
 the word repetition and the blind-spot exploitation (``overlooked``: share of tokens the judge cannot
 see; over-length and non-English shares in the CSV).  ``pacing`` trains RcRL on each of the first four
@@ -55,7 +56,7 @@ from rewardzoo.core.engines import make_engine  # noqa: E402
 from rewardzoo.core.logger import read_metrics  # noqa: E402
 from rewardzoo.core.models import load_policy  # noqa: E402
 from rewardzoo.core.types import Rollouts  # noqa: E402
-from rewardzoo.eval import Estimate, bootstrap_ci, entropy_ratio, mean_ci, preferences  # noqa: E402
+from rewardzoo.eval import Estimate, bootstrap_ci, entropy_ratio, mean_ci, preferences, seed_ci  # noqa: E402
 from rewardzoo.judges.pairwise import LMJudge, LMJudgeConfig, Tournament, miscalibration  # noqa: E402
 from rewardzoo.judges.rubric import Criterion, load_rubric  # noqa: E402
 from rewardzoo.board import slug  # noqa: E402
@@ -214,8 +215,8 @@ def study(args, argv) -> int:
              f"Rubric-writing testbed, {len(seeds)} seed(s) ({', '.join(map(str, seeds))}), "
              f"{runs[next(iter(runs))]['steps']} RL steps, {base.shape[1]} held-out prompts, greedy completions judged by "
              "the held-out oracle against the warm start's (oracle quality "
-             f"{base[0].mean():.3f}).  Mean [95% interval] (paired bootstrap over seeds × prompts; "
-             "entropy ratio: mean ± half-width, t over seeds).  m = the judge's miscalibration of absolute scores "
+             f"{base[0].mean():.3f}).  Mean [95% interval]: each seed's mean over its prompts, t-interval over seeds "
+             "(the seed is the unit; entropy ratio: mean ± half-width, t over seeds).  m = the judge's miscalibration of absolute scores "
              f"(0 = calibrated; the recipes: {BOARD_LEVEL:g}).", "",
              "| m | method | win rate vs warm start (%) | best on the way (%) @ step | oracle quality | entropy ratio "
              "| word repetition (%) | overlooked tokens (%) |", "|---" * 8 + "|",
@@ -225,12 +226,12 @@ def study(args, argv) -> int:
     csv_rows, summary = [], {}
     for m, v in plan:
         keys = [(m, v, s) for s in seeds]
-        win = bootstrap_ci(lambda p: p.mean(), win_table(runs, keys))
+        win = seed_ci(lambda p: p.mean(), win_table(runs, keys))
         t, curve = win_curve(runs, keys)
         best = int(np.argmax(curve.mean(0)))
         ratio = mean_ci([runs[k]["entropy_ratio"] for k in keys])
-        shown = {x: bootstrap_ci(lambda a: a.mean(), metric_table(runs, keys, x)) for x in SHOWN}
-        q = bootstrap_ci(lambda a: a.mean(), metric_table(runs, keys, "quality"))
+        shown = {x: seed_ci(lambda a: a.mean(), metric_table(runs, keys, x)) for x in SHOWN}
+        q = seed_ci(lambda a: a.mean(), metric_table(runs, keys, "quality"))
         summary[(m, v)] = {"win": win, "ratio": ratio, **shown, "curve": (t, curve.mean(0))}
         lines.append(f"| {m:g} | {v} | {win.bounds(scale=100)} | {100 * curve.mean(0)[best]:.1f} @ {t[best]} | "
                      f"{q.bounds(digits=3)} | {ratio.format(digits=2)} | {shown['repetition'].bounds(scale=100)} | "
@@ -241,17 +242,17 @@ def study(args, argv) -> int:
                                  float(rows["quality"].mean()), *(float(rows[x].mean()) for x in SHOWN)])
     if set(KNOB_VARIANTS) <= set(variants):
         lines += ["", "RcRL against Absolute RaR at each level, prompt by prompt (oracle verdicts of the final outputs, "
-                  "ties ½; paired bootstrap over seeds × prompts), entropy ratio RcRL − RaR (t over seeds) and "
+                  "ties ½; each seed's win rate over its prompts, t-interval over seeds), entropy ratio RcRL − RaR (t over seeds) and "
                   "blind-spot exploitation RaR − RcRL (overlooked tokens, points):", "",
                   "| m | RcRL vs RaR win rate (%) | entropy ratio RcRL − RaR | overlooked RaR − RcRL (points) |",
                   "|---|---|---|---|"]
         for m in levels:
             a, b = ([(m, v, s) for s in seeds] for v in KNOB_VARIANTS)
-            head = bootstrap_ci(lambda x, y: preferences(x.ravel(), y.ravel()).mean(),
-                                metric_table(runs, a, "quality"), metric_table(runs, b, "quality"))
+            head = seed_ci(lambda x, y: preferences(x, y).mean(),
+                           metric_table(runs, a, "quality"), metric_table(runs, b, "quality"))
             d_ratio = mean_ci([runs[i]["entropy_ratio"] - runs[j]["entropy_ratio"] for i, j in zip(a, b)])
-            d_over = bootstrap_ci(lambda x, y: x.mean() - y.mean(), metric_table(runs, b, "overlooked"),
-                                  metric_table(runs, a, "overlooked"))
+            d_over = seed_ci(lambda x, y: x.mean() - y.mean(), metric_table(runs, b, "overlooked"),
+                             metric_table(runs, a, "overlooked"))
             summary[(m, "head")] = head
             lines.append(f"| {m:g} | {verdict(head, 0.5)} | {d_ratio.format(digits=2, sign=True)} | "
                          f"{d_over.bounds(scale=100, sign=True)} |")

@@ -5,7 +5,7 @@
     python benchmarks/varl.py hacking --quick      # the pilot size (200 held-out prompts)
     python benchmarks/varl.py hacking --methods "RLVR (proxy)" "VARL (proxy gate)" --seeds 0 1   # a subset
     python benchmarks/varl.py hacking --settings tuned.json   # per-method overrides (the tuning stage's lr, ...)
-    python benchmarks/varl.py hacking --settings benchmarks/results/leaderboard_hackable/tuning.csv --out runs/lb
+    python benchmarks/varl.py hacking --settings benchmarks/results/history/leaderboard_hackable/tuning.csv --out runs/lb
                                                    # the board's choices, reusing the board's runs
     python benchmarks/varl.py hacking --set steps=2 --out /tmp/smoke   # any key=value added to every run
 
@@ -33,8 +33,8 @@ accuracy must be able to rise); VARL (r = v·D) and its additive twin (r = v + D
 features (D reads the scratchpad too) and each other g-transform under the gate.  All are twins: they differ only
 in ``reward.*``.  ``--settings`` takes the board's ``tuning.csv`` (each row's chosen lr; the variants take VARL's).
 Read: held-out ``eval/hack_rate`` and strict ``eval/accuracy`` over training and at the end (t-intervals over
-seeds; against RLVR a paired bootstrap over seeds × held-out prompts, :func:`rewardzoo.eval.bootstrap_ci`
-on ``eval_rows.jsonl``), ``train/hack_rate`` of every step, the discriminator's held-out AUC
+seeds; against RLVR each seed's paired difference of its held-out means, t-interval over seeds,
+:func:`rewardzoo.eval.seed_ci` on ``eval_rows.jsonl``), ``train/hack_rate`` of every step, the discriminator's held-out AUC
 (``disc/auc_ref_vs_passing``) over training, and each g's warning and outcome.  ``--set
 task.hackable_multiplication.hedge_prob=0.1`` runs the testbed at another point of its deciding variable (how often
 the warm start lists candidates), in directories of its own.
@@ -58,7 +58,7 @@ from typing import Callable
 import numpy as np
 from omegaconf import OmegaConf
 
-from rewardzoo.eval import Estimate, bootstrap_ci, mean_ci
+from rewardzoo.eval import Estimate, mean_ci, seed_ci
 from rewardzoo.board import DIVERGENCE_OF, PRESETS, Entry
 from rewardzoo.board import specs as board_specs
 from rewardzoo.protocol import Choice, Setting, overrides_tag, read_choices
@@ -375,15 +375,15 @@ def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int
                   ("proxy_pass", "last")]]
         cells += [fmt(mean_ci([window(r, k, "last") for r in runs])) for k in ("train/hack_rate", AUC)]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines += ["", f"Paired differences at the last evaluation against {base_name} (bootstrap over seeds × held-out "
-              "prompts, `rewardzoo.eval.bootstrap_ci`; mean [95% interval], which need not be symmetric):", "",
+    lines += ["", f"Paired differences at the last evaluation against {base_name} (each seed's paired difference of its "
+              "held-out means, t-interval over seeds, `rewardzoo.eval.seed_ci`; mean [95% interval]):", "",
               f"| method − {base_name} | hack rate | strict accuracy | separated from 0? |", "| --- | --- | --- | --- |"]
     for name, runs in results.items():
         if name == base_name or len(runs) != len(base):
             continue
-        diff = {metric: bootstrap_ci(lambda a, b: a.mean() - b.mean(),
-                                     np.stack([last_rows(r["dir"], row) for r in runs]),
-                                     np.stack([last_rows(r["dir"], row) for r in base]))
+        diff = {metric: seed_ci(lambda a, b: a.mean() - b.mean(),
+                                np.stack([last_rows(r["dir"], row) for r in runs]),
+                                np.stack([last_rows(r["dir"], row) for r in base]))
                 for metric, row in [("hack_rate", "hack_rate"), ("accuracy", "correct")]}
         sep = ", ".join(f"{k}: {excludes_zero(d).removesuffix(', up').removesuffix(', down')}" for k, d in diff.items())
         lines.append(f"| {name} | {diff['hack_rate'].bounds(digits=3, sign=True)} | {diff['accuracy'].bounds(digits=3, sign=True)} | {sep} |")
@@ -405,14 +405,14 @@ def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int
                   "The warning is what VARL prints at construction; `reward/g_passing_mean` is the mean g(D) over the "
                   "step's verifier-passing rows (below 0: a passing row is paid less than a failing row's 0).", "",
                   f"| g | warns | `eval/hack_rate` end | strict `eval/accuracy` end | `eval/proxy_pass` end | "
-                  f"`reward/g_passing_mean`, last {WINDOW} steps | accuracy − g=D (bootstrap) |",
+                  f"`reward/g_passing_mean`, last {WINDOW} steps | accuracy − g=D (t over seeds) |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         d_runs = gated.get("D")
         for g, runs in gated.items():
             vs_d = "—"
             if d_runs is not None and g != "D" and len(runs) == len(d_runs):
-                vs_d = bootstrap_ci(lambda a, b: a.mean() - b.mean(), np.stack([last_rows(r["dir"], "correct") for r in runs]),
-                                        np.stack([last_rows(r["dir"], "correct") for r in d_runs])).bounds(digits=3, sign=True)
+                vs_d = seed_ci(lambda a, b: a.mean() - b.mean(), np.stack([last_rows(r["dir"], "correct") for r in runs]),
+                               np.stack([last_rows(r["dir"], "correct") for r in d_runs])).bounds(digits=3, sign=True)
             cells = [fmt(mean_ci([at(r, k, "last") for r in runs])) for k in ("hack_rate", "accuracy", "proxy_pass")]
             lines.append(f"| {g} | {gate_warning(g)} | " + " | ".join(cells) +
                          f" | {fmt(mean_ci([window(r, 'reward/g_passing_mean', 'last') for r in runs]))} | {vs_d} |")

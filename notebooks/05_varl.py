@@ -296,16 +296,17 @@ print(f"VARL discriminator: disc/auc_ref_vs_passing, mean of the first 5 RL step
 #
 # ```bash
 # rewardzoo leaderboard --preset cpu --seeds 5 --tasks hackable_multiplication   # the board: tuned, 5 seeds
-# python benchmarks/varl.py hacking --settings benchmarks/results/leaderboard_hackable/tuning.csv --out runs/lb
+# python benchmarks/varl.py hacking --settings benchmarks/results/history/leaderboard_hackable/tuning.csv --out runs/lb
 # ```
 #
-# What the board measured (`benchmarks/results/leaderboard_hackable/LEADERBOARD.md`: 30% of the
+# What the board measured (`benchmarks/results/history/leaderboard_hackable/LEADERBOARD.md`: 30% of the
 # demonstrations hedge, 80 steps of 20 prompts × 8, every row at the learning rate the tuning stage chose
 # on the validation split, 5 seeds, 1,000 test products): RLVR on the proxy raised the test hack rate
-# from 3.6 to 6.7% (+3.0 ± 2.6 points: the positive control works) while its strict accuracy rose from 5.4
-# to 44.7%; RLVR on the strict check reached 52.4 ± 1.6%.  VARL ended at a hack rate of 2.7 ± 1.5% and a
-# strict accuracy of 50.2 ± 2.2%: RLVR − VARL +4.0 ± 2.8 points of hack rate, so at this scale the claim is
-# reproduced — narrowly, with a small hack to prevent.  The study (`docs/rewards/varl.md`, "The hacking
+# from 3.6 to 6.7% (+3.0 [-1.0, +7.1] points, a t-interval over the 5 seeds: the positive control does not
+# show its effect) while its strict accuracy rose from 5.4 to 44.7%; RLVR on the strict check reached
+# 52.4 ± 1.6%.  VARL ended at a hack rate of 2.7 ± 1.5% and a strict accuracy of 50.2 ± 2.2%: RLVR − VARL
+# +4.0 [-0.4, +8.5] points of hack rate, so at this scale the testbed cannot decide the claim (a percentile
+# bootstrap over seeds × examples, too narrow at 5 seeds, had first called it reproduced).  The study (`docs/rewards/varl.md`, "The hacking
 # testbed") adds VARL's variants and each g-transform, D's AUC over training, and the same comparison at
 # the recipes' higher learning rate and at a warm start that hedges less.
 # %%

@@ -12,11 +12,14 @@ these on what the task's exact checker and the reward returned.
                                   correlation of every reward signal with each (analysis/corr/<signal>/<m>)
                                   and its global and within-group AUC for correctness
     mean_ci(values)               mean of per-seed values with a t-interval over seeds
+    seed_ci(effect, *tables)      the interval every verdict uses: a per-seed effect of [seeds × examples]
+                                  (or [seeds]) tables — each seed's difference, ratio or win rate —
+                                  with a t-interval over seeds (the seed is the independent unit)
     bootstrap_ci(stat, *scores)   a statistic of [seeds × examples] score tables with a paired
-                                  two-level bootstrap interval (seeds and held-out examples)
+                                  two-level percentile bootstrap (descriptive only: too narrow at 3–5 seeds)
     detectable_difference(sd, n)  smallest paired difference n seeds detect (α, power)
 
-Writing diagnostics (RcRL, seed 004 §5.3 and App. A.4) and pairwise evaluation:
+Writing diagnostics (RcRL paper, §5.3 and App. A.4) and pairwise evaluation:
 
     entropy_ratio(series)         final / initial mean of a per-step series (policy/entropy)
     ngram_repetition(tokens, n)   share of a text's n-grams that repeat an earlier one
@@ -25,18 +28,22 @@ Writing diagnostics (RcRL, seed 004 §5.3 and App. A.4) and pairwise evaluation:
     bradley_terry(wins)           Bradley–Terry strengths from a soft win-count matrix (choix)
     elo(wins, anchor)             Bradley–Terry Elo ratings with one player anchored at 1000
 
-Every comparison the project prints goes through :func:`mean_ci` or :func:`bootstrap_ci` and is
-shown with its 95% interval (:class:`Estimate`): a t-interval as mean ± half-width
-(:meth:`Estimate.format`), a bootstrap interval, which need not be symmetric about its mean, as
-mean [low, high] (:meth:`Estimate.bounds`); :meth:`Estimate.separates` says whether two intervals
-do not overlap.
+Every comparison the project prints goes through :func:`mean_ci`, :func:`seed_ci` or
+:func:`bootstrap_ci` and is shown with its 95% interval (:class:`Estimate`): a t-interval as
+mean ± half-width (:meth:`Estimate.format`) or as mean [low, high] (:meth:`Estimate.bounds`);
+:meth:`Estimate.separates` says whether two intervals do not overlap.
 
-The bootstrap resamples seeds with replacement and, independently, held-out examples with
-replacement, and applies the *same* resampled indices to every table given, so differences and
-ratios between methods that share seeds (warm starts) and the held-out set are paired on both
-axes.  It is a percentile bootstrap; with 3–5 seeds its intervals are narrower than a t-interval
-would be (they cannot see beyond the seeds drawn), so :func:`mean_ci`'s t-interval is the one to
-use for a per-seed scalar alone.
+**The seed is the unit of every verdict.**  Seeds differ by more than their held-out examples'
+sampling noise (the RL trajectory, not the evaluation, varies), so an interval for a claim must
+treat each seed's effect as one draw: :func:`seed_ci` takes each seed's mean over its held-out
+examples (paired on the seed: a difference, a ratio, a win rate over the seed's prompts), then a
+Student-t interval over seeds.  The two-level percentile bootstrap of :func:`bootstrap_ci`
+resamples seeds and examples; with 3–5 seeds it cannot see beyond the seeds drawn, and on the
+boards' design (seeds × 1000 held-out Bernoulli examples, a between-seed effect SD estimated from
+the committed board) it covers the truth far less often than 95% where the t-interval over seeds
+covers it at its nominal rate — ``benchmarks/interval_coverage.py`` measures both, and
+``tests/test_eval.py`` fails when the verdicts' interval covers below 93%.  The bootstrap stays for
+descriptive intervals of a single run's pooled examples, never for a verdict.
 """
 
 from __future__ import annotations
@@ -194,9 +201,38 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> Estimate:
     return Estimate(mean, mean - half, mean + half, n, level)
 
 
+def seed_ci(effect: Callable[..., float], *tables: Sequence[float] | np.ndarray, level: float = 0.95) -> Estimate:
+    """``effect`` of each seed's rows, with the Student-t interval over seeds (:func:`mean_ci` of the per-seed
+    effects): the interval every verdict and positive control uses.
+
+    Each table is [S, E] (S seeds, E held-out examples, the same seeds in every table and, within a seed,
+    the same examples) or [S] (one value per seed, e.g. a final metric from the board's CSV).  For each
+    seed s, ``effect`` gets the tables' rows ``t[s]`` ([E] arrays, or 0-d arrays for [S] tables) and returns
+    a float: ``lambda a, b: a.mean() - b.mean()`` (a paired difference),
+    ``lambda s0, s1, a: (a.mean() - s0.mean()) / (s1.mean() - s0.mean())`` (a ratio of gains),
+    ``lambda a, b: preferences(a, b).mean()`` (a win rate over the seed's prompts).  A seed whose effect is
+    not finite (a ratio over a zero gain) is dropped, and the interval is over the seeds left (``n``).
+
+    >>> a = np.array([[1, 1, 0, 1], [1, 0, 1, 1], [0, 0, 1, 1.]]); b = np.zeros((3, 4))
+    >>> e = seed_ci(lambda a, b: a.mean() - b.mean(), a, b)  # per-seed 0.75, 0.75, 0.5
+    >>> round(e.mean, 4), round(e.half_width, 4)  # mean 2/3, sd 0.1443, t(0.975, 2) = 4.3027
+    (0.6667, 0.3586)
+    """
+    arrays = [np.asarray(t, dtype=np.float64) for t in tables]  # each [S, E] or [S]
+    if not arrays:
+        raise ValueError("seed_ci needs at least one table of per-seed values or [seeds × examples] rows")
+    S = arrays[0].shape[0] if arrays[0].ndim else 0
+    if any(t.ndim not in (1, 2) or t.shape[0] != S for t in arrays):
+        raise ValueError(f"seed_ci needs [seeds] or [seeds × examples] tables with one number of seeds; got "
+                         f"{[t.shape for t in arrays]}")
+    per_seed = np.array([float(effect(*(t[s] for t in arrays))) for s in range(S)])  # [S]
+    return mean_ci(per_seed[np.isfinite(per_seed)], level)
+
+
 def bootstrap_ci(stat: Callable[..., float], *scores: np.ndarray, level: float = 0.95, n_boot: int = 2000,
                  seed: int = 0) -> Estimate:
-    """``stat(*tables)`` with a paired two-level percentile bootstrap interval.
+    """``stat(*tables)`` with a paired two-level percentile bootstrap interval (descriptive; a verdict uses
+    :func:`seed_ci`, since this interval is too narrow at 3–5 seeds).
 
     Each table is a [S, E] array of per-example scores (S seeds, E held-out examples; the same
     seeds and examples in every table).  Each replicate draws S seed indices and E example indices

@@ -117,7 +117,7 @@ def test_a_tuned_board_with_added_rows_tables_csv_claims_and_resume(tiny_preset,
         assert f"| {method} | " in text
     assert "| Short answers | method (added) | `grpo.lr=" in text
     # claims are printed with their control and n, but 2 seeds give no verdict
-    assert "| RAL reaches at least half of RLVR's held-out gain (002: about parity) | RLVR | no verdict (n = 2 seeds < 3) |" in text
+    assert "| RAL reaches at least half of RLVR's held-out gain (RAL paper: about parity) | RLVR | no verdict (n = 2 seeds < 3) |" in text
     assert "| positive control of `multiplication`: the exact verifier raises held-out accuracy |" in text
     assert "reproduced" not in text
     assert (out / "curves_multiplication.png").stat().st_size > 1000
@@ -423,12 +423,12 @@ BOUNDS = re.compile(r"([+-]?\d+\.(\d+)) \[([+-]?\d+\.\d+), ([+-]?\d+\.\d+)\]")
 """``mean [low, high]`` as :meth:`Estimate.bounds` prints it: mean, its decimals, low, high."""
 
 
-def test_a_bootstrap_interval_prints_as_its_bounds_and_a_t_interval_as_plus_minus(tmp_path):
-    """Seed 2 far ahead of seeds 0 and 1 (per-seed effects 0.2, 0.2, 0.6): resampling three seeds rarely
-    draws seed 2 twice, so every paired bootstrap interval is lopsided about its mean (the differences
-    reach further above it, the RAL/RLVR gain ratio further below): the multiplication control reads
-    +33.3 [+17.0, +57.5] points, which "± half-width" printed as +33.3 ± 20.2.  Each bootstrap finding prints the Estimate's own low and high, at the printed
-    digits; the refdist control's t-interval (exact metric) still prints mean ± half-width."""
+def test_every_claim_prints_its_t_interval_over_seeds_as_bounds(tmp_path):
+    """Seed 2 far ahead of seeds 0 and 1 (per-seed effects 0.2, 0.2, 0.6): the seed is the unit, so the
+    multiplication control's interval is the t-interval of those three numbers — mean 0.3333, sd 0.23094,
+    half-width t(0.975, 2) · 0.23094 / √3 = 0.5737: +33.3 [-24.0, +90.7] points, where the percentile bootstrap
+    over seeds × examples it replaced read +33.3 [+17.0, +57.5].  Every finding, the exact-metric control too,
+    prints its Estimate's own low and high at the printed digits."""
     seeds, results = [0, 1, 2], {}
     n = 400
 
@@ -468,10 +468,13 @@ def test_a_bootstrap_interval_prints_as_its_bounds_and_a_t_interval_as_plus_minu
         e = f.estimate
         assert abs(mean - e.mean * scale) <= rounding and abs(low - e.low * scale) <= rounding, f.numbers
         assert abs(high - e.high * scale) <= rounding, f.numbers
-        assert abs((high - mean) - (mean - low)) > 2 * rounding, f"not the asymmetric interval this test needs: {f.numbers}"
+        assert e.n == 3 and abs((e.high - e.mean) - (e.mean - e.low)) < 1e-12, f.numbers  # a t-interval: symmetric
+    control = scaled[0][0]
+    assert control.numbers == "accuracy change +33.3 [-24.0, +90.7] points" and control.n == "3 seeds × 400 held-out examples"
+    assert control.estimate.half_width == pytest.approx(4.302653 * 0.230940 / math.sqrt(3), abs=1e-5)
     exact = lb.positive_control("refdist", tabs, results, seeds)
-    assert exact.n == "3 seeds (exact metric)" and exact.numbers == f"js change {exact.estimate.format(digits=3, sign=True)}"
-    assert " ± " in exact.numbers and "[" not in exact.numbers
+    assert exact.n == "3 seeds (exact metric)" and exact.numbers == f"js change {exact.estimate.bounds(digits=3, sign=True)}"
+    assert " ± " not in exact.numbers
 
 
 @pytest.mark.slow
@@ -598,3 +601,39 @@ def test_a_decided_verdict_that_flips_at_a_setting_within_noise_reads_sensitive_
     assert any(line.startswith(f"| {g_logit} |") and "| reproduced |" in line for line in lines)
     table = "\n".join(stability_lines(checks))
     assert "| RAL g=D at `grpo.lr=5e-05` | kl_ref_mix change +0.201" in table and "| **no** |" in table
+
+
+def test_a_board_re_reported_from_its_csv_reads_each_seed_and_tells_the_g_transforms_apart(tmp_path):
+    """A refdist board's CSV (3 seeds): g=D lowers its own divergence kl_ref_mix by 50% and g=log_D's by 20%;
+    g=log_D lowers its own kl_mix_ref by 40% and g=D's by 10%.  From the CSV alone: each g descends its own
+    divergence more than the other does (relative changes −50 − (−20) = −30 and −40 − (−10) = −30 points, the
+    same every seed: a zero-width interval), the control works, and the command writes LEADERBOARD.md with
+    the runs' command kept from the file it replaces."""
+    out = tmp_path / "board"
+    out.mkdir()
+    (out / "LEADERBOARD.md").write_text("`rewardzoo leaderboard --preset cpu --tasks refdist`\n\n# rewardzoo leaderboard\n")
+    rows = []
+    for s in range(3):
+        rows += [{"method": "SFT", "role": "warm start", "eval/js": 0.1, "eval/kl_ref_mix": 0.2, "eval/kl_mix_ref": 0.3},
+                 {"method": "RLVR exact reference", "role": "positive control", "eval/js": 0.05 + 0.001 * s},
+                 {"method": "RAL g=D", "role": "method", "eval/kl_ref_mix": 0.1, "eval/kl_mix_ref": 0.27},
+                 {"method": "RAL g=log_D", "role": "method", "eval/kl_ref_mix": 0.16, "eval/kl_mix_ref": 0.18}]
+        for r in rows[-4:]:
+            r.update(task="refdist", setting="recipe", seed=s, config_hash="x", **{"time/wall_s": 60.0})
+    with open(out / "leaderboard.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=sorted({k for r in rows for k in r}))
+        writer.writeheader()
+        writer.writerows(rows)
+    tabs, seeds, wall = lb.tables_from_csv(out / "leaderboard.csv")
+    assert seeds == [0, 1, 2] and wall == 720.0 and tabs["refdist"].values["RAL g=D"]["eval/kl_ref_mix"] == [0.1] * 3
+    own = lb.each_g_descends_its_own_most(tabs, None, seeds)
+    assert [round(f.estimate.mean, 6) for f in own] == [-0.3, -0.3] and all(word(f.estimate, 0.0, False) == "reproduced"
+                                                                           for f in own)
+    assert lb.main(["--report-from", str(out / "leaderboard.csv")]) == 0
+    text = (out / "LEADERBOARD.md").read_text()
+    assert text.startswith(f"`rewardzoo leaderboard --report-from {out / 'leaderboard.csv'}`")
+    assert "Runs: `rewardzoo leaderboard --preset cpu --tasks refdist`" in text
+    assert "| RAL g=log_D lowers its own divergence `kl_mix_ref` more than the other g's do | the other g's rows | reproduced |" in text
+    assert "| positive control of `refdist`" in text and "| works | js change -0.049 [-0.051, -0.047] |" in text
+    lb.main(["--report-from", str(out / "leaderboard.csv")])  # again: the runs' command is still the original one
+    assert "Runs: `rewardzoo leaderboard --preset cpu --tasks refdist`" in (out / "LEADERBOARD.md").read_text()

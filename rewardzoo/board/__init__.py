@@ -29,7 +29,7 @@ Then:
   run's final test value (held-out metrics, hack rate, token entropy, wall-clock), each row with
   its role and chosen setting; the best method of a column is **bold** only where its interval
   separates from the runner-up's; then the positive controls and one line per claim — control,
-  verdict, interval (a paired bootstrap's as mean [low, high], a t-interval's as mean ± half-width), n;
+  verdict, interval (the t-interval over seeds of each seed's effect, as mean [low, high]), n;
 - ``leaderboard.csv``: one row per run, every final metric and the hash of its resolved config,
 - ``curves_<task>.png``: each method's headline metric over steps, mean and 95% band over seeds,
 - ``TUNING.md`` and ``tuning.csv``: the grid, every tuning run's validation value, each choice.
@@ -48,24 +48,27 @@ The names below are the package's public face (``from rewardzoo import board``).
 """
 
 from rewardzoo.board.claims import (CLAIMS, DIVERGENCE_OF, Claim, claim_lines, each_g_descends_its_divergence,
+                                    each_g_descends_its_own_most,
                                     frozen_judge_collapses, frozen_judge_is_exploited, positive_control,
                                     ral_approaches_rlvr, ral_judge_beats_format_only, rcrl_beats_its_absolute_twin,
                                     rcrl_beats_rar, rcrl_keeps_entropy, varl_resists_the_proxy)
 from rewardzoo.board.command import main
-from rewardzoo.board.report import leaderboard, plan
+from rewardzoo.board.report import leaderboard, plan, report_from_csv
 from rewardzoo.board.rows import (BOARDS, CPU_SETTINGS, GPU, HACKABLE_SETTINGS, POSITIVE_CONTROLS, PRESETS, QUICK,
                                   QUICK_LR_FACTORS, TWIN_EXCEPTIONS, Board, Entry, PositiveControl, entry, recipe,
                                   task_settings)
 from rewardzoo.board.runs import (SHARED, board_entries, check_twins, config_hash, final, parse_added, run_spec, slug,
                                   specs)
-from rewardzoo.board.tables import Table, markdown, plot_curves, tables, write_csv
+from rewardzoo.board.tables import Table, markdown, plot_curves, tables, tables_from_csv, write_csv
 from rewardzoo.board.tuning import base_lr, grid_points, start_order, tune, tuning_specs, validation_rows
 
-__all__ = ["BOARDS", "CLAIMS", "CPU_SETTINGS", "DIVERGENCE_OF", "GPU", "HACKABLE_SETTINGS", "POSITIVE_CONTROLS",
-           "PRESETS", "QUICK", "QUICK_LR_FACTORS", "SHARED", "TWIN_EXCEPTIONS", "Board", "Claim", "Entry",
-           "PositiveControl", "Table", "base_lr", "board_entries", "check_twins", "claim_lines", "config_hash",
-           "each_g_descends_its_divergence", "entry", "final", "frozen_judge_collapses", "frozen_judge_is_exploited",
-           "grid_points", "leaderboard", "main", "markdown", "parse_added", "plan", "plot_curves", "positive_control",
-           "ral_approaches_rlvr", "ral_judge_beats_format_only", "rcrl_beats_its_absolute_twin", "rcrl_beats_rar",
-           "rcrl_keeps_entropy", "recipe", "run_spec", "slug", "specs", "start_order", "tables", "task_settings",
-           "tune", "tuning_specs", "validation_rows", "varl_resists_the_proxy", "write_csv"]
+__all__ = ["BOARDS", "CLAIMS", "CPU_SETTINGS", "DIVERGENCE_OF", "GPU", "HACKABLE_SETTINGS", "POSITIVE_CONTROLS", "PRESETS",
+           "QUICK", "QUICK_LR_FACTORS", "SHARED", "TWIN_EXCEPTIONS", "Board", "Claim", "Entry", "PositiveControl",
+           "Table", "base_lr", "board_entries", "check_twins", "claim_lines", "config_hash", "each_g_descends_its_divergence",
+           "each_g_descends_its_own_most",
+           "entry", "final", "frozen_judge_collapses", "frozen_judge_is_exploited", "grid_points", "leaderboard",
+           "main", "markdown", "parse_added", "plan", "plot_curves", "positive_control", "ral_approaches_rlvr",
+           "ral_judge_beats_format_only", "rcrl_beats_its_absolute_twin", "rcrl_beats_rar", "rcrl_keeps_entropy",
+           "recipe", "report_from_csv", "run_spec", "slug", "specs", "start_order", "tables", "tables_from_csv",
+           "task_settings", "tune", "tuning_specs",
+           "validation_rows", "varl_resists_the_proxy", "write_csv"]

@@ -5,6 +5,7 @@
     rewardzoo leaderboard --preset cpu --tune-only                  # the tuning stage alone: TUNING.md
     rewardzoo leaderboard --preset cpu --quick --out /tmp/lb        # 1 seed, short: the command's own test
     rewardzoo leaderboard --preset cpu --add-method "multiplication:My method:my.yaml:grpo.beta=0"
+    rewardzoo leaderboard --report-from benchmarks/results/leaderboard/leaderboard.csv   # LEADERBOARD.md from the CSV
 
 The command line of :func:`rewardzoo.board.report.leaderboard` (the protocol and what it writes: the
 package's docstring, :mod:`rewardzoo.board`).
@@ -17,7 +18,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from rewardzoo.board.report import check_seeds, leaderboard, plan
+from rewardzoo.board.report import check_seeds, leaderboard, plan, report_from_csv
 from rewardzoo.board.rows import PRESETS, QUICK_LR_FACTORS
 from rewardzoo.protocol import GRID_EXTENSION, TUNING_SEED_BASE, TUNING_SEEDS, Grid, OwnKey, Setting
 
@@ -77,8 +78,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tune-only", action="store_true",
                         help="run the tuning stage alone and write TUNING.md (the board reuses its runs later)")
     parser.add_argument("--plan", action="store_true", help="print the grid and the runs, train nothing")
+    parser.add_argument("--report-from", type=Path, metavar="CSV",
+                        help="rewrite LEADERBOARD.md beside this leaderboard.csv from it alone, train nothing")
     args = parser.parse_args(argv)
     command = "rewardzoo leaderboard " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    if args.report_from is not None:
+        try:
+            print(report_from_csv(args.report_from, command).read_text())
+        except (OSError, ValueError) as err:
+            parser.error(str(err))
+        return 0
     seeds = [0] if args.quick else list(range(args.seeds))
     factors = tuple(args.lr_factors) if args.lr_factors else QUICK_LR_FACTORS if args.quick else Grid().lr_factors
     if args.tune_only and args.no_tune:

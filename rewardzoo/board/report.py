@@ -5,13 +5,14 @@ run (:func:`plan`)."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 from rewardzoo.board.claims import claim_lines
 from rewardzoo.board.rows import QUICK_LR_FACTORS
 from rewardzoo.board.runs import SHARED, board_entries, specs
 from rewardzoo.board.stability import check, stability_lines
-from rewardzoo.board.tables import markdown, plot_curves, tables, write_csv
+from rewardzoo.board.tables import markdown, plot_curves, tables, tables_from_csv, write_csv
 from rewardzoo.board.tuning import grid_points, tune
 from rewardzoo.protocol import TUNING_SEED_BASE, TUNING_SEEDS, Choice, Grid, Setting
 from rewardzoo.sweep import run_sweep
@@ -80,6 +81,32 @@ def check_seeds(seeds: list[int], tune_seeds: list[int]) -> None:
         raise ValueError(f"tuning seeds must be distinct and disjoint from the reported seeds {seeds}; got "
                          f"{tune_seeds} "
                          "(choose others with --tuning-seeds)")
+def report_from_csv(path: Path, command: str = "") -> Path:
+    """Rewrite ``LEADERBOARD.md`` beside a board's ``leaderboard.csv`` from the CSV alone: the tables and every
+    positive control and claim with today's intervals (t over seeds, :mod:`rewardzoo.board.claims`), read from
+    the per-seed final values (the run directories are not needed; a claim that needs per-example rows says how
+    it was read instead).  The command that trained the runs is kept from the file it replaces (its first line,
+    or its ``Runs:`` line).  Returns the path of LEADERBOARD.md."""
+    tabs, seeds, wall = tables_from_csv(path)
+    md = path.parent / "LEADERBOARD.md"
+    old = md.read_text().splitlines() if md.is_file() else []
+    made = next((m[1] for line in old if (m := re.match(r"Runs: `(.+?)`", line))), None)
+    if made is None and old and old[0].startswith("`") and "--report-from" not in old[0]:
+        made = old[0].strip("`")
+    title = next((line for line in old if line.startswith("# ")), "# rewardzoo leaderboard")
+    lines = [f"`{command}`" if command else "", "", title, "",
+             f"Runs: `{made}`" if made else "Runs: (the command that trained them is not recorded)", "",
+             f"Re-reported from `{path.name}` (one row per run: each run's final test values), not from the run "
+             "directories: the tables and the claims below read each seed's final values.", ""]
+    for task, table in tabs.items():
+        lines += markdown(task, table, len(seeds))
+        if (path.parent / f"curves_{task}.png").is_file():
+            lines += [f"![{task}](curves_{task}.png)", ""]
+    lines += claim_lines(tabs, None, seeds)
+    lines += ["", f"{sum(len(t.methods) for t in tabs.values()) * len(seeds)} board runs; summed run wall time "
+                  f"{wall / 60:.1f} min."]
+    md.write_text("\n".join(lines) + "\n")
+    return md
 
 
 def plan(preset: str, tasks: list[str] | None, added: list[str] | None, grid: Grid, seeds: list[int],

@@ -213,7 +213,7 @@ POSITIVE_CONTROLS = {
                                                "RLVR on the lazy proxy raises the held-out hack rate (the hack VARL "
                                                "is to prevent)"),
     "refdist": PositiveControl("RLVR exact reference", "eval/js", None, False,
-                               "a reward whose mean is p_ref(y \\| x) lowers JS(p_ref, π)"),
+                               "a reward whose mean is p_ref(y ∣ x) lowers JS(p_ref, π)"),
     "rubric_writing": PositiveControl("RLVR oracle", "eval/quality", "quality", True,
                                       "RL on the oracle's own quality raises held-out oracle quality"),
 }

@@ -56,6 +56,34 @@ def tables(entries: list[Entry], results: dict[str, RunResult], seeds: list[int]
     return out
 
 
+def tables_from_csv(path: Path) -> tuple[dict[str, Table], list[int], float]:
+    """The tables a board's ``leaderboard.csv`` (:func:`write_csv`) holds — every method's per-seed final values of
+    every metric, its role and setting — with the board's seeds and its summed run wall time in seconds: what a
+    board re-reported from its CSV reads (:func:`rewardzoo.board.report.report_from_csv`)."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    needed = {"task", "method", "role", "setting", "seed"}
+    if not rows or not needed <= set(rows[0]):
+        raise ValueError(f"{path} is not a board's leaderboard.csv (columns {', '.join(sorted(needed))}, one row per run): "
+                         "give the file `rewardzoo leaderboard` wrote beside LEADERBOARD.md")
+    unknown = sorted({r["task"] for r in rows} - set(BOARDS))
+    if unknown:
+        raise ValueError(f"{path}: unknown task(s) {', '.join(unknown)}; a board's tasks are {', '.join(BOARDS)}")
+    seeds = sorted({int(r["seed"]) for r in rows})
+    out: dict[str, Table] = {}
+    for r in sorted(rows, key=lambda r: int(r["seed"])):
+        table = out.setdefault(r["task"], Table(BOARDS[r["task"]]))
+        if r["method"] not in table.values:
+            table.methods.append(r["method"])
+            table.roles[r["method"]], table.settings[r["method"]] = r["role"], r["setting"]
+            table.values[r["method"]] = {}
+        for key, value in r.items():
+            if key not in needed and key != "config_hash" and value not in ("", None):
+                table.values[r["method"]].setdefault(key, []).append(float(value))
+    wall = math.fsum(float(r["time/wall_s"]) for r in rows if r.get("time/wall_s"))
+    return out, seeds, wall
+
+
 def _cell(est: Estimate, column: str) -> str:
     if column.startswith("time/"):
         return est.format(digits=0)

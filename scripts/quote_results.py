@@ -1,0 +1,175 @@
+"""Docs true to their result files, by construction.
+
+Two mechanisms, both run by ``tests/test_quoted_results.py``:
+
+1. **Generated blocks.**  A block of the README or a docs page between
+
+       <!-- generated: board-summary benchmarks/results/leaderboard/LEADERBOARD.md -->
+       ...
+       <!-- end generated -->
+
+   is written by this script from the named result file (``python scripts/quote_results.py`` rewrites every
+   block in place; ``--check`` only says which are stale).  :data:`GENERATORS` names what a block can be.
+2. **Quoted intervals.**  Every interval a page quotes in prose (``52.0 ± 1.6``, ``+5.1 [-0.8, +10.9]``) must
+   appear verbatim in a result file the same paragraph links (or, when the paragraph links none, the files its
+   section links, else any committed result): :func:`stale_quotes` lists those that do not.  A paragraph
+   that quotes a pilot's file (a path with ``pilot`` or ``probe`` in it) must say PILOT.
+
+    python scripts/quote_results.py            # rewrite the generated blocks
+    python scripts/quote_results.py --check    # exit 1 on a stale block, a quote no file holds, or an unlabelled pilot
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from rewardzoo.board import BOARDS
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+NOT_A_SOURCE = ("verdict_changes.md",)
+"""Result files no quote may be taken from: a before → after record quotes the superseded numbers."""
+
+INTERVAL = re.compile(r"[-+−]?\d[\d,]*(?:\.\d+)?%? ± \d[\d,]*(?:\.\d+)?"
+                      r"|[-+−]?\d[\d,]*(?:\.\d+)? \[[-+−]?\d[\d,]*(?:\.\d+)?, [-+−]?\d[\d,]*(?:\.\d+)?\]")
+"""A quoted interval: ``mean ± half-width`` or ``mean [low, high]``."""
+LINK = re.compile(r"benchmarks/results/[\w./+-]*[\w/]")
+GIT = re.compile(r"git show (\w+):(benchmarks/results/[\w./+-]*\w)")
+"""A committed file at an earlier revision (``git show REV:PATH``): a page may quote the file it names."""
+BLOCK = re.compile(r"<!-- generated: (\S+) (\S+) -->\n(.*?)<!-- end generated -->", re.S)
+
+
+def pages() -> list[Path]:
+    """The pages whose quotes are checked: the README, every docs page and every teaching notebook."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "notebooks").glob("*.py"))]
+
+
+def _norm(text: str) -> str:
+    return text.replace("−", "-").replace("**", "")
+
+
+def _table(text: str, heading: str | None = None) -> list[list[str]]:
+    """The rows (cells, stripped) of every Markdown table in ``text`` (under ``heading`` only, when given)."""
+    if heading is not None:
+        text = text[text.index(heading):]
+        nxt = re.search(r"\n## ", text[len(heading):])
+        text = text[: len(heading) + nxt.start()] if nxt else text
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("|") and not re.match(r"\|\s*-", line):
+            rows.append([c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]])
+    return rows
+
+
+def board_summary(path: Path) -> str:
+    """Each task's headline column and every claim's verdict of a board's LEADERBOARD.md, copied cell by cell."""
+    text = path.read_text()
+    rel = path.relative_to(ROOT).as_posix()
+    out = [f"From [{rel}]({rel}) (test split; mean ± 95% t-interval over seeds; claims: mean [95% t-interval over "
+           "seeds], the seed the unit):", ""]
+    for match in re.finditer(r"^## (.+) \(`(\w+)`\)$", text, re.M):
+        title, task = match[1], match[2]
+        rows = _table(text, match[0])
+        header = rows[0]
+        keys = [BOARDS[task].headline, *(["eval/accuracy"] if task == "hackable_multiplication" else [])]
+        cols = [i for i, c in enumerate(header) if c.strip("`↑↓ ") in keys]
+        out += [f"**{task}** — {title}", "", "| method | role | " + " | ".join(header[i] for i in cols) + " |",
+                "| --- | --- |" + " ---: |" * len(cols)]
+        out += [f"| {r[0]} | {r[1]} | " + " | ".join(r[i] for i in cols) + " |" for r in rows[1:]]
+        out.append("")
+    claims = _table(text, "## Positive controls and the seeds' claims")
+    out += ["| claim | verdict | measurement |", "| --- | --- | --- |"]
+    out += [f"| {r[0]} | {r[2]} | {r[3]} |" for r in claims[1:]]
+    return "\n".join(out) + "\n"
+
+
+GENERATORS: dict[str, Callable[[Path], str]] = {"board-summary": board_summary}
+"""What a generated block can be: name → function of the result file it reads."""
+
+
+def blocks(text: str) -> list[tuple[str, str, str, str]]:
+    """``(whole block, generator, file, body)`` of every generated block of a page."""
+    return [(m[0], m[1], m[2], m[3]) for m in BLOCK.finditer(text)]
+
+
+def regenerate(text: str) -> str:
+    """The page with every generated block rewritten from its file."""
+    for whole, kind, file, _ in blocks(text):
+        if kind not in GENERATORS:
+            raise ValueError(f"unknown generated block {kind!r}; known: {', '.join(GENERATORS)}")
+        body = GENERATORS[kind](ROOT / file)
+        text = text.replace(whole, f"<!-- generated: {kind} {file} -->\n{body}<!-- end generated -->")
+    return text
+
+
+def _sources() -> dict[str, str]:
+    return {p.relative_to(ROOT).as_posix(): _norm(p.read_text(errors="ignore")) for p in RESULTS.rglob("*")
+            if p.suffix in (".md", ".txt") and p.name not in NOT_A_SOURCE}
+
+
+def _links(para: str, sources: dict[str, str]) -> list[str]:
+    """The result files a paragraph names: paths under benchmarks/results/ and ``git show REV:PATH`` blobs (loaded
+    into ``sources``)."""
+    links = LINK.findall(para)
+    for rev, path in GIT.findall(para):
+        key = f"{rev}:{path}"
+        if key not in sources:
+            shown = subprocess.run(["git", "show", key], cwd=ROOT, capture_output=True, text=True)
+            sources[key] = _norm(shown.stdout) if shown.returncode == 0 else ""
+        links.append(key)
+    return links
+
+
+def stale_quotes(text: str, page: str = "", sources: dict[str, str] | None = None) -> list[str]:
+    """``page: quote (looked in: files)`` for every interval of ``text`` outside generated blocks that no result file
+    it may come from holds verbatim — the files its paragraph and its section (heading to heading) name, or any
+    committed result when they name none — and ``page: PILOT missing`` for a paragraph quoting a pilot unlabelled.
+    A leading ``+`` is not required of the file."""
+    sources = _sources() if sources is None else sources
+    found = []
+    for section in re.split(r"\n(?=#+ )", BLOCK.sub("", text)):
+        section_links = _links(section, sources)
+        for para in re.split(r"\n\s*\n", section):
+            quotes = INTERVAL.findall(para)
+            if not quotes:
+                continue
+            links = _links(para, sources)
+            wanted = list(dict.fromkeys([*links, *section_links]))
+            pool = [t for k, t in sources.items() if any(k == w or k.startswith(w.rstrip("/") + "/") for w in wanted)]
+            pool = pool or list(sources.values())
+            for q in quotes:
+                if not any(_norm(q) in t or _norm(q).lstrip("+") in t for t in pool):
+                    found.append(f"{page}: {q} (looked in: {', '.join(wanted) or 'every result file'})")
+            pilots = [w for w in links if "pilot" in w or "probe" in w]
+            if pilots and "PILOT" not in para:
+                found.append(f"{page}: PILOT missing in a paragraph quoting {', '.join(pilots)}")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rewrite (or ``--check``) every page."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 on anything stale")
+    args = parser.parse_args(argv)
+    problems = []
+    for page in pages():
+        text = page.read_text()
+        new = regenerate(text)
+        rel = page.relative_to(ROOT).as_posix()
+        if new != text:
+            if args.check:
+                problems.append(f"{rel}: a generated block is stale (run python scripts/quote_results.py)")
+            else:
+                page.write_text(new)
+        problems += stale_quotes(new, rel)
+    print("\n".join(problems) or "every quote matches its file")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

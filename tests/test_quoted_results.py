@@ -1,0 +1,57 @@
+"""The README and the docs say what the result files say (scripts/quote_results.py): every generated block is
+current, every interval a page quotes is in a result file the page cites, every pilot quoted is labelled PILOT,
+every link to a result resolves — and a changed number fails."""
+
+import re
+import runpy
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+QUOTES = runpy.run_path(str(ROOT / "scripts" / "quote_results.py"))
+
+
+@pytest.mark.parametrize("page", QUOTES["pages"](), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_quote_matches_its_result_file(page):
+    text = page.read_text()
+    assert QUOTES["regenerate"](text) == text, "a generated block is stale: run python scripts/quote_results.py"
+    assert QUOTES["stale_quotes"](text, page.name) == []
+
+
+def test_the_readme_quotes_the_canonical_board_through_a_generated_block():
+    readme = (ROOT / "README.md").read_text()
+    blocks = QUOTES["blocks"](readme)
+    assert [(kind, file) for _, kind, file, _ in blocks] == [
+        ("board-summary", "benchmarks/results/leaderboard/LEADERBOARD.md")]
+    board = (ROOT / "benchmarks/results/leaderboard/LEADERBOARD.md").read_text()
+    verdicts = re.findall(r"^\| (.+?) \| [^|]+ \| (works|does not work|reproduced|not reproduced|undecided \(CI\)|testbed "
+                          r"cannot decide[^|]*) \|", board, re.M)
+    assert len(verdicts) >= 20
+    for claim, word in verdicts:  # every verdict of the board is in the README's block, with its word
+        assert f"| {claim} | {word} |" in blocks[0][3]
+
+
+def test_a_changed_quoted_number_fails(tmp_path):
+    """One digit changed in a quoted interval of varl.md, and one in the README's generated block: both are caught."""
+    varl = (ROOT / "docs/rewards/varl.md").read_text()
+    assert "VARL 53.1 ± 1.9%" in varl
+    found = QUOTES["stale_quotes"](varl.replace("VARL 53.1 ± 1.9%", "VARL 56.2 ± 3.5%"), "varl.md")
+    assert len(found) == 1 and found[0].startswith("varl.md: 56.2 ± 3.5 (looked in: ")
+    assert "benchmarks/results/leaderboard/LEADERBOARD.md" in found[0]
+    readme = (ROOT / "README.md").read_text()
+    changed = readme.replace("| RLVR | positive control; RAL's twin | 52.8 ± 1.5 |", "| RLVR | positive control; RAL's twin | 55.9 ± 2.6 |")
+    assert changed != readme and QUOTES["regenerate"](changed) == readme
+    pilot = "A pilot ([run](benchmarks/results/varl_hacking_pilot/varl_hacking.md)) saw +4.5 [-3.0, +12.1] points."
+    assert QUOTES["stale_quotes"](pilot, "x.md") == [
+        "x.md: +4.5 [-3.0, +12.1] (looked in: benchmarks/results/varl_hacking_pilot/varl_hacking.md)",
+        "x.md: PILOT missing in a paragraph quoting benchmarks/results/varl_hacking_pilot/varl_hacking.md"]
+
+
+def test_every_link_to_a_result_resolves():
+    missing = []
+    for page in QUOTES["pages"]():
+        for target in re.findall(r"\]\(([^)#\s]*benchmarks/results/[^)#\s]*)", page.read_text()):
+            if not (page.parent / target).resolve().exists() and not (ROOT / target).exists():
+                missing.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not missing
