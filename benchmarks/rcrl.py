@@ -70,7 +70,7 @@ from rewardzoo.zoo import build_task, load_config  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
-VARIANTS = {  # label -> recipe (004 Table 3 names)
+VARIANTS = {  # label -> recipe (RcRL paper, Table 3 names)
     "RcRL": "rcrl_rubric_writing",
     "Absolute RaR": "rar_rubric_writing",
     "Absolute RcRL": "absolute_rcrl_rubric_writing",

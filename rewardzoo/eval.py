@@ -57,7 +57,7 @@ import numpy as np
 import torch
 from scipy import stats as scipy_stats
 
-ELO_ANCHOR = 1000.0  # the base model's rating (004 Table 2: "baseline anchored at 1000")
+ELO_ANCHOR = 1000.0  # the base model's rating (RcRL paper, Table 2: "baseline anchored at 1000")
 ELO_SCALE = 400.0 / math.log(10.0)  # Elo points per unit of Bradley–Terry strength (natural log odds)
 
 
@@ -118,7 +118,7 @@ def batch_analysis(rows: dict[str, list[float]], signals: dict[str, torch.Tensor
     prompt.  Returns
 
     - ``train/<m>``: the mean of each row metric over all rows (``correct`` reported as ``accuracy``);
-    - ``analysis/corr/<signal>/<m>``: the Pearson correlation over the **valid rows only** (002 Figure
+    - ``analysis/corr/<signal>/<m>``: the Pearson correlation over the **valid rows only** (RAL paper, Figure
       2's judge-score correlations when the signal is a judge probability).  A signal such as RAL's
       judge probability is not defined on a malformed answer (the reward sets it to 0, and the row is
       wrong too), so counting those rows would report the format's correlation with correctness as
@@ -286,7 +286,7 @@ def detectable_difference(sd: float, n: int, alpha: float = 0.05, power: float =
 
 # ------------------------------------------------------------------------ writing diagnostics
 def entropy_ratio(series: Sequence[float], window: int = 5) -> float:
-    """Mean of the last ``window`` values over the mean of the first ``window`` (004 §5.3's ratio of
+    """Mean of the last ``window`` values over the mean of the first ``window`` (the RcRL paper §5.3's ratio of
     final to initial entropy; near 1 = preserved, below 1 = collapsing).  NaN when the start is 0.
 
     >>> entropy_ratio([2.0, 2.0, 1.5, 1.0, 1.0], window=2)
@@ -301,7 +301,7 @@ def entropy_ratio(series: Sequence[float], window: int = 5) -> float:
 
 def ngram_repetition(tokens: Sequence[str], n: int = 2) -> float:
     """Share of the n-grams of one text that already occurred earlier in it (0 = no repeats; 0 when
-    the text has fewer than n + 1 tokens).  Our definition; 004 Table 5 uses Paech's score.
+    the text has fewer than n + 1 tokens).  Our definition; the RcRL paper, Table 5, uses Paech's score.
 
     >>> ngram_repetition("the cat the cat sat".split(), n=2)
     0.25
@@ -313,7 +313,7 @@ def ngram_repetition(tokens: Sequence[str], n: int = 2) -> float:
 
 
 def non_english_rate(tokens: Sequence[str], lexicon: set[str] | frozenset[str] | None = None) -> float:
-    """Share of word tokens that are not English: tokens with a letter outside ASCII (004 App. A.4's
+    """Share of word tokens that are not English: tokens with a letter outside ASCII (the RcRL paper, App. A.4's
     inserted 二十年) or, when a ``lexicon`` is given, tokens not in it (lowercased).  0 for no tokens.
 
     >>> non_english_rate(["for", "二十年", "years"]), non_english_rate(["the", "xqz"], {"the"})

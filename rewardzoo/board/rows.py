@@ -177,10 +177,10 @@ PRESETS: dict[str, list[Entry]] = {
         cpu("rubric_writing", "RcRL", recipe("rcrl_rubric_writing")),
         cpu("rubric_writing", "Absolute RcRL", recipe("absolute_rcrl_rubric_writing"),
             role="control of RcRL: its absolute twin (no pairwise comparison)"),
-        cpu("rubric_writing", "Absolute RaR", recipe("rar_rubric_writing"), role="baseline (004 Table 3)"),
-        cpu("rubric_writing", "Pairwise RaR", recipe("pairwise_rar_rubric_writing"), role="baseline (004 Table 3)"),
+        cpu("rubric_writing", "Absolute RaR", recipe("rar_rubric_writing"), role="baseline (RcRL paper, Table 3)"),
+        cpu("rubric_writing", "Pairwise RaR", recipe("pairwise_rar_rubric_writing"), role="baseline (RcRL paper, Table 3)"),
         cpu("rubric_writing", "Dropout Absolute RaR", recipe("dropout_absolute_rar_rubric_writing"),
-            role="baseline (004 Table 3)"),
+            role="baseline (RcRL paper, Table 3)"),
     ],
     "hackable": hackable_rows(_board("hackable")),
 }
