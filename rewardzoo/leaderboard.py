@@ -53,7 +53,7 @@ from rewardzoo.core.config import as_dict, to_yaml
 from rewardzoo.eval import Estimate, bootstrap_ci, mean_ci
 from rewardzoo.protocol import (MIN_SEEDS, TUNING_OVERRIDES, TUNING_SEED_BASE, Choice, Finding, Grid, OwnKey, Setting,
                                 TwinException, ValidationRow, choose, twin_differences, verdict, word, write_tuning)
-from rewardzoo.sweep import RunResult, RunSpec, eval_rows, run_sweep
+from rewardzoo.sweep import RunResult, RunSpec, add_executor_arguments, eval_rows, executor_from_args, run_sweep
 from rewardzoo.zoo import resolve_recipe, shipped_recipe, shipped_recipes
 
 
@@ -369,14 +369,14 @@ def validation_rows(planned: dict[str, tuple[Entry, Setting, int, RunSpec]],
 
 
 def tune(entries: list[Entry], grid: Grid, seeds: list[int], runs: Path, out: Path, jobs: int, quick: bool,
-         progress: bool, by_hand: dict[tuple[str, str], Setting], command: str = "") -> dict[tuple[str, str], Choice]:
+         progress: bool, by_hand: dict[tuple[str, str], Setting], command: str = "", executor=None) -> dict[tuple[str, str], Choice]:
     """The tuning stage: run (or reuse) every tuning run, choose each trained entry's setting from the
     validation rows alone (:func:`~rewardzoo.protocol.choose`; ``by_hand`` settings are taken as given),
     write ``out/TUNING.md`` and ``out/tuning.csv``; returns the choices."""
     points = grid_points(entries, grid, by_hand)
     planned = tuning_specs(entries, points, seeds, runs, quick)
     results = run_sweep(start_order(planned, points, seeds), jobs=jobs, progress=progress, desc="tuning",
-                        share_dir=runs / SHARED)
+                        share_dir=runs / SHARED, executor=executor)
     rows = validation_rows(planned, results)
     choices = {key: Choice(setting, by="hand") for key, setting in by_hand.items()}
     for (task, method), order in points.items():
@@ -779,7 +779,7 @@ def board_entries(preset: str, tasks: list[str] | None = None, added: list[str] 
 def leaderboard(preset: str, seeds: list[int], out: Path, jobs: int = 2, quick: bool = False, command: str = "",
                 progress: bool = True, runs: Path | None = None, tasks: list[str] | None = None, grid: Grid | None = None,
                 tune_seeds: list[int] | None = None, tuning: bool = True, by_hand: dict[tuple[str, str], Setting] | None = None,
-                added: list[str] | None = None, tune_only: bool = False) -> Path:
+                added: list[str] | None = None, tune_only: bool = False, executor=None) -> Path:
     """Run (or resume) a preset under the protocol and write LEADERBOARD.md, leaderboard.csv, the curves,
     TUNING.md and tuning.csv into ``out``; the run directories go under ``runs`` (default ``out/runs``);
     ``tasks`` keeps only those tasks' entries, ``added`` adds ``--add-method`` rows.  ``tuning=False``
@@ -795,11 +795,11 @@ def leaderboard(preset: str, seeds: list[int], out: Path, jobs: int = 2, quick: 
     choices: dict[tuple[str, str], Choice] = {}
     if tuning:
         choices = tune(entries, grid, tune_seeds or [TUNING_SEED_BASE], runs, out, jobs, quick, progress, by_hand or {},
-                       command)
+                       command, executor)
     if tune_only:
         return out / "TUNING.md"
     results = run_sweep(specs(entries, seeds, runs, quick, choices), jobs=jobs, progress=progress, desc=f"leaderboard {preset}",
-                        share_dir=runs / SHARED)
+                        share_dir=runs / SHARED, executor=executor)
     tabs = tables(entries, results, seeds, choices)
     lines = [f"`{command}`" if command else "", "", f"# rewardzoo leaderboard — preset `{preset}`{' (quick)' if quick else ''}", "",
              "Every row tuned on the validation split (TUNING.md) and reported on the test split." if tuning else
@@ -877,6 +877,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tune-only", action="store_true",
                         help="run the tuning stage alone and write TUNING.md (the board reuses its runs later)")
     parser.add_argument("--plan", action="store_true", help="print the grid and the runs, train nothing")
+    add_executor_arguments(parser)
     args = parser.parse_args(argv)
     command = "rewardzoo leaderboard " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     seeds = [0] if args.quick else list(range(args.seeds))
@@ -886,6 +887,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         grid = Grid(factors, tuple(OwnKey.parse(t) for t in args.tune_key))
         by_hand = _by_hand(args.choose)
+        executor = executor_from_args(args)
     except ValueError as err:
         parser.error(str(err))
     tune_seeds = [TUNING_SEED_BASE + i for i in range(args.tune_seeds)]
@@ -894,7 +896,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     path = leaderboard(args.preset, seeds, args.out, args.jobs, args.quick, command, runs=args.runs, tasks=args.tasks,
                        grid=grid, tune_seeds=tune_seeds, tuning=not args.no_tune, by_hand=by_hand, added=args.add_method,
-                       tune_only=args.tune_only)
+                       tune_only=args.tune_only, executor=executor)
     print(path.read_text())
     return 0
 
