@@ -10,10 +10,11 @@ PYTEST_ARGS ?= -n 2
 VLLM_VENV ?= .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.rewardzoo-installed
 DOCS_STAMP := $(ENV_DIR)/.rewardzoo-docs-installed
+RAY_STAMP := $(ENV_DIR)/.rewardzoo-ray-installed
 SITE ?= build/site
 SCREENSHOTS ?= build/docs-check
 
-.PHONY: install demo test test-slow test-vllm bench leaderboard clean docs docs-serve docs-check
+.PHONY: install demo test test-slow test-ray test-vllm bench leaderboard clean docs docs-serve docs-check
 SEEDS ?= 5
 
 $(STAMP): pyproject.toml scripts/install_torch.sh
@@ -33,6 +34,13 @@ test: install  ## the default suite (fast tiers; slow learning runs excluded)
 
 test-slow: install  ## slow end-to-end learning runs and the two-process launch
 	$(PY) -m pytest -m slow
+
+$(RAY_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[dev,ray]"
+	@touch $@
+
+test-ray: $(RAY_STAMP)  ## the sweep on a real 2-node Ray cluster on loopback (equality, killed worker, removed node, Ctrl-C)
+	$(PY) -m pytest -m ray -p no:xdist
 
 $(VLLM_STAMP): pyproject.toml scripts/setup_vllm_env.sh
 	scripts/setup_vllm_env.sh $(VLLM_VENV)

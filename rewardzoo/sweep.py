@@ -283,7 +283,7 @@ def resumable(spec: RunSpec) -> bool:
 
 
 def attempts_file(log: str | Path) -> Path:
-    """Where each attempt at a process is recorded, one JSON line (host, pid, resumed, time): ``LOG.attempts``."""
+    """Where each attempt at a process is recorded, one JSON line (host, node, pid, resumed, time): ``LOG.attempts``."""
     return Path(f"{log}.attempts")
 
 
@@ -293,14 +293,16 @@ def count_attempts(log: str | Path) -> int:
     return len(path.read_text().splitlines()) if path.is_file() else 0
 
 
-def attempt(job: Attempt, cwd: str | None = None, die_with_parent: bool = False) -> tuple[int, float]:
+def attempt(job: Attempt, cwd: str | None = None, die_with_parent: bool = False, node: str = "") -> tuple[int, float]:
     """Run one attempt at a job on this machine (every executor's processes go through here): a run whose
     directory holds a checkpoint of its own configuration resumes from it (``resume=true``, its log
-    appended to), any other starts over (``overwrite=true``).  Returns the exit status and wall time."""
+    appended to), any other starts over (``overwrite=true``); ``node`` names the machine in
+    ``LOG.attempts`` (a Ray node's id).  Returns the exit status and wall time."""
     resume = job.verb == "train" and resumable(job.spec)
     job.log.parent.mkdir(parents=True, exist_ok=True)
     with attempts_file(job.log).open("a") as f:
-        f.write(json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "resumed": resume, "time": time.time()}) + "\n")
+        f.write(json.dumps({"host": socket.gethostname(), "node": node, "pid": os.getpid(), "resumed": resume,
+                            "time": time.time()}) + "\n")
     return _run([*job.spec.argv(job.verb, resume), *job.extra], job.log, job.spec.module(job.verb), append=resume,
                 cwd=cwd, die_with_parent=die_with_parent)
 
@@ -563,7 +565,7 @@ def _ray_attempt(job: Attempt, cwd: str, path: list[str]) -> tuple[int, float]:
     directory, then :func:`attempt`, its process killed with this worker (a retry must not meet it)."""
     sys.path[:0] = [p for p in path if p not in sys.path]
     os.chdir(cwd)
-    return attempt(job, cwd, die_with_parent=True)
+    return attempt(job, cwd, die_with_parent=True, node=_ray().get_runtime_context().get_node_id())
 
 
 class SharedStorageError(RuntimeError):
@@ -627,7 +629,7 @@ class RayExecutor:
         for d in dirs:
             d.mkdir(parents=True, exist_ok=True)
             (d / f".rewardzoo-probe-{token}").write_text(token)
-        probe = ray.remote(_probe).options(num_cpus=0)
+        probe = ray.remote(num_cpus=0)(_probe)
         nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"]]
         try:
             replies = ray.get([probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(
