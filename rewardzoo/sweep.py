@@ -15,8 +15,15 @@ leaderboard`` are sweeps: a list of :class:`RunSpec` (a recipe, overrides and a 
    With ``share_dir`` the runs also share the work they would repeat exactly — each seed's step-0
    evaluation, a learned reward's warm-up (:mod:`rewardzoo.core.shared_work`); the leaderboard
    turns it on,
-3. marks a finished run with ``run_dir/sweep_done.json`` (its wall time and command) only after the
-   process exits 0, so a killed sweep resumes by re-running the unfinished specs from scratch.
+3. marks a finished run with ``run_dir/sweep_done.json`` (its wall time, command and attempts) only
+   after the process exits 0, so a killed sweep resumes by re-running the unfinished specs: each from
+   its newest checkpoint when that was made with the spec's own configuration (:func:`resumable`),
+   else from scratch.
+
+Where the processes run is the sweep's executor (:data:`EXECUTORS`, ``--executor`` on the command
+lines that run sweeps: :func:`add_executor_arguments`): :class:`LocalExecutor` forks them on this
+machine, :class:`RayExecutor` makes each a task on a Ray cluster (docs/distributed.md, "Boards on a
+cluster"); both run a process through :func:`attempt`.
 
 A finished run is reused only while it is the run the spec asks for: before any work the sweep
 compares each finished run's saved ``config.yaml`` with the spec's resolved configuration and, when
@@ -166,18 +173,23 @@ def _die_with_parent() -> None:
 
 
 def _child(module: str, argv: list[str], log: str, path: list[str], cwd: str | None = None, append: bool = False,
-           die_with_parent: bool = False) -> None:
+           die_with_parent: bool = False, env: dict[str, str] | None = None) -> None:
     """The body of one run's process: its output to ``log`` (appended to with ``append``: a resumed run
     keeps its earlier output), one intra-op thread, the sweep's own ``sys.path`` (``path``: a reward
     factory's module is found as in the sweep's process) and working directory (``cwd``: relative paths
-    in a spec mean what they mean to the sweep), then ``python -m module *argv``; exits with the
-    command's status (an exception prints its traceback to the log and exits 1), and records that
-    status in ``log.status``.  ``die_with_parent``: killed with its fork server (:func:`_die_with_parent`)."""
+    in a spec mean what they mean to the sweep) and environment (``env``, as the caller's was when it
+    started this run, not the fork server's: a Ray task's ``CUDA_VISIBLE_DEVICES`` is its own), then
+    ``python -m module *argv``; exits with the command's status (an exception prints its traceback to
+    the log and exits 1), and records that status in ``log.status``.  ``die_with_parent``: killed with
+    its fork server (:func:`_die_with_parent`)."""
     if die_with_parent:
         _die_with_parent()
     if cwd:
         os.chdir(cwd)
     sys.path[:0] = [p for p in path if p not in sys.path]
+    if env is not None:
+        os.environ.clear()
+        os.environ.update(env)
     os.environ.update(THREAD_ENV)
     torch.set_num_threads(1)
     sys.stdout.flush()
@@ -233,7 +245,7 @@ def _run(argv: list[str], log: Path, module: str = "rewardzoo.cli", append: bool
     context.set_forkserver_preload(PRELOAD)
     start = time.perf_counter()
     process = context.Process(target=_child, args=(module, argv, str(log), list(sys.path), cwd or os.getcwd(), append,
-                                                   die_with_parent))
+                                                   die_with_parent, dict(os.environ)))
     status = status_file(log)
     status.unlink(missing_ok=True)
     process.start()
