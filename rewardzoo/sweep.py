@@ -574,7 +574,11 @@ def _probe(dirs: list[str], token: str, cwd: str) -> dict:
 
 def _ray_attempt(job: Attempt, cwd: str, path: list[str]) -> tuple[int, float]:
     """The body of a run's Ray task, on whichever node Ray placed it: the driver's ``sys.path`` and working
-    directory, then :func:`attempt`, its process killed with this worker (a retry must not meet it)."""
+    directory, then :func:`attempt`, its process killed with this worker (a retry must not meet it).  A
+    cancelled task (the driver's Ctrl-C) gets KeyboardInterrupt, which :func:`_run` passes on to the run:
+    the handler is set here, as a worker started by a node that ignores SIGINT would ignore it too."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.path[:0] = [p for p in path if p not in sys.path]
     os.chdir(cwd)
     return attempt(job, cwd, die_with_parent=True, node=_ray().get_runtime_context().get_node_id())

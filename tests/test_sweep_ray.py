@@ -151,6 +151,8 @@ def test_a_removed_node_has_its_run_placed_again(two_nodes, local, tmp_path, fas
 
 
 DRIVER = textwrap.dedent("""
+    import signal
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C as in a terminal (a background job ignores it)
     import sys
     from pathlib import Path
     import ray
