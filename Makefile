@@ -39,7 +39,7 @@ $(RAY_STAMP): $(STAMP) pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev,ray]"
 	@touch $@
 
-test-ray: $(RAY_STAMP)  ## the sweep on a real 2-node Ray cluster on loopback (equality, killed worker, removed node, Ctrl-C)
+test-ray: $(RAY_STAMP)  ## the sweep on a real 2-node Ray cluster on loopback: equality, lost worker and node, Ctrl-C
 	$(PY) -m pytest -m ray -p no:xdist
 
 $(VLLM_STAMP): pyproject.toml scripts/setup_vllm_env.sh

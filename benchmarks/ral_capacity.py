@@ -356,7 +356,8 @@ def tuned_settings(methods: dict[str, list[str]], top: str, shared: list[str], a
             "RAL frozen judge": (RAL_RECIPE, [*methods[f"RAL {top}"], "reward.ral.frozen=true"])}
     entries = [Entry("multiplication", m, recipe, (*shared, *extra)) for m, (recipe, extra) in rows.items()]
     choices = tune(entries, Grid(tuple(args.lr_factors)), [TUNING_SEED_BASE], args.runs, args.out / "ral_capacity_tuning",
-                   args.jobs, quick=False, progress=True, by_hand={}, command=command, executor=executor_from_args(args))
+                   args.jobs, quick=False, progress=True, by_hand={}, command=command,
+                   executor=executor_from_args(args))
     return {method: list(choice.setting.overrides) for (_, method), choice in choices.items()}
 
 

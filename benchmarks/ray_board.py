@@ -104,8 +104,9 @@ def main(argv: list[str] | None = None) -> int:
               "same_bits": same, "load_average_before": load_before, "load_average_after": load_after,
               "ray": ray.__version__}
     over = result["overhead_per_run_s"]
-    lines = [f"`{command}`", "", f"# A tiny board on Ray: 1 node vs 2 nodes of this machine ({os.cpu_count()} cores)", "",
-             f"{args.runs} tiny RLVR runs of {args.steps} steps; Ray {ray.__version__}; each node one CPU, on loopback.",
+    lines = [f"`{command}`", "", f"# A tiny board on Ray: 1 node vs 2 nodes of this machine ({os.cpu_count()} cores)",
+             "", f"{args.runs} tiny RLVR runs of {args.steps} steps; Ray {ray.__version__}; each node one CPU, on "
+             "loopback.",
              f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.1f}' for x in load_before)}; after: "
              f"{', '.join(f'{x:.1f}' for x in load_after)} (the machine was shared with other work).", "",
              "| sweep | wall (s) |", "|---|---|", *(f"| {n} | {w:.1f} |" for n, w in walls.items()), "",

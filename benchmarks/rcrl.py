@@ -62,7 +62,8 @@ from rewardzoo.leaderboard import slug  # noqa: E402
 from rewardzoo.protocol import overrides_tag, read_choices  # noqa: E402
 from rewardzoo.recipes import sft  # noqa: E402
 from rewardzoo.rewards.rcrl import RcRL  # noqa: E402
-from rewardzoo.sweep import RunResult, RunSpec, add_executor_arguments, eval_rows, executor_from_args, run_sweep  # noqa: E402
+from rewardzoo.sweep import (RunResult, RunSpec, add_executor_arguments, eval_rows, executor_from_args,  # noqa: E402
+                             run_sweep)
 from rewardzoo.tasks.checks.writing import CHECKS  # noqa: E402
 from rewardzoo.tasks.rubric_writing import quality  # noqa: E402
 from rewardzoo.zoo import build_task, load_config  # noqa: E402

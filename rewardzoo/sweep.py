@@ -415,7 +415,8 @@ def run_sweep(specs: list[RunSpec], jobs: int = 2, progress: bool = True, desc: 
     shared = (f"share_dir={share_dir}",) if share_dir is not None else ()
     attempts = {path: Attempt(s, "sft", s.run_dir.parent / f"{s.run_dir.name}.sft.log",
                               resources=run_resources(configs[s.name])) for path, s in warm.items()}
-    attempts |= {s.name: Attempt(s, "train", s.run_dir / "train.log", shared, run_resources(configs[s.name])) for s in todo}
+    attempts |= {s.name: Attempt(s, "train", s.run_dir / "train.log", shared, run_resources(configs[s.name]))
+                 for s in todo}
     plan = [Job(path) for path in warm] + [Job(s.name, (waits[s.name],) if s.name in waits else ()) for s in todo]
     failed: list[str] = []
     count = {"done": 0, "running": 0, "failed": 0}
@@ -466,8 +467,8 @@ def run_sweep(specs: list[RunSpec], jobs: int = 2, progress: bool = True, desc: 
     failed += [f"{k} (not run: its warm start failed)" for k, v in state.items() if v == "skipped"]
     if failed:
         raise RuntimeError("these runs failed: " + "; ".join(failed) + f". Their rows are missing; the other "
-                           f"{len(plan) - len(failed)} of {len(plan)} processes finished, and re-running the same command "
-                           "runs only these (each run resumes from its newest checkpoint)")
+                           f"{len(plan) - len(failed)} of {len(plan)} processes finished, and re-running the same "
+                           "command runs only these (each run resumes from its newest checkpoint)")
     return {s.name: RunResult(s, json.loads((s.run_dir / DONE).read_text())["wall_s"],
                               read_metrics(s.run_dir / "metrics.jsonl")) for s in specs}
 
@@ -494,7 +495,8 @@ def run_resources(cfg: TrainConfig) -> RunResources:
 
 
 class RunLost(RuntimeError):
-    """An executor lost a process more often than it retries (its worker or node died each time)."""
+    """An executor could not run a process to its end: its worker or node was lost more often than it
+    retries, or the task around it raised."""
 
 
 class Executor(Protocol):
@@ -542,7 +544,8 @@ class LocalExecutor:
         """Nothing to release."""
 
 
-RAY_EXTRA = "--executor ray needs Ray, which is not installed: pip install 'rewardzoo[ray]' (or run with --executor local)"
+RAY_EXTRA = ("--executor ray needs Ray, which is not installed: pip install 'rewardzoo[ray]' "
+             "(or run with --executor local)")
 
 
 def _ray():
@@ -676,8 +679,11 @@ class RayExecutor:
             self.running[ref] = job
         try:
             return ray.get(ref)
+        except ray.exceptions.RayTaskError as err:  # the task's own code raised (not the run: that is an exit status)
+            raise RunLost(f"its task raised {type(err.cause).__name__}: {err.cause}") from err
         except ray.exceptions.RayError as err:
-            raise RunLost(f"lost {self.max_retries + 1} times, the last: {type(err).__name__}") from err
+            lost = self.max_retries + 1
+            raise RunLost(f"lost {lost} time{'s' * (lost > 1)}, the last: {type(err).__name__}") from err
         finally:
             with self.lock:
                 self.running.pop(ref, None)

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from rewardzoo.core.checkpoint import checkpoints
+from rewardzoo.core.logger import read_metrics
 from tests.conftest import FAST
 from rewardzoo.sweep import DONE, RayExecutor, RunSpec, attempts_file, run_sweep
 
@@ -103,8 +104,16 @@ def mid_run(spec: RunSpec, before: int = STEPS) -> bool:
 
 
 def in_background(target) -> tuple[threading.Thread, list]:
+    """Run ``target`` on a thread; its result, or the exception it raised, lands in the list."""
     out: list = []
-    thread = threading.Thread(target=lambda: out.append(target()), daemon=True)
+
+    def body() -> None:
+        try:
+            out.append(target())
+        except Exception as err:  # noqa: BLE001 - the test reads it
+            out.append(err)
+
+    thread = threading.Thread(target=body, daemon=True)
     thread.start()
     return thread, out
 
@@ -183,9 +192,9 @@ def test_ctrl_c_on_the_driver_leaves_resumable_runs(two_nodes, local, tmp_path, 
     assert driver.returncode != 0 and "KeyboardInterrupt" in output, output
     stopped = [s for s in board if (s.run_dir / "train.log.status").is_file()
                and (s.run_dir / "train.log.status").read_text() == "130"]
-    assert midway is not None and midway in stopped, "the run under way did not stop as on Ctrl-C (exit 130, a checkpoint written)"
-    for s in board:  # finished, or stopped with a checkpoint, or stopped before its first one (its directory empty)
-        assert (s.run_dir / DONE).exists() or checkpoints(s.run_dir) or not (s.run_dir / "config.yaml").exists()
+    assert midway is not None and midway in stopped, "the run under way did not stop as on Ctrl-C (exit 130)"
+    # the other run finished, or stopped with a checkpoint, or before its first (then it starts over): the same
+    # sweep run again finishes both with the local executor's numbers, the run stopped midway resumed
     assert not (midway.run_dir / DONE).exists() and checkpoints(midway.run_dir)
     results = run_sweep(board, progress=False, share_dir=tmp_path / "shared", executor=RayExecutor())
     assert {name: computed(r.rows) for name, r in results.items()} == local
@@ -205,3 +214,18 @@ def test_the_storage_probe_names_a_directory_a_node_does_not_see(two_nodes, tmp_
     assert reply["missing"] == [str(unseen), str(tmp_path / "no-such-cwd")]
     RayExecutor().check_storage([seen])  # both nodes see it: no error, and no marker left behind
     assert {p.name for p in seen.iterdir()} == {".rewardzoo-probe-t0k3n", ".rewardzoo-probe-t0k3n-" + reply["node"]}
+
+
+def test_a_run_lost_more_often_than_retried_is_named_and_the_others_finish(two_nodes, local, tmp_path, fast_overrides):
+    board = specs(tmp_path, fast_overrides)
+    victim, other = board
+    thread, out = in_background(lambda: run_sweep(board, progress=False, share_dir=tmp_path / "shared",
+                                                  executor=RayExecutor(max_retries=0)))
+    wait_for(lambda: attempts_file(victim.run_dir / "train.log").is_file(), "the first run to start")
+    os.kill(attempts(victim)[0]["pid"], signal.SIGKILL)
+    thread.join(600)
+    assert out and isinstance(out[0], RuntimeError), out
+    assert f"these runs failed: {victim.name} (train, lost 1 time" in str(out[0])
+    assert f"log {victim.run_dir / 'train.log'}" in str(out[0])
+    assert (other.run_dir / DONE).is_file() and not (victim.run_dir / DONE).exists()
+    assert computed(read_metrics(other.run_dir / "metrics.jsonl")) == local[other.name]
