@@ -10,10 +10,11 @@ PYTEST_ARGS ?= -n 2
 VLLM_VENV ?= .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.rewardzoo-installed
 DOCS_STAMP := $(ENV_DIR)/.rewardzoo-docs-installed
+RAY_STAMP := $(ENV_DIR)/.rewardzoo-ray-installed
 SITE ?= build/site
 SCREENSHOTS ?= build/docs-check
 
-.PHONY: install demo test test-slow test-vllm bench leaderboard leaderboard-twice clean docs docs-serve docs-check lint format
+.PHONY: install demo test test-slow test-ray test-vllm bench leaderboard leaderboard-twice clean docs docs-serve docs-check lint format
 SEEDS ?= 5
 
 $(STAMP): pyproject.toml scripts/install_torch.sh
@@ -41,6 +42,13 @@ lint: install  ## ruff (pyproject.toml [tool.ruff]): the lint rules, then the fo
 format: install  ## ruff: the lint rules' safe fixes (import order, pyupgrade), then the formatter
 	$(PY) -m ruff check --fix .
 	$(PY) -m ruff format .
+
+$(RAY_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[dev,ray]"
+	@touch $@
+
+test-ray: $(RAY_STAMP)  ## the sweep on a real 2-node Ray cluster on loopback: equality, lost worker and node, Ctrl-C
+	$(PY) -m pytest -m ray -p no:xdist
 
 $(VLLM_STAMP): pyproject.toml scripts/setup_vllm_env.sh
 	scripts/setup_vllm_env.sh $(VLLM_VENV)

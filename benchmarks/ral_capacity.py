@@ -92,7 +92,7 @@ from rewardzoo.protocol import verdict as protocol_verdict  # noqa: E402
 from rewardzoo.recipes import generate, run_config, sft  # noqa: E402
 from rewardzoo.rewards.context import RewardContext  # noqa: E402
 from rewardzoo.rewards.ral import RAL  # noqa: E402
-from rewardzoo.sweep import RunSpec, eval_rows, run_sweep  # noqa: E402
+from rewardzoo.sweep import RunSpec, add_executor_arguments, eval_rows, executor_from_args, run_sweep  # noqa: E402
 from rewardzoo.tasks.multiplication import MultiplicationConfig  # noqa: E402
 from rewardzoo.zoo import build_task, load_config  # noqa: E402
 
@@ -367,7 +367,8 @@ def tuned_settings(methods: dict[str, list[str]], top: str, shared: list[str], a
              if m.startswith("RAL ") and m not in (f"RAL {top}", "RAL format-only") and not m.endswith("frozen judge")}
     entries = [Entry("multiplication", m, recipe, (*shared, *extra)) for m, (recipe, extra) in rows.items()]
     choices = tune(entries, Grid(tuple(args.lr_factors)), [TUNING_SEED_BASE], args.runs, args.out / "ral_capacity_tuning",
-                   args.jobs, quick=False, progress=True, by_hand={}, command=command)
+                   args.jobs, quick=False, progress=True, by_hand={}, command=command,
+                   executor=executor_from_args(args))
     return {method: list(choice.setting.overrides) for (_, method), choice in choices.items()}
 
 
@@ -430,6 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=Path, default=Path("runs/ral_capacity"))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--jobs", type=int, default=2)
+    add_executor_arguments(parser)
     parser.add_argument("--measure-only", action="store_true", help="stop after stages 1-3 (temperature, judge levels, "
                                                                      "their AUCs), printing them")
     parser.add_argument("--full-size", nargs=3, type=int, default=[5, 100, 20], metavar=("SEEDS", "STEPS", "EVERY"),
@@ -501,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
 
     specs = [RunSpec(f"{m}/seed{s}", RLVR_RECIPE if m == "RLVR" else RAL_RECIPE, args.runs / slug(m) / f"seed{s}",
                      (f"seed={s}", *overrides(m))) for s in seeds for m in methods]
-    results = run_sweep(specs, jobs=args.jobs, desc="ral_capacity")
+    results = run_sweep(specs, desc="ral_capacity", executor=executor_from_args(args))
 
     def tables(method: str) -> tuple[np.ndarray, np.ndarray]:  # ([S, E], [S, E]) first and last evaluation
         pairs = [final_and_first(results[f"{method}/seed{s}"].spec.run_dir) for s in seeds]

@@ -63,7 +63,8 @@ from rewardzoo.board import slug  # noqa: E402
 from rewardzoo.protocol import overrides_tag, read_choices  # noqa: E402
 from rewardzoo.recipes import sft  # noqa: E402
 from rewardzoo.rewards.rcrl import RcRL  # noqa: E402
-from rewardzoo.sweep import RunResult, RunSpec, eval_rows, run_sweep  # noqa: E402
+from rewardzoo.sweep import (RunResult, RunSpec, add_executor_arguments, eval_rows, executor_from_args,  # noqa: E402
+                             run_sweep)
 from rewardzoo.tasks.checks.writing import CHECKS  # noqa: E402
 from rewardzoo.tasks.rubric_writing import quality  # noqa: E402
 from rewardzoo.zoo import build_task, load_config  # noqa: E402
@@ -206,7 +207,7 @@ def study(args, argv) -> int:
     settings = settings_of(args.settings)
     plan = [(m, v) for m in levels for v in variants if v in KNOB_VARIANTS or m == BOARD_LEVEL]
     specs = {(m, v, s): spec(Path(args.out), v, s, m, extra, settings) for m, v in plan for s in seeds}
-    results = run_sweep(list(specs.values()), jobs=args.jobs, desc="rcrl study")
+    results = run_sweep(list(specs.values()), desc="rcrl study", executor=executor_from_args(args))
     runs = {key: summarise(results[sp.name]) for key, sp in specs.items()}
 
     base = metric_table(runs, list(runs), "quality", "first")
@@ -330,7 +331,7 @@ def pacing(args, argv) -> int:
                                          (f"seed={s}", f"sft.cache_dir={Path(args.out) / 'sft-cache'}", *COMMON,
                                           f"reward.rcrl.rubric={path}", f"steps={args.steps}", f"eval.every={args.every}",
                                           *settings, *args.set))
-    results = run_sweep(list(specs.values()), jobs=args.jobs, desc="rcrl pacing")
+    results = run_sweep(list(specs.values()), desc="rcrl pacing", executor=executor_from_args(args))
     runs = {k: summarise(results[sp.name]) for k, sp in specs.items()}
     task = build_task(load_config(VARIANTS["RcRL"]).task)
     meta = {e.prompt: e.meta for e in task.eval}
@@ -459,6 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     common.add_argument("--out", default=str(REPO / "runs" / "rcrl"), help="run directories (finished runs are reused)")
     common.add_argument("--results", default=str(RESULTS), help="where the tables, CSV and plots go")
     common.add_argument("--jobs", type=int, default=2, help="runs in parallel")
+    add_executor_arguments(common)
     common.add_argument("--settings", help="JSON {method: [override, ...]}, or the leaderboard's tuning.csv "
                         "(its chosen rubric-writing rows; default: the recipes' settings)")
     common.add_argument("--set", nargs="*", default=[], help="key=value overrides of every run (after the level and settings)")

@@ -64,7 +64,7 @@ from rewardzoo.board import specs as board_specs
 from rewardzoo.protocol import Choice, Setting, overrides_tag, read_choices
 from rewardzoo.rewards.transforms import G_TRANSFORMS
 from rewardzoo.rewards.varl import warn_unless_safe_under_gate
-from rewardzoo.sweep import RunSpec, eval_rows, run_sweep
+from rewardzoo.sweep import RunSpec, add_executor_arguments, eval_rows, executor_from_args, run_sweep
 from rewardzoo.zoo import TrainConfig, build_task
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
@@ -496,6 +496,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="/tmp/rewardzoo-varl", help="run directories (finished runs are reused)")
     parser.add_argument("--results", default=str(RESULTS), help="where the Markdown, CSV and PNG go")
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time (one thread each)")
+    add_executor_arguments(parser)
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="overrides added to every run")
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
@@ -509,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
     specs = study_specs(args.study, seeds, out, [*quick, *args.set], settings, args.methods)
     full = study_specs(args.study, SEEDS[args.study], out, [], settings)
     load_before = os.getloadavg()[0]
-    done = run_sweep(list(specs.values()), jobs=args.jobs, desc=f"varl {args.study}")
+    done = run_sweep(list(specs.values()), desc=f"varl {args.study}", executor=executor_from_args(args))
     load = (load_before, os.getloadavg()[0])
     keys = REFDIST_KEYS if args.study == "refdist" else HACKING_KEYS
     results: dict[str, list[dict]] = {}

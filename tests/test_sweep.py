@@ -122,3 +122,36 @@ def test_a_run_whose_fork_server_dies_keeps_the_status_it_recorded(tmp_path):
         fs._forkserver._stop()  # the next sweep starts a fresh server
     assert got and got[0][0] == 3 != LOST_STATUS
     assert (tmp_path / "log.status").read_text() == "3"
+
+
+def test_the_executor_flags_build_one_executor_and_refuse_what_cannot_work(monkeypatch):
+    """``--executor``/``--address`` as every sweep's command line adds them: local by default with ``--jobs``;
+    ``--address`` without ``--executor ray`` refused; ``--executor ray`` without Ray names the extra."""
+    import argparse
+
+    from rewardzoo.sweep import LocalExecutor, add_executor_arguments, executor_from_args
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jobs", type=int, default=2)
+    add_executor_arguments(parser)
+    local = executor_from_args(parser.parse_args(["--jobs", "3"]))
+    assert isinstance(local, LocalExecutor) and local.jobs == 3
+    with pytest.raises(ValueError, match="--address is the Ray cluster's"):
+        executor_from_args(parser.parse_args(["--address", "10.0.0.1:6379"]))
+    monkeypatch.setitem(sys.modules, "ray", None)  # as without the extra: ``import ray`` raises ImportError
+    with pytest.raises(ImportError, match=r"pip install 'rewardzoo\[ray\]'"):
+        executor_from_args(parser.parse_args(["--executor", "ray"]))
+
+
+def test_the_leaderboard_and_the_studies_take_the_executor_flags(capsys):
+    import runpy
+
+    from rewardzoo.leaderboard import main
+
+    assert main(["--plan", "--quick", "--executor", "local"]) == 0
+    for script, argv in [("varl.py", ["--help"]), ("rcrl.py", ["study", "--help"]), ("ral_capacity.py", ["--help"])]:
+        capsys.readouterr()
+        with pytest.raises(SystemExit):
+            runpy.run_path(f"benchmarks/{script}", run_name="study")["main"](argv)
+        out = capsys.readouterr().out
+        assert "--executor {local,ray}" in out and "--address" in out, script

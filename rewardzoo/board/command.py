@@ -20,6 +20,7 @@ from pathlib import Path
 
 from rewardzoo.board.report import check_seeds, leaderboard, plan, report_from_csv
 from rewardzoo.board.rows import PRESETS, QUICK_LR_FACTORS
+from rewardzoo.sweep import add_executor_arguments, executor_from_args
 from rewardzoo.protocol import GRID_EXTENSION, TUNING_SEED_BASE, TUNING_SEEDS, Grid, OwnKey, Setting
 
 
@@ -78,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tune-only", action="store_true",
                         help="run the tuning stage alone and write TUNING.md (the board reuses its runs later)")
     parser.add_argument("--plan", action="store_true", help="print the grid and the runs, train nothing")
+    add_executor_arguments(parser)
     parser.add_argument("--report-from", type=Path, metavar="CSV",
                         help="rewrite LEADERBOARD.md beside this leaderboard.csv from it alone, train nothing")
     args = parser.parse_args(argv)
@@ -96,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         extend = args.grid_extend if args.grid_extend is not None else 0 if args.quick else GRID_EXTENSION
         grid = Grid(factors, tuple(OwnKey.parse(t) for t in args.tune_key), extend)
         by_hand = _by_hand(args.choose)
-    except ValueError as err:
+        executor = executor_from_args(args)
+    except (ValueError, ImportError) as err:
         parser.error(str(err))
     count = args.tune_seeds if args.tune_seeds is not None else 1 if args.quick else TUNING_SEEDS
     tune_seeds = args.tuning_seeds or [TUNING_SEED_BASE + i for i in range(count)]
@@ -109,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     path = leaderboard(args.preset, seeds, args.out, args.jobs, args.quick, command, runs=args.runs, tasks=args.tasks,
                        grid=grid, tune_seeds=tune_seeds, tuning=not args.no_tune, by_hand=by_hand, added=args.add_method,
-                       tune_only=args.tune_only)
+                       tune_only=args.tune_only, executor=executor)
     print(path.read_text())
     return 0
 

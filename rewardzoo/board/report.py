@@ -15,18 +15,19 @@ from rewardzoo.board.stability import check, stability_lines
 from rewardzoo.board.tables import markdown, plot_curves, tables, tables_from_csv, write_csv
 from rewardzoo.board.tuning import grid_points, tune
 from rewardzoo.protocol import TUNING_SEED_BASE, TUNING_SEEDS, Choice, Grid, Setting
-from rewardzoo.sweep import run_sweep
+from rewardzoo.sweep import Executor, run_sweep
 
 
 def leaderboard(preset: str, seeds: list[int], out: Path, jobs: int = 2, quick: bool = False, command: str = "",
                 progress: bool = True, runs: Path | None = None, tasks: list[str] | None = None, grid: Grid | None = None,
                 tune_seeds: list[int] | None = None, tuning: bool = True, by_hand: dict[tuple[str, str], Setting] | None = None,
-                added: list[str] | None = None, tune_only: bool = False) -> Path:
+                added: list[str] | None = None, tune_only: bool = False, executor: Executor | None = None) -> Path:
     """Run (or resume) a preset under the protocol and write LEADERBOARD.md, leaderboard.csv, the curves,
     TUNING.md and tuning.csv into ``out``; the run directories go under ``runs`` (default ``out/runs``);
     ``tasks`` keeps only those tasks' entries, ``added`` adds ``--add-method`` rows.  ``tuning=False``
     trains the recipes' settings (no TUNING.md; the table says so); ``tune_only`` stops after the tuning
-    stage (its runs are then reused by the board).  Returns the path of LEADERBOARD.md (TUNING.md when
+    stage (its runs are then reused by the board).  ``executor`` runs every run (None: local processes,
+    ``jobs`` at a time; :mod:`rewardzoo.sweep`).  Returns the path of LEADERBOARD.md (TUNING.md when
     ``tune_only``)."""
     if tune_only and not tuning:
         raise ValueError("--tune-only runs the tuning stage, which --no-tune turns off; give one of them")
@@ -38,11 +39,11 @@ def leaderboard(preset: str, seeds: list[int], out: Path, jobs: int = 2, quick: 
     out.mkdir(parents=True, exist_ok=True)
     choices: dict[tuple[str, str], Choice] = {}
     if tuning:
-        choices = tune(entries, grid, tune_seeds, runs, out, jobs, quick, progress, by_hand or {}, command)
+        choices = tune(entries, grid, tune_seeds, runs, out, jobs, quick, progress, by_hand or {}, command, executor)
     if tune_only:
         return out / "TUNING.md"
     results = run_sweep(specs(entries, seeds, runs, quick, choices), jobs=jobs, progress=progress, desc=f"leaderboard {preset}",
-                        share_dir=runs / SHARED)
+                        share_dir=runs / SHARED, executor=executor)
     tabs = tables(entries, results, seeds, choices)
     lines = [f"`{command}`" if command else "", "", f"# rewardzoo leaderboard — preset `{preset}`{' (quick)' if quick else ''}", "",
              "Every row tuned on the validation split (TUNING.md) and reported on the test split." if tuning else

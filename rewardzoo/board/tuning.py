@@ -14,7 +14,7 @@ from rewardzoo.board.rows import BOARDS, Entry
 from rewardzoo.board.runs import SHARED, run_spec, slug
 from rewardzoo.protocol import (TUNING_OVERRIDES, Choice, Grid, Setting, ValidationRow, choose, extension,
                                 learning_rate, statistic, survivors, write_tuning)
-from rewardzoo.sweep import RunResult, RunSpec, run_sweep
+from rewardzoo.sweep import Executor, RunResult, RunSpec, run_sweep
 
 
 def base_lr(e: Entry) -> float:
@@ -89,14 +89,16 @@ def validation_rows(planned: dict[str, tuple[Entry, Setting, int, RunSpec]],
 
 
 def tune(entries: list[Entry], grid: Grid, seeds: list[int], runs: Path, out: Path, jobs: int, quick: bool,
-         progress: bool, by_hand: dict[tuple[str, str], Setting], command: str = "") -> dict[tuple[str, str], Choice]:
+         progress: bool, by_hand: dict[tuple[str, str], Setting], command: str = "",
+         executor: Executor | None = None) -> dict[tuple[str, str], Choice]:
     """The tuning stage (the protocol's rules: :mod:`rewardzoo.protocol`): every trained entry's grid at the first
     tuning seed, the better half of it (:func:`~rewardzoo.protocol.survivors`) at the other tuning seeds, the
     choice from the validation rows alone (:func:`~rewardzoo.protocol.choose`: within noise of the best, the
     recipe's rate first); a row whose choice sits at an end of its learning rates gets one more rate that way
     (:func:`~rewardzoo.protocol.extension`) and the round repeats, until no row's grid grows.  ``by_hand``
     settings are taken as given.  Runs (or reuses) every tuning run, writes ``out/TUNING.md``,
-    ``out/tuning.csv`` and ``out/tuning_<task>.png`` (:func:`plot_validation`); returns the choices."""
+    ``out/tuning.csv`` and ``out/tuning_<task>.png`` (:func:`plot_validation`); returns the choices.  ``executor``:
+    where the runs go (:mod:`rewardzoo.sweep`; None = local processes, ``jobs`` at a time)."""
     points = grid_points(entries, grid, by_hand)
     of = {(e.task, e.method): e for e in entries}
     factors = {row: tuple(grid.lr_factors) for row in points}
@@ -108,7 +110,7 @@ def tune(entries: list[Entry], grid: Grid, seeds: list[int], runs: Path, out: Pa
         if more:
             planned.update(more)
             results.update(run_sweep(start_order(more, wanted, at), jobs=jobs, progress=progress, desc=desc,
-                                     share_dir=runs / SHARED))
+                                     share_dir=runs / SHARED, executor=executor))
         return validation_rows(planned, results)
 
     while True:
