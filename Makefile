@@ -14,7 +14,7 @@ RAY_STAMP := $(ENV_DIR)/.rewardzoo-ray-installed
 SITE ?= build/site
 SCREENSHOTS ?= build/docs-check
 
-.PHONY: install demo test test-slow test-ray test-vllm bench leaderboard leaderboard-twice clean docs docs-serve docs-check lint format
+.PHONY: install demo test test-slow test-ray test-trainers test-vllm bench leaderboard leaderboard-twice clean docs docs-serve docs-check lint format
 SEEDS ?= 5
 
 $(STAMP): pyproject.toml scripts/install_torch.sh
@@ -49,6 +49,18 @@ $(RAY_STAMP): $(STAMP) pyproject.toml
 
 test-ray: $(RAY_STAMP)  ## the sweep on a real 2-node Ray cluster on loopback: equality, lost worker and node, Ctrl-C
 	$(PY) -m pytest -m ray -p no:xdist
+
+# The trainers whose own client code the reward service's adapters are tested against (docs/serving.md).  They are
+# installed without their dependencies (deepspeed, vLLM, ...: not needed by the code under test); their wheels ship a
+# top-level `tests` package that would hide this repository's, so it is removed from site-packages.
+TRAINERS_STAMP := $(ENV_DIR)/.rewardzoo-trainers-installed
+$(TRAINERS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet --no-deps openrlhf verl aiohttp pylatexenc tensordict pyvers codetiming orjson
+	rm -rf "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/tests"
+	@touch $@
+
+test-trainers: $(TRAINERS_STAMP)  ## the reward service's adapters against TRL's, OpenRLHF's and veRL's own code
+	$(PY) -m pytest tests/serve/test_serve_adapters.py -p no:xdist -rs
 
 $(VLLM_STAMP): pyproject.toml scripts/setup_vllm_env.sh
 	scripts/setup_vllm_env.sh $(VLLM_VENV)

@@ -146,7 +146,7 @@ def test_the_executor_flags_build_one_executor_and_refuse_what_cannot_work(monke
 def test_the_leaderboard_and_the_studies_take_the_executor_flags(capsys):
     import runpy
 
-    from rewardzoo.leaderboard import main
+    from rewardzoo.board.command import main
 
     assert main(["--plan", "--quick", "--executor", "local"]) == 0
     for script, argv in [("varl.py", ["--help"]), ("rcrl.py", ["study", "--help"]), ("ral_capacity.py", ["--help"])]:
