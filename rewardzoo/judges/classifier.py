@@ -55,6 +55,7 @@ from transformers import AutoModelForCausalLM, AutoModelForSequenceClassificatio
 from transformers.utils import logging as hf_logging
 
 from rewardzoo.core.distributed import load_module_state, module_state
+from rewardzoo.core.model_store import resolve_model
 from rewardzoo.core.models import (TinyModelConfig, char_tokenizer, check_model_source, init_portable_, tiny_causal_lm,
                                    tiny_config)
 from rewardzoo.core.types import NonFiniteError, Rollouts
@@ -241,7 +242,7 @@ class SequenceJudge:
     def build(cls, cfg: JudgeConfig, *, policy_dir: str | Path | None = None, seed: int = 0,
               device: str = "cpu") -> "SequenceJudge":
         """A judge as ``cfg`` describes it; the head (and a tiny model) is initialised from ``seed``."""
-        source = resolve_init_dir(cfg.init_from, policy_dir) or cfg.model
+        source = resolve_init_dir(cfg.init_from, policy_dir) or resolve_model(cfg.model)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             if cfg.readout == "lm_likelihood":
