@@ -16,7 +16,8 @@ Row metrics (``train/…`` on every training batch, ``eval/…`` held out):
     relative_error   as in multiplication (1 for anything but a single integer)
 
 The answer format stays strict — ``plain`` or ``tags`` (the task's point is what a strict format admits);
-``instruct`` is refused.  In chat form (``task.chat=true``) use ``tags``: the question asks for the tags.
+``instruct`` is refused.  In chat form (``task.chat=true``) use ``plain`` with ``multiplication.question``
+(the reply must be the list, or end with ``= list``) or ``tags``.
 
 Demonstrations are the clean single product.  ``hedge_prob`` > 0 (off by default) makes that
 fraction of *training* demonstrations hedge with two candidates, the product and a near miss in

@@ -67,6 +67,9 @@ class MultiplicationConfig:
     answer_format: str = "plain"
     """'plain' (the completion is the number, or ends with '=number' after a scratchpad), 'tags'
     (<answer>…</answer>) or 'instruct' (a question; the number as an instruct model states it)."""
+    question: bool = False
+    """Phrase the prompt as the question ``What is a * b? Answer with the number only.`` (for an instruct model in
+    chat form, ``task.chat=true``) in the plain format too; the instruct format always does."""
     scratchpad: bool = False
     """Demonstrations show partial products before the answer, e.g. 47*6= → 42+240=282: a short
     reasoning trace (the judge of RAL still sees only the final answer)."""
@@ -144,10 +147,10 @@ class Multiplication(Task):
         super().__init__(train=examples[cfg.n_eval : end], eval=examples[: cfg.n_eval], validation=examples[end:])
 
     def _example(self, a: int, b: int) -> Example:
-        if self.answer_format == "plain":
-            prompt = f"{a}*{b}="
-        elif self.answer_format == "instruct":
+        if self.answer_format == "instruct" or (self.answer_format == "plain" and self.cfg.question):
             prompt = f"What is {a} * {b}? Answer with the number only."
+        elif self.answer_format == "plain":
+            prompt = f"{a}*{b}="
         else:
             prompt = f"What is {a} * {b}? Put the final integer in <answer></answer> tags."
         product = str(a * b)

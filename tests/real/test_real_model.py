@@ -86,6 +86,7 @@ def test_the_lean_decode_forward_gives_transformers_greedy_tokens_on_the_real_ll
 def test_a_chat_prompt_at_step_0_gives_a_parseable_answer_on_80_percent_of_held_out_multiplication(tmp_path):
     metrics, _ = evaluate_start("rlvr_multiplication_smollm2", ["eval.n_examples=50", f"run_dir={tmp_path}",
                                                                 "logging.progress=false"])
+    print(f"step-0 chat multiplication, 50 held-out prompts, greedy: {metrics}")
     assert metrics["eval/format_rate"] >= 0.8, metrics
 
 
@@ -115,8 +116,9 @@ def test_ral_trains_with_a_smollm2_judge_that_updates(tmp_path):
 
 def test_varl_trains_on_hackable_multiplication_in_chat_form(tmp_path):
     easy = [k.replace("task.multiplication.", "task.hackable_multiplication.multiplication.") for k in EASY]
-    trainer = make_trainer("varl_hackable_multiplication_smollm2", [*SMALL, *easy, "reward.varl.warmup_steps=1",
-                                                                   f"run_dir={tmp_path}"])
+    warm = ["sft.steps=20", "sft.n_examples=40", "sft.warmup_steps=2", f"sft.cache_dir={tmp_path / 'sft'}"]
+    trainer = make_trainer("varl_hackable_multiplication_smollm2", [*SMALL, *easy, *warm, "reward.varl.warmup_steps=1",
+                                                                   f"run_dir={tmp_path / 'run'}"])
     disc_before = {n: p.detach().clone() for n, p in trainer.reward.discriminator.model.named_parameters()}
     rows = check_trains(trainer, ("reward/verifier_mean",))
     assert any(r["reward/verifier_mean"] > 0 for r in rows), "no rollout passed the proxy: nothing to learn from"

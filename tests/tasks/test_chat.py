@@ -85,3 +85,11 @@ def test_task_chat_needs_a_model_with_a_template():
     plain = load_config("rlvr_multiplication")
     task = build_task(plain.task)
     assert as_chat_task(plain, task) is task
+
+
+def test_the_plain_format_can_ask_the_question_and_stays_strict():
+    cfg = MultiplicationConfig(digits_a=1, digits_b=1, n_train=20, n_eval=5, question=True)
+    task = HackableMultiplication(HackableMultiplicationConfig(multiplication=cfg))
+    e = task.train[0]
+    assert e.prompt.endswith("? Answer with the number only.") and e.demonstration == e.reference
+    assert task.parse("8 * 7 = 56 54") == "56 54" and task.parse("The answer is 56.") is None
