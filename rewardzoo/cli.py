@@ -158,7 +158,8 @@ def _models(args: argparse.Namespace) -> int:
         print("\n".join(f"{k}\t{v.about}" for k, v in model_store.KNOWN_MODELS.items()))
         return 0
     try:
-        print(model_store.fetch(args.name, force=args.force) if args.action == "fetch" else model_store.resolve_model(args.name))
+        fetch = args.action == "fetch"
+        print(model_store.fetch(args.name, force=args.force) if fetch else model_store.resolve_model(args.name))
     except (ValueError, ImportError) as err:
         print(f"rewardzoo models: {err}", file=sys.stderr)
         return 2
