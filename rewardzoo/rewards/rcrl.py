@@ -78,6 +78,7 @@ from rewardzoo.judges.pairwise import (COMPARISONS, Judge, LMJudge, LMJudgeConfi
                                        Tournament, group_rows)
 from rewardzoo.judges.rubric import SCHEDULES, WEIGHTINGS, Rubric, RubricSchedule, load_rubric
 from rewardzoo.rewards.context import RewardContext
+from rewardzoo.tasks.chat import judge_prompts
 
 SCORINGS = ("pairwise", "absolute")
 JUDGE_KINDS = ("lm", "rule")
