@@ -117,7 +117,10 @@ def test_ral_trains_with_a_smollm2_judge_that_updates(tmp_path):
 def test_varl_trains_on_hackable_multiplication_in_chat_form(tmp_path):
     easy = [k.replace("task.multiplication.", "task.hackable_multiplication.multiplication.") for k in EASY]
     warm = ["sft.steps=20", "sft.n_examples=40", "sft.warmup_steps=2", f"sft.cache_dir={tmp_path / 'sft'}"]
-    trainer = make_trainer("varl_hackable_multiplication_smollm2", [*SMALL, *easy, *warm, "reward.varl.warmup_steps=1",
+    # 4 steps: r = v·D is 0 on a group where no reply passes the strict proxy, and lora_A moves only from the
+    # second update that has a non-zero advantage (lora_B starts at 0)
+    trainer = make_trainer("varl_hackable_multiplication_smollm2", [*SMALL, *easy, *warm, "steps=4",
+                                                                   "reward.varl.warmup_steps=1",
                                                                    f"run_dir={tmp_path / 'run'}"])
     disc_before = {n: p.detach().clone() for n, p in trainer.reward.discriminator.model.named_parameters()}
     rows = check_trains(trainer, ("reward/verifier_mean",))
