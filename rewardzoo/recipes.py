@@ -27,7 +27,8 @@ from rewardzoo.core.sharded_checkpoint import export_pretrained
 from rewardzoo.core.sft import warm_start
 from rewardzoo.core.trainer import Trainer, make_accelerator
 from rewardzoo.core.types import Reward, TaskProtocol
-from rewardzoo.zoo import RewardContext, TrainConfig, build_reward, build_task, check_with_task, load_config
+from rewardzoo.zoo import (RewardContext, TrainConfig, as_chat_task, build_reward, build_task, check_with_task,
+                           load_config)
 
 Recipe = TrainConfig | str | Path
 """A :class:`TrainConfig`, a YAML path or a shipped recipe's name."""
@@ -43,9 +44,9 @@ def resolve(recipe: Recipe, overrides: list[str] | None = None) -> TrainConfig:
 
 
 def task_for(cfg: TrainConfig, task: TaskProtocol | None = None) -> TaskProtocol:
-    """``task`` (yours: ``cfg.task`` is then not read) or the one ``cfg.task`` names, checked against the
-    config's SFT and evaluation sizes (before any work)."""
-    task = build_task(cfg.task) if task is None else task
+    """``task`` (yours: ``cfg.task`` is then not read, but for ``task.chat``) or the one ``cfg.task`` names, in chat
+    form when ``task.chat``, checked against the config's SFT and evaluation sizes (before any work)."""
+    task = as_chat_task(cfg, build_task(cfg.task) if task is None else task)
     check_with_task(cfg, task)
     return task
 

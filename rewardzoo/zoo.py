@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rewardzoo.core.config import ConfigError, CoreConfig, check_section, describe, load_structured
+from rewardzoo.core.models import load_tokenizer
 from rewardzoo.core.types import held_out
 from rewardzoo.rewards.bonuses import BonusConfig, WithBonuses
 from rewardzoo.rewards.context import RewardContext
@@ -27,6 +28,7 @@ from rewardzoo.rewards.rlvr import RLVR, RLVRConfig, check_verifier_fits
 from rewardzoo.rewards.varl import VARL, VARLConfig
 from rewardzoo.tasks.abstracts import Abstracts, AbstractsConfig
 from rewardzoo.tasks.base import Task
+from rewardzoo.tasks.chat import ChatTask
 from rewardzoo.tasks.countdown import Countdown, CountdownConfig
 from rewardzoo.tasks.countdown_code import CountdownCode, CountdownCodeConfig
 from rewardzoo.tasks.hackable_multiplication import HackableMultiplication, HackableMultiplicationConfig
@@ -79,6 +81,11 @@ class TaskConfig:
     """Settings of the rubric-writing toy task (RcRL on CPU: 13 programmatic criteria, a held-out oracle)."""
     abstracts: AbstractsConfig = field(default_factory=AbstractsConfig)
     """Settings of the abstracts / free-writing task from your JSONL corpus (docs/tasks.md)."""
+    chat: bool = False
+    """Present every prompt as chat messages rendered with the policy tokenizer's chat template (an instruct
+    model; the original prompt stays in the example's meta for judges): docs/your_own_model.md."""
+    system_prompt: str = ""
+    """With chat: a system turn before each prompt ('' = none: the template's default, if it has one)."""
 
 
 @dataclass
@@ -190,6 +197,20 @@ def build_task(cfg: TaskConfig) -> Task:
         raise
     except (ValueError, FileNotFoundError, ImportError) as err:  # ImportError: an optional package it needs (RDKit)
         raise ConfigError(f"task.{cfg.name}: {err}") from err
+
+
+def as_chat_task(cfg: TrainConfig, task: Task) -> Task:
+    """``task`` as conversations when ``cfg.task.chat`` (rendered with the starting policy's tokenizer: ``init_from``
+    or ``model.name``), else unchanged; a task already in chat form is kept."""
+    if not cfg.task.chat or isinstance(task, ChatTask):
+        return task
+    if (cfg.init_from or cfg.model.name) == "tiny":
+        raise ConfigError("task.chat=true needs a model with a chat template; the tiny model's character tokenizer "
+                          "has none: set model.name (e.g. smollm2-135m-instruct) or task.chat=false")
+    try:
+        return ChatTask(task, load_tokenizer(cfg.init_from or cfg.model.name), cfg.task.system_prompt)
+    except ValueError as err:
+        raise ConfigError(str(err)) from err
 
 
 def check_with_task(cfg: TrainConfig, task: Task) -> None:

@@ -20,11 +20,8 @@ FORBIDDEN = re.compile(
     r"|\b[Ss]eed (?:file|document)s?\b"
 )
 
-# Files other helpers owned while the citations were removed; the coordinator empties this set after merging
-# their branches (each entry is checked below to still need its exemption).
-ALLOWED: set[str] = {
-    "rewardzoo/tasks/multiplication.py",
-}
+# Files exempt from the rule (each entry is checked below to still need its exemption); none today.
+ALLOWED: set[str] = set()
 
 
 def _files():

@@ -20,6 +20,8 @@ import torch
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, PreTrainedTokenizerFast, Qwen3Config
 
+from rewardzoo.core.model_store import resolve_model
+
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 ATTN_IMPLEMENTATIONS = ("sdpa", "eager", "flash_attention_2", "flash_attention_3", "flex_attention")
 TINY_ARCHS = ("qwen3", "llama")
@@ -82,7 +84,8 @@ class ModelConfig:
     """Which policy to train."""
 
     name: str = "tiny"
-    """'tiny' (built from ``tiny``, character tokenizer) or a Hugging Face model name or local path."""
+    """'tiny' (built from ``tiny``, character tokenizer), a fetched model's name (``smollm2-135m-instruct``:
+    ``rewardzoo models fetch``), or a Hugging Face model name or local path."""
     tiny: TinyModelConfig = field(default_factory=TinyModelConfig)
     """Shape of the tiny model (only used when name is 'tiny')."""
     dtype: str = "float32"
@@ -115,7 +118,9 @@ def looks_like_path(text: str) -> bool:
 
 
 def check_model_source(name: str, key: str) -> None:
-    """Raise ValueError (naming ``key``) when a model name that looks like a local path is no directory."""
+    """Raise ValueError (naming ``key``) when a model name that looks like a local path is no directory, or
+    names a known packaged model that is not fetched yet (the message names the fetch command)."""
+    resolve_model(name)  # ModelNotFetched (a ValueError) names the fetch command
     if name != "tiny" and looks_like_path(name) and not Path(name).expanduser().is_dir():
         raise ValueError(f"{key} {name!r}: no such directory; give the directory of a model saved with "
                          f"save_pretrained, a hub id such as 'Qwen/Qwen3-0.6B', or 'tiny'")
@@ -213,6 +218,19 @@ def _dtype(name: str) -> torch.dtype:
     return DTYPES[name]
 
 
+def load_tokenizer(name: str):
+    """The tokenizer of a policy named as ``model.name`` takes it ('tiny', a fetched model's name, a hub id or a
+    local directory; read offline when local), padding on the left with a pad token (EOS when it has none)."""
+    if name == "tiny":
+        return char_tokenizer()
+    source = resolve_model(name)
+    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=Path(source).expanduser().is_dir())
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
 def load_policy(cfg: ModelConfig, init_from: str | Path | None = None, seed: int = 0):
     """The policy model and its tokenizer.
 
@@ -227,14 +245,12 @@ def load_policy(cfg: ModelConfig, init_from: str | Path | None = None, seed: int
         model = tiny_causal_lm(cfg.tiny, len(tokenizer), seed).to(_dtype(cfg.dtype))
     else:
         check_model_source(source, "init_from" if init_from is not None else "model.name")
+        source = resolve_model(source)
         local = Path(source).expanduser().is_dir()
         if local and (Path(source) / "adapter_config.json").exists() and not (Path(source) / "config.json").exists():
             raise ValueError(f"{source} holds only LoRA adapters, not a model; start from a directory with the full "
                              f"weights (the SFT warm start saves merged weights) or merge the adapters first")
-        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local)
-        tokenizer.padding_side = "left"
-        if tokenizer.pad_token is None:
-            tokenizer.pad_token = tokenizer.eos_token
+        tokenizer = load_tokenizer(source)
         model = AutoModelForCausalLM.from_pretrained(
             source, dtype=_dtype(cfg.dtype), attn_implementation=cfg.attn_implementation, local_files_only=local
         )

@@ -55,11 +55,13 @@ from transformers import AutoModelForCausalLM, AutoModelForSequenceClassificatio
 from transformers.utils import logging as hf_logging
 
 from rewardzoo.core.distributed import load_module_state, module_state
+from rewardzoo.core.model_store import resolve_model
 from rewardzoo.core.models import (TinyModelConfig, char_tokenizer, check_model_source, init_portable_, tiny_causal_lm,
                                    tiny_config)
 from rewardzoo.core.types import NonFiniteError, Rollouts
 from rewardzoo.judges.readouts import (LM_REDUCTIONS, READOUTS, LikelihoodJudgeModel, classifier_logit, head_parameters,
                                        pack_answers)
+from rewardzoo.tasks.chat import judge_prompts, render_chat
 
 Pair = tuple[str, str]  # (prompt, final answer)
 
@@ -107,6 +109,9 @@ class JudgeConfig:
     """AdamW learning rate of the readout's own parameters (the score head, or a and b); 0 = ``lr``."""
     freeze_backbone: bool = False
     """Train the readout's own parameters only; the backbone keeps the weights it was built with."""
+    chat_template: bool = False
+    """Render the prompt as a user turn with the judge tokenizer's own chat template, the answer following the
+    assistant header (a judge built on an instruct model, e.g. lm_likelihood on smollm2-135m-instruct)."""
 
     def validate(self) -> None:
         """Raise ValueError, saying what to change, on settings that cannot run."""
@@ -130,10 +135,10 @@ def judge_text(prompt: str, answer: str, separator: str = "") -> str:
 
 def reference_pairs(batch: Rollouts) -> list[Pair]:
     """One (prompt, reference) pair per group of the batch, in order (groups without a reference skipped):
-    the positives of a judge step."""
+    the positives of a judge step (a chat task's prompt is its original question, :func:`judge_prompts`)."""
     seen: set[int] = set()
     pairs = []
-    for gid, prompt, ref in zip(batch.group_ids.tolist(), batch.prompts, batch.references):
+    for gid, prompt, ref in zip(batch.group_ids.tolist(), judge_prompts(batch), batch.references):
         if gid not in seen and ref is not None:
             seen.add(gid)
             pairs.append((prompt, ref))
@@ -196,6 +201,9 @@ class SequenceJudge:
     def __init__(self, model: torch.nn.Module, tokenizer, cfg: JudgeConfig, *, device: str = "cpu", trainable: bool = True):
         if tokenizer.pad_token_id is None:
             raise ValueError("the judge's tokenizer has no pad token; give a tokenizer with pad_token set")
+        if cfg.chat_template and not getattr(tokenizer, "chat_template", None):
+            raise ValueError("judge chat_template=true, but the judge's tokenizer has no chat template; build the judge "
+                             "on an instruct model or set chat_template=false")
         if (cfg.readout == "lm_likelihood") != isinstance(model, LikelihoodJudgeModel):
             raise ValueError(f"readout {cfg.readout!r} needs "
                              f"{'a LikelihoodJudgeModel' if cfg.readout == 'lm_likelihood' else 'a sequence classifier'}; "
@@ -241,7 +249,7 @@ class SequenceJudge:
     def build(cls, cfg: JudgeConfig, *, policy_dir: str | Path | None = None, seed: int = 0,
               device: str = "cpu") -> "SequenceJudge":
         """A judge as ``cfg`` describes it; the head (and a tiny model) is initialised from ``seed``."""
-        source = resolve_init_dir(cfg.init_from, policy_dir) or cfg.model
+        source = resolve_init_dir(cfg.init_from, policy_dir) or resolve_model(cfg.model)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             if cfg.readout == "lm_likelihood":
@@ -276,6 +284,13 @@ class SequenceJudge:
             return {}
         return {"calibration_scale": self.model.scale.item(), "calibration_bias": self.model.bias.item()}
 
+    def chat_pairs(self, pairs: Sequence[Pair]) -> list[Pair]:
+        """``pairs`` with each prompt rendered as a user turn by the judge tokenizer's chat template (the answer
+        then follows the assistant header) when ``chat_template``; else unchanged."""
+        if not self.cfg.chat_template:
+            return list(pairs)
+        return [(render_chat(self.tokenizer, p), a) for p, a in pairs]
+
     def _encode(self, pairs: Sequence[Pair]) -> dict[str, torch.Tensor]:
         texts = [judge_text(p, a, self.cfg.separator) for p, a in pairs]
         enc = self.tokenizer(texts, padding=True, truncation=True, max_length=self.cfg.max_length, return_tensors="pt")
@@ -285,6 +300,7 @@ class SequenceJudge:
         """[n] judge logits z(x, a) of one micro-batch of (prompt, answer) pairs (with grad), read as
         ``cfg.readout`` says."""
         cfg = self.cfg
+        pairs = self.chat_pairs(pairs)
         if cfg.readout == "last_token" and not cfg.end_token:  # the RAL paper's classifier, as transformers pools
             return self.model(**self._encode(pairs)).logits[:, 0].float()  # [n]
         batch = pack_answers(self.tokenizer, pairs, cfg.separator, cfg.max_length, cfg.end_token).to(self.device)

@@ -73,7 +73,8 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from rewardzoo.core.config import check_section
-from rewardzoo.core.models import DTYPES, ReferencePolicy
+from rewardzoo.core.model_store import resolve_model
+from rewardzoo.core.models import DTYPES, ReferencePolicy, check_model_source
 from rewardzoo.core.types import derive_seed
 from rewardzoo.eval import bradley_terry
 from rewardzoo.judges.rubric import Criterion
@@ -437,7 +438,8 @@ class LMJudgeConfig:
                                         "max_length": "[8, inf)", "min_choice_mass": "[0, 1)"}
 
     model: str = "policy"
-    """'policy' = the self-judge, the frozen starting policy (LoRA: adapters disabled); or a model name/path."""
+    """'policy' = the self-judge, the frozen starting policy (LoRA: adapters disabled); or a fetched model's
+    name (``smollm2-135m-instruct``), a hub id or a local path."""
     dtype: str = "float32"
     """Parameter dtype of a judge loaded by name/path: float32, bfloat16 or float16."""
     pairwise_template: str = DEFAULT_PAIRWISE_TEMPLATE
@@ -464,6 +466,8 @@ class LMJudgeConfig:
 
     def validate(self) -> None:
         """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
+        if self.model != "policy":
+            check_model_source(self.model, "model")
         if len(self.choices) != 2 or len(self.absolute_choices) != 2:
             raise ValueError("choices and absolute_choices must each hold exactly two answers")
         if self.dtype not in DTYPES:
@@ -514,9 +518,10 @@ class LMJudge:
 
     @classmethod
     def from_pretrained(cls, name: str, cfg: LMJudgeConfig | None = None, device: str = "cpu") -> "LMJudge":
-        """A frozen judge model loaded by Hugging Face name or local path."""
+        """A frozen judge model loaded by a fetched model's name, a Hugging Face name or a local path."""
         cfg = cfg or LMJudgeConfig()
         check_section(cfg, "judge.lm")
+        name = resolve_model(name)
         tokenizer = AutoTokenizer.from_pretrained(name)
         tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
         model = AutoModelForCausalLM.from_pretrained(name, dtype=DTYPES[cfg.dtype]).to(device).eval()

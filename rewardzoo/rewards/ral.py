@@ -64,6 +64,7 @@ from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
 from rewardzoo.judges.buffers import EVICTIONS, ReplayBuffer, replay_count
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
 from rewardzoo.judges.diagnostics import classifier_diagnostics
+from rewardzoo.tasks.chat import judge_prompts
 from rewardzoo.judges.schedule import UpdateGate, parameter_distance, polyak_update
 from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.transforms import G_TRANSFORMS, GTransform, get_transform
@@ -169,7 +170,8 @@ class RAL:
             well_formed = torch.tensor([float(a is not None) for a in batch.answers])  # [N]
             return RewardOutput(rewards=well_formed, components={"judge_prob": well_formed.clone()},
                                 metrics={"reward/judge_prob_mean": 1.0 if valid else 0.0, "reward/judge_prob_std": 0.0})
-        z = self.reward_judge.logit_reference([batch.prompts[i] for i in valid], [batch.answers[i] for i in valid])  # [n_valid]
+        prompts = judge_prompts(batch)
+        z = self.reward_judge.logit_reference([prompts[i] for i in valid], [batch.answers[i] for i in valid])  # [n_valid]
         d = torch.sigmoid(z)  # [n_valid]
         prob = torch.zeros(len(batch))  # [N]
         rewards = torch.zeros(len(batch))  # [N]
@@ -192,7 +194,7 @@ class RAL:
         learns = warm or not self.cfg.frozen
         self.updates += 1
         positives = reference_pairs(batch)
-        negatives: list[Pair] = [(p, a) for p, a in zip(batch.prompts, batch.answers) if a is not None]
+        negatives: list[Pair] = [(p, a) for p, a in zip(judge_prompts(batch), batch.answers) if a is not None]
         replayed: list[Pair] = []
         if self.cfg.replay_fraction > 0:
             replayed = self.buffer.sample(replay_count(len(negatives), self.cfg.replay_fraction))

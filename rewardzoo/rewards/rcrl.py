@@ -78,6 +78,7 @@ from rewardzoo.judges.pairwise import (COMPARISONS, Judge, LMJudge, LMJudgeConfi
                                        Tournament, group_rows)
 from rewardzoo.judges.rubric import SCHEDULES, WEIGHTINGS, Rubric, RubricSchedule, load_rubric
 from rewardzoo.rewards.context import RewardContext
+from rewardzoo.tasks.chat import judge_prompts
 
 SCORINGS = ("pairwise", "absolute")
 JUDGE_KINDS = ("lm", "rule")
@@ -198,17 +199,18 @@ class RcRL:
         components: dict[str, torch.Tensor] = {}
         metrics: dict[str, float] = {"reward/active_criteria": float(len(active))}
         calls = unparseable = consistent = pairs = 0
+        questions = judge_prompts(batch)  # a chat task's original prompts, not the policy's chat markup
         for k in active:
             c = self.rubric.criteria[k]
             if self.cfg.scoring == "pairwise":
                 def ask(first: list[int], second: list[int], c=c):
-                    return self.judge.compare(c, [batch.prompts[i] for i in first], [batch.meta[i] for i in first],
+                    return self.judge.compare(c, [questions[i] for i in first], [batch.meta[i] for i in first],
                                               [texts[i] for i in first], [texts[i] for i in second], step=step)
                 w, stats = self.tournament.win_rates(ask, groups, seed=derive_seed(self.seed, "swiss", step, k))  # [N]
                 calls, unparseable = calls + stats.calls, unparseable + stats.unparseable
                 consistent, pairs = consistent + stats.consistent, pairs + stats.pairs
             else:
-                v = self.judge.score(c, batch.prompts, batch.meta, texts, step=step)
+                v = self.judge.score(c, questions, batch.meta, texts, step=step)
                 w = v.prob  # [N]
                 calls, unparseable = calls + len(batch), unparseable + int(v.unparseable.sum())
             rewards += weights[k] * w  # [N]

@@ -72,6 +72,7 @@ from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
 from rewardzoo.judges.buffers import ReplayBuffer
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
 from rewardzoo.judges.diagnostics import classifier_diagnostics, reference_auc
+from rewardzoo.tasks.chat import judge_prompts
 from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.transforms import G_TRANSFORMS, GTransform, get_transform
 
@@ -206,7 +207,8 @@ class VARL:
         v = torch.tensor([float(self.verifier(a, r, m)) for a, r, m in rows_in], dtype=torch.float32)  # [N]
         phi = self.features(batch)
         rows = [i for i, f in enumerate(phi) if f is not None]
-        z = self.discriminator.logit_reference([batch.prompts[i] for i in rows], [phi[i] for i in rows])  # [n_feat]
+        prompts = judge_prompts(batch)
+        z = self.discriminator.logit_reference([prompts[i] for i in rows], [phi[i] for i in rows])  # [n_feat]
         d = torch.zeros(len(batch))  # [N]
         g = torch.zeros(len(batch))  # [N] g(D) on rows with features, 0 elsewhere
         if rows:
@@ -231,12 +233,12 @@ class VARL:
             return reference_pairs(batch)
         seen: set[int] = set()
         pairs = []
-        for gid, prompt in zip(batch.group_ids.tolist(), batch.prompts):
+        for gid, prompt, question in zip(batch.group_ids.tolist(), batch.prompts, judge_prompts(batch)):
             demos = self.demonstrations.get(prompt)
             if gid not in seen and demos:
                 seen.add(gid)
                 pick = int(torch.randint(len(demos), (1,), generator=self.generator)) if len(demos) > 1 else 0
-                pairs.append((prompt, demos[pick]))
+                pairs.append((question, demos[pick]))
         return pairs
 
     def negatives(self, n: int) -> tuple[list[Pair], list[Pair]]:
@@ -253,7 +255,8 @@ class VARL:
         phi = self.features(batch)
         passing = out.components["verifier"] >= 1.0  # [N]
         rows = passing.nonzero().flatten().tolist()
-        fresh: list[Pair] = [(batch.prompts[i], phi[i]) for i in rows if phi[i] is not None]
+        prompts = judge_prompts(batch)
+        fresh: list[Pair] = [(prompts[i], phi[i]) for i in rows if phi[i] is not None]
         self.fifo.add(fresh)
         self.reservoir.add(fresh)
         positives = self.positives(batch)

@@ -1,8 +1,11 @@
-"""Integer multiplication (RAL seed 002, §B.1): ``a × b`` with configurable digit counts.
+"""Integer multiplication (the RAL paper, §B.1): ``a × b`` with configurable digit counts.
 
 The reference is the exact product; a completion's answer must be a nonempty integer, either the
-whole completion (``answer_format="plain"``, the tiny-tokenizer CPU presets) or inside
-``<answer>…</answer>`` tags (``"tags"``, as in the paper).  Held-out metrics: exact accuracy and the
+whole completion (``answer_format="plain"``, the tiny-tokenizer CPU presets), inside
+``<answer>…</answer>`` tags (``"tags"``, as in the paper), or stated as an instruct model states it
+(``"instruct"``: ``347 * 6 = 2082``, ``The answer is 2,082.``, ``\\boxed{2082}``; the prompt is then the
+question ``What is 347 * 6? Answer with the number only.``, for a chat model: ``task.chat=true``,
+docs/your_own_model.md).  Held-out metrics: exact accuracy and the
 relative error |pred − gold| / |gold| clipped to 1 (malformed answers count as error 1).
 
 Deviations from the paper: the paper samples four-digit pairs for billion-parameter models; the CPU
@@ -33,11 +36,14 @@ from typing import ClassVar
 from rewardzoo.core.config import check_section
 from rewardzoo.core.types import Example
 from rewardzoo.tasks.base import Task
-from rewardzoo.tasks.checks.formats import ANSWER_FORMATS, format_answer
+from rewardzoo.tasks.checks.formats import NUMBER_FORMATS, format_answer
 
 MAX_ANSWER_DIGITS = 4000
 """Longest integer answer read, in digits (a product of the largest allowed factors has 2,000)."""
 _INTEGER = re.compile(r"-?[0-9]{1,%d}" % MAX_ANSWER_DIGITS)
+_NUMBER_GOES_ON = re.compile(r"[.,]?[0-9]")
+_OPERATORS = ("*", "×", "x", "+", "-", "/", "÷", "^")
+_LEADING_INTEGER = re.compile(r"-?[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|-?[0-9]{1,%d}" % MAX_ANSWER_DIGITS)
 
 
 @dataclass
@@ -59,8 +65,11 @@ class MultiplicationConfig:
     n_validation: int = 500
     """Validation prompts for tuning, from the pairs left after train and eval (fewer when fewer are left)."""
     answer_format: str = "plain"
-    """'plain' (the completion is the number, or ends with '=number' after a scratchpad) or 'tags'
-    (<answer>…</answer>)."""
+    """'plain' (the completion is the number, or ends with '=number' after a scratchpad), 'tags'
+    (<answer>…</answer>) or 'instruct' (a question; the number as an instruct model states it)."""
+    question: bool = False
+    """Phrase the prompt as the question ``What is a * b? Answer with the number only.`` (for an instruct model in
+    chat form, ``task.chat=true``) in the plain format too; the instruct format always does."""
     scratchpad: bool = False
     """Demonstrations show partial products before the answer, e.g. 47*6= → 42+240=282: a short
     reasoning trace (the judge of RAL still sees only the final answer)."""
@@ -69,8 +78,8 @@ class MultiplicationConfig:
 
     def validate(self) -> None:
         """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
-        if self.answer_format not in ANSWER_FORMATS:
-            raise ValueError(f"answer_format must be one of {', '.join(ANSWER_FORMATS)}; got {self.answer_format!r}")
+        if self.answer_format not in NUMBER_FORMATS:
+            raise ValueError(f"answer_format must be one of {', '.join(NUMBER_FORMATS)}; got {self.answer_format!r}")
 
 
 def parse_integer(text: str | None) -> int | None:
@@ -138,7 +147,9 @@ class Multiplication(Task):
         super().__init__(train=examples[cfg.n_eval : end], eval=examples[: cfg.n_eval], validation=examples[end:])
 
     def _example(self, a: int, b: int) -> Example:
-        if self.answer_format == "plain":
+        if self.answer_format == "instruct" or (self.answer_format == "plain" and self.cfg.question):
+            prompt = f"What is {a} * {b}? Answer with the number only."
+        elif self.answer_format == "plain":
             prompt = f"{a}*{b}="
         else:
             prompt = f"What is {a} * {b}? Put the final integer in <answer></answer> tags."
@@ -151,10 +162,17 @@ class Multiplication(Task):
 
     def parse(self, completion: str) -> str | None:
         """The answer if it is a nonempty integer in the task's format, else None (in the plain
-        format the answer is what follows the last '=', so a scratchpad may precede it)."""
+        format the answer is what follows the last '=', so a scratchpad may precede it; in the instruct
+        format it is the integer the stated answer starts with, thousands commas allowed: ``2,082.`` → 2082)."""
         answer = super().parse(completion)
         if answer is not None and self.answer_format == "plain":
             answer = answer.rpartition("=")[2]
+        if answer is not None and self.answer_format == "instruct":
+            match = _LEADING_INTEGER.match(answer)
+            rest = answer[match.end() :] if match else ""
+            # "145 * 2 is ..." states no answer (an operator after the integer: it was an operand), nor do "2.5", "2,08"
+            stated = match and not rest.lstrip().startswith(_OPERATORS) and not _NUMBER_GOES_ON.match(rest)
+            answer = match.group().replace(",", "") if stated else None
         value = parse_integer(answer)
         return None if value is None else str(value)
 

@@ -77,6 +77,10 @@ class RubricWritingConfig:
     """The window is [min_words, min_words + window] words."""
     data_seed: int = 0
     """Seed of the prompt and demonstration generator."""
+    instruction: bool = False
+    """Phrase each prompt as an instruction (``Write one sentence of 4 to 7 words that uses the words "cat" and
+    "red".``) instead of the terse ``cat red 4-7:`` the character-level presets read: for an instruct model
+    (``task.chat=true``)."""
 
     def validate(self) -> None:
         """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
@@ -143,6 +147,12 @@ def _demonstration(words: list[str], lo: int, hi: int, rng: random.Random) -> st
     return " ".join(body) + rng.choices([".", "", "!"], weights=[6, 3, 1])[0]
 
 
+
+def instruction_prompt(words: list[str], lo: int, hi: int) -> str:
+    """The prompt as an instruction for an instruct model (``RubricWritingConfig.instruction``)."""
+    quoted = " and ".join(f'"{w}"' for w in words)
+    return f"Write one sentence of {lo} to {hi} words that uses the words {quoted}. Reply with the sentence only."
+
 class RubricWriting(Task):
     """``w1 w2 lo-hi:`` → one short sentence, scored by the oracle's quality (not the training rubric)."""
 
@@ -170,7 +180,8 @@ class RubricWriting(Task):
             hi = lo + cfg.window
             meta = {"words": words, "min_words": lo, "max_words": hi}
             demo = _demonstration(words, lo, hi, rng)
-            examples.append(Example(prompt=f"{' '.join(words)} {lo}-{hi}:", reference=demo, demonstration=demo, meta=meta))
+            prompt = instruction_prompt(words, lo, hi) if cfg.instruction else f"{' '.join(words)} {lo}-{hi}:"
+            examples.append(Example(prompt=prompt, reference=demo, demonstration=demo, meta=meta))
         super().__init__(train=examples[cfg.n_eval : wanted], eval=examples[: cfg.n_eval], validation=examples[wanted:])
 
     def parse(self, completion: str) -> str | None:
