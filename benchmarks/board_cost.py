@@ -71,16 +71,21 @@ def main(argv: list[str] | None = None) -> int:
     n, k = args.points, args.tune_seeds
     base_runs = n + math.ceil(n / 2) * (k - 1)
     command = f"python benchmarks/board_cost.py --board {args.board}" + (f" --out {args.out}" if args.out else "")
-    lines = [f"# command: {command}", "",
-             f"Measured board: `{args.board}` ({board_runs} board runs, {board_min:.1f} min summed; "
-             f"{args.tuning_runs} tuning runs, {tuning_min:.1f} min summed; {args.wall_min:.0f} min of wall time). "
-             f"A tuning run costs {ratio:.2f} of a board run of its row; wall time = summed / {args.jobs} jobs × "
-             f"{overhead:.3f} (that board's own ratio).", "",
-             f"Tuning now: {n} settings per row, every one at the first of {k} tuning seeds, the better "
-             f"{math.ceil(n / 2)} at the other {k - 1}: {base_runs} runs per trained row; a row whose choice sat at "
-             f"the grid's edge on the measured board is charged one extension step at its most ({k} runs).", "",
-             "| task | row | board run s | at the edge | tuning runs | tuning min |",
-             "| --- | --- | ---: | --- | ---: | ---: |"]
+    lines = [
+        f"# command: {command}",
+        "",
+        f"Measured board: `{args.board}` ({board_runs} board runs, {board_min:.1f} min summed; "
+        f"{args.tuning_runs} tuning runs, {tuning_min:.1f} min summed; {args.wall_min:.0f} min of wall time). "
+        f"A tuning run costs {ratio:.2f} of a board run of its row; wall time = summed / {args.jobs} jobs × "
+        f"{overhead:.3f} (that board's own ratio).",
+        "",
+        f"Tuning now: {n} settings per row, every one at the first of {k} tuning seeds, the better "
+        f"{math.ceil(n / 2)} at the other {k - 1}: {base_runs} runs per trained row; a row whose choice sat at "
+        f"the grid's edge on the measured board is charged one extension step at its most ({k} runs).",
+        "",
+        "| task | row | board run s | at the edge | tuning runs | tuning min |",
+        "| --- | --- | ---: | --- | ---: | ---: |",
+    ]
     tuning_s = 0.0
     tuning_count = 0
     for e in PRESETS["cpu"]:
@@ -91,16 +96,21 @@ def main(argv: list[str] | None = None) -> int:
         runs = base_runs + (k if edge else 0)
         tuning_s += runs * mean * ratio
         tuning_count += runs
-        lines.append(f"| {e.task} | {e.method} | {mean:.1f} | {'yes' if edge else ''} | {runs} | "
-                     f"{runs * mean * ratio / 60:.1f} |")
+        lines.append(
+            f"| {e.task} | {e.method} | {mean:.1f} | {'yes' if edge else ''} | {runs} | "
+            f"{runs * mean * ratio / 60:.1f} |"
+        )
     tuning_wall = tuning_s / 60 / args.jobs * overhead
     board_wall = board_min / args.jobs * overhead
-    lines += ["", f"Tuning: {tuning_count} runs, {tuning_s / 60:.1f} min summed, **{tuning_wall:.0f} min** of wall "
-                  f"time; board: {board_runs} runs, {board_min:.1f} min summed, **{board_wall:.0f} min**; the stability "
-                  f"check reads the tuning runs (no run). **Total ≈ {tuning_wall + board_wall:.0f} min "
-                  f"({(tuning_wall + board_wall) / 60:.2f} h)**.",
-              f"Every row at the extension bound instead (2 steps each way possible, charged 2 steps × {k} runs): "
-              f"+{len([e for e in PRESETS['cpu'] if e.trained]) * 2 * k} runs at most."]
+    lines += [
+        "",
+        f"Tuning: {tuning_count} runs, {tuning_s / 60:.1f} min summed, **{tuning_wall:.0f} min** of wall "
+        f"time; board: {board_runs} runs, {board_min:.1f} min summed, **{board_wall:.0f} min**; the stability "
+        f"check reads the tuning runs (no run). **Total ≈ {tuning_wall + board_wall:.0f} min "
+        f"({(tuning_wall + board_wall) / 60:.2f} h)**.",
+        f"Every row at the extension bound instead (2 steps each way possible, charged 2 steps × {k} runs): "
+        f"+{len([e for e in PRESETS['cpu'] if e.trained]) * 2 * k} runs at most.",
+    ]
     text = "\n".join(lines) + "\n"
     if args.out:
         args.out.write_text(text)

@@ -40,13 +40,19 @@ def board_table(runs: Path) -> tuple[list[str], float, float]:
         elif len(parts) >= 4:
             board[(parts[0], parts[1])].append(run_times(run_dir))
     if not board:
-        raise SystemExit(f"no finished board run under {runs} (expected <task>/<method>/<setting>/seed<k>/sweep_done.json)")
-    lines = ["| task | method | runs | wall s | rollout s | reward s | policy step s | rest s (evaluation, judge warm-up, start) |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        raise SystemExit(
+            f"no finished board run under {runs} (expected <task>/<method>/<setting>/seed<k>/sweep_done.json)"
+        )
+    lines = [
+        "| task | method | runs | wall s | rollout s | reward s | policy step s | rest s (evaluation, judge warm-up, start) |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for (task, method), times in sorted(board.items()):
         wall, gen, reward, policy = (statistics.mean(t[i] for t in times) for i in range(4))
-        lines.append(f"| {task} | {method} | {len(times)} | {wall:.1f} | {gen:.1f} | {reward:.1f} | {policy:.1f} | "
-                     f"{wall - gen - reward - policy:.1f} |")
+        lines.append(
+            f"| {task} | {method} | {len(times)} | {wall:.1f} | {gen:.1f} | {reward:.1f} | {policy:.1f} | "
+            f"{wall - gen - reward - policy:.1f} |"
+        )
     return lines, sum(t[0] for times in board.values() for t in times), tuning
 
 
@@ -58,10 +64,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     argv = sys.argv[1:] if argv is None else argv
     table, board_s, tuning_s = board_table(Path(args.runs))
-    lines = [f"# command: python benchmarks/board_time.py {' '.join(argv)}", "",
-             "Mean seconds per board run; the parts are the trainer's own per-step timers summed over the run.", "",
-             *table, "",
-             f"Summed wall time: board runs {board_s / 60:.1f} min, tuning runs {tuning_s / 60:.1f} min.", ""]
+    lines = [
+        f"# command: python benchmarks/board_time.py {' '.join(argv)}",
+        "",
+        "Mean seconds per board run; the parts are the trainer's own per-step timers summed over the run.",
+        "",
+        *table,
+        "",
+        f"Summed wall time: board runs {board_s / 60:.1f} min, tuning runs {tuning_s / 60:.1f} min.",
+        "",
+    ]
     print("\n".join(lines))
     if args.out:
         Path(args.out).write_text("\n".join(lines))

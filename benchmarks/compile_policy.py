@@ -40,16 +40,25 @@ def child(mode: str, recipe: str, board: str, batches: int, rounds: int, overrid
     """One process: time the policy's forward + backward eagerly or compiled (see the module docstring)."""
     import torch
 
-    from rewardzoo.core import logprobs
     from rewardzoo.board import CPU_SETTINGS
+    from rewardzoo.core import logprobs
     from rewardzoo.recipes import make_trainer
     from rewardzoo.zoo import load_config
 
     torch.set_num_threads(1)
 
     def trainer(seed: int, tmp: str):
-        cfg = load_config(recipe, [*CPU_SETTINGS[board], "logging.progress=false", "logging.tensorboard=false",
-                                   *overrides, f"seed={seed}", f"run_dir={tmp}/run-{seed}"])
+        cfg = load_config(
+            recipe,
+            [
+                *CPU_SETTINGS[board],
+                "logging.progress=false",
+                "logging.tensorboard=false",
+                *overrides,
+                f"seed={seed}",
+                f"run_dir={tmp}/run-{seed}",
+            ],
+        )
         return make_trainer(cfg)
 
     def micro_batches(tr) -> list:
@@ -83,8 +92,9 @@ def child(mode: str, recipe: str, board: str, batches: int, rounds: int, overrid
             record["first_call_s"] = timed(lambda: record.update(out=forward_backward(tr, work[0])))
             logp, grads = record.pop("out")
             record["max_abs_dlogp"] = float((logp - eager_logp).abs().max())
-            record["max_rel_dgrad"] = max(float((a - b).abs().max() / b.abs().max().clamp(min=1e-30))
-                                          for a, b in zip(grads, eager_grads))
+            record["max_rel_dgrad"] = max(
+                float((a - b).abs().max() / b.abs().max().clamp(min=1e-30)) for a, b in zip(grads, eager_grads)
+            )
         times = [timed(lambda b=b: forward_backward(tr, b)) for _ in range(rounds) for b in work]
         record["fwd_bwd_s"] = statistics.median(times)
         if mode == "warm":
@@ -114,31 +124,54 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "OMP_NUM_THREADS": "1", "TORCHINDUCTOR_CACHE_DIR": cache}
         for mode in ("eager", "cold", "warm"):
-            cmd = [sys.executable, __file__, "--child", mode, "--recipe", args.recipe, "--board", args.board,
-                   "--batches", str(args.batches), "--rounds", str(args.rounds), "--override", *args.override]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--child",
+                mode,
+                "--recipe",
+                args.recipe,
+                "--board",
+                args.board,
+                "--batches",
+                str(args.batches),
+                "--rounds",
+                str(args.rounds),
+                "--override",
+                *args.override,
+            ]
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[1])
             if proc.returncode != 0:
                 raise RuntimeError(f"the {mode} process failed:\n{proc.stderr[-3000:]}")
             line = next(x for x in proc.stdout.splitlines() if x.startswith(MARK))
-            records[mode] = json.loads(line[len(MARK):])
+            records[mode] = json.loads(line[len(MARK) :])
     import torch
 
     eager, cold, warm = records["eager"], records["cold"], records["warm"]
     saved = eager["fwd_bwd_s"] - warm["fwd_bwd_s"]
-    lines = [f"# command: python benchmarks/compile_policy.py {' '.join(argv)}".rstrip(),
-             f"# torch {torch.__version__}, 1 intra-op thread; {args.recipe} under the cpu board's {args.board} settings, "
-             f"micro-batches of {eager['rows'][0]} rows x {eager['rows'][1]} positions", "",
-             "| process | first call s (the compile) | forward + backward s (median) | max abs d log-prob | max rel d grad |",
-             "|---|---|---|---|---|",
-             f"| eager | — | {eager['fwd_bwd_s']:.3f} | — | — |"]
+    lines = [
+        f"# command: python benchmarks/compile_policy.py {' '.join(argv)}".rstrip(),
+        f"# torch {torch.__version__}, 1 intra-op thread; {args.recipe} under the cpu board's {args.board} settings, "
+        f"micro-batches of {eager['rows'][0]} rows x {eager['rows'][1]} positions",
+        "",
+        "| process | first call s (the compile) | forward + backward s (median) | max abs d log-prob | max rel d grad |",
+        "|---|---|---|---|---|",
+        f"| eager | — | {eager['fwd_bwd_s']:.3f} | — | — |",
+    ]
     for name, r in (("compiled, cache empty", cold), ("compiled, cache warm", warm)):
-        lines.append(f"| {name} | {r['first_call_s']:.1f} | {r['fwd_bwd_s']:.3f} | {r['max_abs_dlogp']:.1e} | "
-                     f"{r['max_rel_dgrad']:.1e} |")
-    lines += ["", f"eager/compiled forward + backward: {eager['fwd_bwd_s'] / warm['fwd_bwd_s']:.2f} (the warm process), "
-              f"{eager['fwd_bwd_s'] / cold['fwd_bwd_s']:.2f} (the cold one)",
-              f"a second model instance's first compiled call (warm process): {warm['new_model_first_call_s']:.2f} s",
-              f"steps for a warm-cache compile to pay for itself: "
-              + (f"{warm['first_call_s'] / saved:.0f}" if saved > 0 else "never (no saving)"), ""]
+        lines.append(
+            f"| {name} | {r['first_call_s']:.1f} | {r['fwd_bwd_s']:.3f} | {r['max_abs_dlogp']:.1e} | "
+            f"{r['max_rel_dgrad']:.1e} |"
+        )
+    lines += [
+        "",
+        f"eager/compiled forward + backward: {eager['fwd_bwd_s'] / warm['fwd_bwd_s']:.2f} (the warm process), "
+        f"{eager['fwd_bwd_s'] / cold['fwd_bwd_s']:.2f} (the cold one)",
+        f"a second model instance's first compiled call (warm process): {warm['new_model_first_call_s']:.2f} s",
+        "steps for a warm-cache compile to pay for itself: "
+        + (f"{warm['first_call_s'] / saved:.0f}" if saved > 0 else "never (no saving)"),
+        "",
+    ]
     report = "\n".join(lines)
     print(report)
     if args.out:

@@ -82,11 +82,16 @@ def bench_model(name: str, args, prompts: list[str]) -> list[str]:
     for key in engines:
         median = statistics.median(times[key])
         tok = statistics.median(tokens[key])
-        out.append(f"{name:8s} {params:>9,d} {key:5s} {median:9.3f} {min(times[key]):7.3f} {tok:8.0f} {tok / median:10.0f}")
+        out.append(
+            f"{name:8s} {params:>9,d} {key:5s} {median:9.3f} {min(times[key]):7.3f} {tok:8.0f} {tok / median:10.0f}"
+        )
     ratio = (statistics.median(tokens["vllm"]) / statistics.median(times["vllm"])) / (
-        statistics.median(tokens["hf"]) / statistics.median(times["hf"]))
-    out.append(f"#   {name}: vllm/hf tokens per second {ratio:.2f}; vLLM start {start_s:.1f} s, one full-weight push "
-               f"{push_s * 1000:.0f} ms")
+        statistics.median(tokens["hf"]) / statistics.median(times["hf"])
+    )
+    out.append(
+        f"#   {name}: vllm/hf tokens per second {ratio:.2f}; vLLM start {start_s:.1f} s, one full-weight push "
+        f"{push_s * 1000:.0f} ms"
+    )
     return out
 
 
@@ -107,21 +112,28 @@ def main() -> int:
     task = build_task(TaskConfig())
     prompts = [e.prompt for e in task.train[: args.prompts]]
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    lines = [f"# command: python benchmarks/engines.py {shlex.join(sys.argv[1:])}".rstrip(),
-             f"# machine: {platform.machine()}, {os.cpu_count()} cores, device {device}"
-             + (f" ({torch.cuda.get_device_name()})" if device == "cuda" else f", torch threads {args.threads}")
-             + f"; torch {torch.__version__}, transformers {transformers.__version__}, vllm {vllm.__version__}",
-             f"# workload: {len(prompts)} multiplication prompts x {args.n} rows, up to {args.new} new tokens, "
-             f"temperature 1.0, float32; median of {args.reps} calls per engine after one warm-up, alternating",
-             "# model       params engine median_s   min_s   tokens  tok/s(med)"]
+    lines = [
+        f"# command: python benchmarks/engines.py {shlex.join(sys.argv[1:])}".rstrip(),
+        f"# machine: {platform.machine()}, {os.cpu_count()} cores, device {device}"
+        + (f" ({torch.cuda.get_device_name()})" if device == "cuda" else f", torch threads {args.threads}")
+        + f"; torch {torch.__version__}, transformers {transformers.__version__}, vllm {vllm.__version__}",
+        f"# workload: {len(prompts)} multiplication prompts x {args.n} rows, up to {args.new} new tokens, "
+        f"temperature 1.0, float32; median of {args.reps} calls per engine after one warm-up, alternating",
+        "# model       params engine median_s   min_s   tokens  tok/s(med)",
+    ]
     print("\n".join(lines), flush=True)
     for name in args.models.split(","):
         rows = bench_model(name, args, prompts)
         print("\n".join(rows), flush=True)
     load_end = os.getloadavg()[0]
-    print(f"# load average (1 min): {load_start:.1f} at the start, {load_end:.1f} at the end, on {os.cpu_count()} cores"
-          + ("; the machine was shared with other jobs, so both engines ran slower than on a quiet one"
-             if max(load_start, load_end) > (os.cpu_count() or 1) else ""))
+    print(
+        f"# load average (1 min): {load_start:.1f} at the start, {load_end:.1f} at the end, on {os.cpu_count()} cores"
+        + (
+            "; the machine was shared with other jobs, so both engines ran slower than on a quiet one"
+            if max(load_start, load_end) > (os.cpu_count() or 1)
+            else ""
+        )
+    )
     return 0
 
 

@@ -43,15 +43,23 @@ def measure(recipe: str, board: str, steps: int, overrides: list[str]) -> tuple[
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    from rewardzoo.core.advantages import compute_advantages
     from rewardzoo.board import CPU_SETTINGS
+    from rewardzoo.core.advantages import compute_advantages
     from rewardzoo.recipes import make_trainer
     from rewardzoo.zoo import load_config
 
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = load_config(recipe, [*CPU_SETTINGS[board], "logging.progress=false", "logging.tensorboard=false",
-                                   *overrides, f"run_dir={tmp}/run"])
+        cfg = load_config(
+            recipe,
+            [
+                *CPU_SETTINGS[board],
+                "logging.progress=false",
+                "logging.tensorboard=false",
+                *overrides,
+                f"run_dir={tmp}/run",
+            ],
+        )
         trainer = make_trainer(cfg)
 
         def rollout():
@@ -106,15 +114,21 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     phases, rate = measure(args.recipe, args.board, args.steps, args.override)
-    lines = [f"# command: python benchmarks/flop_floor.py {' '.join(argv)}".rstrip(),
-             f"# torch {torch.__version__}, 1 intra-op thread; {args.recipe} under the cpu board's {args.board} settings",
-             "", f"matmul rate of this thread: {rate / 1e9:.1f} GFLOP/s", "",
-             "| phase | GFLOP a call | s a call (median) | GFLOP/s | share of the matmul rate | floor s | measured / floor |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# command: python benchmarks/flop_floor.py {' '.join(argv)}".rstrip(),
+        f"# torch {torch.__version__}, 1 intra-op thread; {args.recipe} under the cpu board's {args.board} settings",
+        "",
+        f"matmul rate of this thread: {rate / 1e9:.1f} GFLOP/s",
+        "",
+        "| phase | GFLOP a call | s a call (median) | GFLOP/s | share of the matmul rate | floor s | measured / floor |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, flops, seconds in phases:
         floor = flops / rate
-        lines.append(f"| {name} | {flops / 1e9:.2f} | {seconds:.3f} | {flops / seconds / 1e9:.1f} | "
-                     f"{flops / seconds / rate:.0%} | {floor:.3f} | {seconds / floor:.2f} |")
+        lines.append(
+            f"| {name} | {flops / 1e9:.2f} | {seconds:.3f} | {flops / seconds / 1e9:.1f} | "
+            f"{flops / seconds / rate:.0%} | {floor:.3f} | {seconds / floor:.2f} |"
+        )
     report = "\n".join(lines) + "\n"
     print(report, end="")
     if args.out:

@@ -39,13 +39,29 @@ def rss_mib() -> float:
 
 def overrides(args: argparse.Namespace, strategy: str, run_dir: Path) -> list[str]:
     """The ``rewardzoo train`` arguments of one measured run."""
-    return ["algorithms/rlvr_multiplication.yaml", f"steps={args.steps}", "sft.enabled=false", "eval.n_examples=2",
-            "eval.every=0", "logging.progress=false", "logging.tensorboard=false", "checkpoint_every=0",
-            "grpo.batch_size=8", "grpo.group_size=4", "grpo.micro_batch_size=4", "grpo.generation_chunk_prompts=1",
-            "sampling.max_new_tokens=4", f"grpo.beta={args.beta}", f"model.tiny.hidden_size={args.hidden}",
-            f"model.tiny.intermediate_size={4 * args.hidden}", f"model.tiny.num_layers={args.layers}",
-            "model.tiny.num_heads=16", "model.tiny.num_kv_heads=4", f"distributed.strategy={strategy}",
-            f"run_dir={run_dir}"]
+    return [
+        "algorithms/rlvr_multiplication.yaml",
+        f"steps={args.steps}",
+        "sft.enabled=false",
+        "eval.n_examples=2",
+        "eval.every=0",
+        "logging.progress=false",
+        "logging.tensorboard=false",
+        "checkpoint_every=0",
+        "grpo.batch_size=8",
+        "grpo.group_size=4",
+        "grpo.micro_batch_size=4",
+        "grpo.generation_chunk_prompts=1",
+        "sampling.max_new_tokens=4",
+        f"grpo.beta={args.beta}",
+        f"model.tiny.hidden_size={args.hidden}",
+        f"model.tiny.intermediate_size={4 * args.hidden}",
+        f"model.tiny.num_layers={args.layers}",
+        "model.tiny.num_heads=16",
+        "model.tiny.num_kv_heads=4",
+        f"distributed.strategy={strategy}",
+        f"run_dir={run_dir}",
+    ]
 
 
 def child(out: str, train_args: list[str]) -> None:
@@ -69,8 +85,19 @@ def measure(args: argparse.Namespace, strategy: str) -> list[dict]:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         out = f"{tmp}/rss"
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(port),
-               __file__, "--child", out, *overrides(args, strategy, Path(tmp) / "run")]
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            str(port),
+            __file__,
+            "--child",
+            out,
+            *overrides(args, strategy, Path(tmp) / "run"),
+        ]
         env = {**os.environ, "OMP_NUM_THREADS": "1"}
         done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
         if done.returncode:
@@ -95,17 +122,22 @@ def main() -> None:
 
     cfg = load_config(overrides(args, "ddp", Path("unused"))[0], overrides(args, "ddp", Path("unused"))[1:])
     n_params = sum(p.numel() for p in tiny_causal_lm(cfg.model.tiny, len(char_tokenizer()), seed=0).parameters())
-    lines = [f"# python benchmarks/fsdp_memory.py --hidden {args.hidden} --layers {args.layers} --steps {args.steps} "
-             f"--beta {args.beta}",
-             f"# tiny Qwen3-style model: {n_params / 1e6:.1f}M parameters ({n_params * 4 / 2**20:.0f} MiB fp32), "
-             f"2 CPU processes (gloo), AdamW, {args.steps} steps",
-             "strategy  rank  peak RSS MiB  baseline MiB  peak-baseline MiB"]
+    lines = [
+        f"# python benchmarks/fsdp_memory.py --hidden {args.hidden} --layers {args.layers} --steps {args.steps} "
+        f"--beta {args.beta}",
+        f"# tiny Qwen3-style model: {n_params / 1e6:.1f}M parameters ({n_params * 4 / 2**20:.0f} MiB fp32), "
+        f"2 CPU processes (gloo), AdamW, {args.steps} steps",
+        "strategy  rank  peak RSS MiB  baseline MiB  peak-baseline MiB",
+    ]
     peaks = {}
     for strategy in ("ddp", "fsdp2"):
         rows = measure(args, strategy)
         peaks[strategy] = max(r["peak_mib"] - r["baseline_mib"] for r in rows)
-        lines += [f"{strategy:8}  {r['rank']:4}  {r['peak_mib']:12.0f}  {r['baseline_mib']:12.0f}  "
-                  f"{r['peak_mib'] - r['baseline_mib']:17.0f}" for r in rows]
+        lines += [
+            f"{strategy:8}  {r['rank']:4}  {r['peak_mib']:12.0f}  {r['baseline_mib']:12.0f}  "
+            f"{r['peak_mib'] - r['baseline_mib']:17.0f}"
+            for r in rows
+        ]
     lines.append(f"fsdp2/ddp peak above baseline (largest rank): {peaks['fsdp2'] / peaks['ddp']:.2f}")
     text = "\n".join(lines)
     print(text)

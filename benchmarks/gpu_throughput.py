@@ -43,13 +43,40 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from grpo_vs_trl import digit_share, prompts  # noqa: E402  (the benchmarks' shared reward and prompts)
 
 # Dense bf16 tensor-core peaks (TFLOP/s, no sparsity), by a substring of torch.cuda.get_device_name().
-PEAK_BF16_TFLOPS = {"H200": 989.0, "H100": 989.0, "A100": 312.0, "L40S": 362.0, "L4": 121.0, "A10G": 125.0,
-                    "RTX 4090": 165.0}
-FULL = dict(model=TinyModelConfig(hidden_size=1024, num_layers=16, num_heads=16, num_kv_heads=8, intermediate_size=3072,
-                                  max_position_embeddings=4096),
-            vocab=151_936, rows=64, prompt=256, completion=768, micro=8, new_tokens=256)
-TINY = dict(model=TinyModelConfig(hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2, intermediate_size=128),
-            vocab=1000, rows=16, prompt=8, completion=8, micro=8, new_tokens=4)
+PEAK_BF16_TFLOPS = {
+    "H200": 989.0,
+    "H100": 989.0,
+    "A100": 312.0,
+    "L40S": 362.0,
+    "L4": 121.0,
+    "A10G": 125.0,
+    "RTX 4090": 165.0,
+}
+FULL = dict(
+    model=TinyModelConfig(
+        hidden_size=1024,
+        num_layers=16,
+        num_heads=16,
+        num_kv_heads=8,
+        intermediate_size=3072,
+        max_position_embeddings=4096,
+    ),
+    vocab=151_936,
+    rows=64,
+    prompt=256,
+    completion=768,
+    micro=8,
+    new_tokens=256,
+)
+TINY = dict(
+    model=TinyModelConfig(hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2, intermediate_size=128),
+    vocab=1000,
+    rows=16,
+    prompt=8,
+    completion=8,
+    micro=8,
+    new_tokens=4,
+)
 
 
 def sync(device: torch.device) -> None:
@@ -69,8 +96,11 @@ def model_flops(cfg: TinyModelConfig, n_body: int, vocab: int, rows: int, prompt
     """Training FLOPs of one policy step (see the module docstring)."""
     seq = prompt + completion
     d_attn = cfg.num_heads * (cfg.hidden_size // cfg.num_heads)
-    return (6 * n_body * rows * seq + 6 * vocab * cfg.hidden_size * rows * completion
-            + 6 * cfg.num_layers * seq**2 * d_attn * rows)
+    return (
+        6 * n_body * rows * seq
+        + 6 * vocab * cfg.hidden_size * rows * completion
+        + 6 * cfg.num_layers * seq**2 * d_attn * rows
+    )
 
 
 def make_trainer(sizes: dict, device: torch.device, root: Path):
@@ -87,25 +117,46 @@ def make_trainer(sizes: dict, device: torch.device, root: Path):
     model.save_pretrained(root / "model")
     tokenizer.save_pretrained(root / "model")
     dtype = "bfloat16" if device.type == "cuda" else "float32"
-    cfg = load_config("algorithms/rlvr_multiplication.yaml", [
-        f"run_dir={root / 'run'}", "sft.enabled=false", "logging.progress=false", "logging.tensorboard=false",
-        f"model.dtype={dtype}", f"grpo.batch_size={sizes['rows']}", "grpo.group_size=8",
-        f"grpo.micro_batch_size={sizes['micro']}", "grpo.beta=0", "grpo.lr=1e-6", "grpo.warmup_steps=0",
-        f"sampling.max_new_tokens={sizes['new_tokens']}", "sampling.temperature=1.0",
-    ])
+    cfg = load_config(
+        "algorithms/rlvr_multiplication.yaml",
+        [
+            f"run_dir={root / 'run'}",
+            "sft.enabled=false",
+            "logging.progress=false",
+            "logging.tensorboard=false",
+            f"model.dtype={dtype}",
+            f"grpo.batch_size={sizes['rows']}",
+            "grpo.group_size=8",
+            f"grpo.micro_batch_size={sizes['micro']}",
+            "grpo.beta=0",
+            "grpo.lr=1e-6",
+            "grpo.warmup_steps=0",
+            f"sampling.max_new_tokens={sizes['new_tokens']}",
+            "sampling.temperature=1.0",
+        ],
+    )
     examples = prompts()[: sizes["rows"] // 8]
-    return Trainer(cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share), init_dir=root / "model",
-                   prompts=examples, accelerator=Accelerator(cpu=device.type == "cpu"))
+    return Trainer(
+        cfg,
+        task=build_task(cfg.task),
+        reward=FunctionReward(digit_share),
+        init_dir=root / "model",
+        prompts=examples,
+        accelerator=Accelerator(cpu=device.type == "cpu"),
+    )
 
 
 def synthetic_generation(sizes: dict, vocab: int) -> Generation:
     """Rows of random prompt and completion tokens (no EOS among them)."""
     g = torch.Generator().manual_seed(0)
     rows, T = sizes["rows"], sizes["completion"]
-    return Generation(prompt_ids=torch.randint(3, vocab, (rows, sizes["prompt"]), generator=g).tolist(),
-                      completion_ids=torch.randint(3, vocab, (rows, T), generator=g),
-                      completion_mask=torch.ones(rows, T, dtype=torch.bool), texts=[""] * rows,
-                      truncated=torch.ones(rows, dtype=torch.bool))
+    return Generation(
+        prompt_ids=torch.randint(3, vocab, (rows, sizes["prompt"]), generator=g).tolist(),
+        completion_ids=torch.randint(3, vocab, (rows, T), generator=g),
+        completion_mask=torch.ones(rows, T, dtype=torch.bool),
+        texts=[""] * rows,
+        truncated=torch.ones(rows, dtype=torch.bool),
+    )
 
 
 def timed(fn, device: torch.device, steps: int) -> list[float]:
@@ -134,15 +185,20 @@ def main() -> int:
     sizes = TINY if args.tiny else FULL
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or platform.machine()
     peak = args.peak_tflops or next((v for k, v in PEAK_BF16_TFLOPS.items() if k in name), 0.0)
-    lines = [f"# command: python benchmarks/gpu_throughput.py {' '.join(sys.argv[1:])}".rstrip(),
-             f"# device: {name}; torch {torch.__version__}; dense bf16 peak {peak or 'unknown'} TFLOP/s", ""]
+    lines = [
+        f"# command: python benchmarks/gpu_throughput.py {' '.join(sys.argv[1:])}".rstrip(),
+        f"# device: {name}; torch {torch.__version__}; dense bf16 peak {peak or 'unknown'} TFLOP/s",
+        "",
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         trainer = make_trainer(sizes, device, Path(tmp))
         model = trainer.policy
         n_all = sum(p.numel() for p in model.parameters())
         n_body = sum(p.numel() for n, p in model.named_parameters() if "embed_tokens" not in n and "lm_head" not in n)
-        lines.append(f"model: {n_all / 1e6:,.1f}M parameters ({n_body / 1e6:,.1f}M in the decoder body), "
-                     f"{next(model.parameters()).dtype}, vocabulary {sizes['vocab']:,}")
+        lines.append(
+            f"model: {n_all / 1e6:,.1f}M parameters ({n_body / 1e6:,.1f}M in the decoder body), "
+            f"{next(model.parameters()).dtype}, vocabulary {sizes['vocab']:,}"
+        )
         gen = synthetic_generation(sizes, sizes["vocab"])
         adv = torch.randn(sizes["rows"], generator=torch.Generator().manual_seed(1))
         seconds = timed(lambda: trainer.policy_step(gen, adv), device, args.steps)
@@ -150,24 +206,31 @@ def main() -> int:
         tokens = sizes["rows"] * (sizes["prompt"] + sizes["completion"])
         flops = model_flops(sizes["model"], n_body, sizes["vocab"], sizes["rows"], sizes["prompt"], sizes["completion"])
         mfu = f"{flops / step / (peak * 1e12):.1%}" if peak else "n/a"
-        lines += ["", f"## policy step: {sizes['rows']} rows x ({sizes['prompt']} prompt + {sizes['completion']} "
-                      f"completion) tokens, micro-batches of {sizes['micro']}",
-                  "", "| step s (median) | tokens/s | model TFLOP per step | achieved TFLOP/s | MFU "
-                      "| peak memory GiB |",
-                  "|---|---|---|---|---|---|",
-                  f"| {step:.3f} | {tokens / step:,.0f} | {flops / 1e12:.2f} | {flops / step / 1e12:.2f} | {mfu} "
-                  f"| {peak_memory_gib(device):.2f} |"]
+        lines += [
+            "",
+            f"## policy step: {sizes['rows']} rows x ({sizes['prompt']} prompt + {sizes['completion']} "
+            f"completion) tokens, micro-batches of {sizes['micro']}",
+            "",
+            "| step s (median) | tokens/s | model TFLOP per step | achieved TFLOP/s | MFU | peak memory GiB |",
+            "|---|---|---|---|---|---|",
+            f"| {step:.3f} | {tokens / step:,.0f} | {flops / 1e12:.2f} | {flops / step / 1e12:.2f} | {mfu} "
+            f"| {peak_memory_gib(device):.2f} |",
+        ]
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats()
         rows = [trainer.train_step() for _ in range(args.steps + 1)][1:]
         med = {k: statistics.median(r[f"time/{k}_s"] for r in rows) for k in ("generate", "reward", "policy")}
         new = sizes["new_tokens"]
-        lines += ["", f"## full train_step: {sizes['rows'] // 8} prompts x 8, {new} new tokens forced "
-                      f"(HFEngine, sampler {trainer.cfg.sampling.sampler})", "",
-                  "| generate s | generated tokens/s | reward s | policy s | peak memory GiB |",
-                  "|---|---|---|---|---|",
-                  f"| {med['generate']:.3f} | {sizes['rows'] * new / med['generate']:,.0f} | {med['reward']:.3f} "
-                  f"| {med['policy']:.3f} | {peak_memory_gib(device):.2f} |"]
+        lines += [
+            "",
+            f"## full train_step: {sizes['rows'] // 8} prompts x 8, {new} new tokens forced "
+            f"(HFEngine, sampler {trainer.cfg.sampling.sampler})",
+            "",
+            "| generate s | generated tokens/s | reward s | policy s | peak memory GiB |",
+            "|---|---|---|---|---|",
+            f"| {med['generate']:.3f} | {sizes['rows'] * new / med['generate']:,.0f} | {med['reward']:.3f} "
+            f"| {med['policy']:.3f} | {peak_memory_gib(device):.2f} |",
+        ]
     print("\n".join(lines))
     if args.out:
         Path(args.out).write_text("\n".join(lines) + "\n")

@@ -146,8 +146,9 @@ def prompts() -> list:
     return build_task(cfg.task).train[:PROMPTS]
 
 
-def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int, release_heap: str = "auto",
-                  threads: int = 0) -> None:
+def run_rewardzoo(
+    setting: str, model_dir: Path, run_dir: Path, total_steps: int, release_heap: str = "auto", threads: int = 0
+) -> None:
     """rewardzoo's Trainer, one ``train_step`` per ``go`` (``grpo.release_heap`` as asked: ``auto`` leaves
     the default, which decides by the vocabulary; ``threads`` 0 = torch's default)."""
     import torch
@@ -160,23 +161,49 @@ def run_rewardzoo(setting: str, model_dir: Path, run_dir: Path, total_steps: int
     if threads:
         torch.set_num_threads(threads)
     _, max_new, _ = SETTINGS[setting]
-    cfg = load_config("algorithms/rlvr_multiplication.yaml", [
-        f"run_dir={run_dir}", "sft.enabled=false", "logging.progress=false", "logging.tensorboard=false",
-        f"grpo.batch_size={PROMPTS * GROUP}", f"grpo.group_size={GROUP}", f"grpo.micro_batch_size={PROMPTS * GROUP}",
-        "grpo.loss_type=grpo", "grpo.advantage=grpo", "grpo.beta=0", "grpo.lr=1e-6", "grpo.warmup_steps=0",
-        "grpo.max_grad_norm=1.0", "grpo.adam_betas=[0.9,0.99]", "grpo.weight_decay=0",
-        "sampling.temperature=1.0", "sampling.top_p=1.0", "sampling.top_k=0", f"sampling.max_new_tokens={max_new}",
-    ] + ([] if release_heap == "auto" else [f"grpo.release_heap={release_heap}"]))
+    cfg = load_config(
+        "algorithms/rlvr_multiplication.yaml",
+        [
+            f"run_dir={run_dir}",
+            "sft.enabled=false",
+            "logging.progress=false",
+            "logging.tensorboard=false",
+            f"grpo.batch_size={PROMPTS * GROUP}",
+            f"grpo.group_size={GROUP}",
+            f"grpo.micro_batch_size={PROMPTS * GROUP}",
+            "grpo.loss_type=grpo",
+            "grpo.advantage=grpo",
+            "grpo.beta=0",
+            "grpo.lr=1e-6",
+            "grpo.warmup_steps=0",
+            "grpo.max_grad_norm=1.0",
+            "grpo.adam_betas=[0.9,0.99]",
+            "grpo.weight_decay=0",
+            "sampling.temperature=1.0",
+            "sampling.top_p=1.0",
+            "sampling.top_k=0",
+            f"sampling.max_new_tokens={max_new}",
+        ]
+        + ([] if release_heap == "auto" else [f"grpo.release_heap={release_heap}"]),
+    )
     examples = prompts()
-    trainer = Trainer(cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share), init_dir=model_dir,
-                      prompts=examples)
+    trainer = Trainer(
+        cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share), init_dir=model_dir, prompts=examples
+    )
     clock = PhaseClock()
     hf_engine.decode = clock.wrap("generate", hf_engine.decode)  # the HF engine's decode loop (default sampler)
     trainer.policy.generate = clock.wrap("generate", trainer.policy.generate)  # its generate path
     clock.hook(trainer.module)
     trainer.acc.backward = clock.wrap("backward", trainer.acc.backward)
     trainer.optimizer.step = clock.wrap("optimizer", trainer.optimizer.step)
-    send({"ready": True, "rss": peak_rss_bytes(), "threads": torch.get_num_threads(), "release_heap": trainer.release_heap})
+    send(
+        {
+            "ready": True,
+            "rss": peak_rss_bytes(),
+            "threads": torch.get_num_threads(),
+            "release_heap": trainer.release_heap,
+        }
+    )
     for _ in range(total_steps):
         if not wait_for_go():
             break
@@ -204,20 +231,49 @@ def run_trl(setting: str, model_dir: Path, run_dir: Path, total_steps: int, thre
     tokenizer.padding_side = "left"
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="sdpa")
     args = trl.GRPOConfig(
-        output_dir=str(run_dir), max_steps=total_steps, seed=0, use_cpu=True, bf16=False, fp16=False,
-        per_device_train_batch_size=PROMPTS * GROUP, gradient_accumulation_steps=1, num_generations=GROUP,
-        steps_per_generation=1, num_iterations=1, max_completion_length=max_new,
-        temperature=1.0, top_p=1.0, top_k=0, generation_kwargs={"min_new_tokens": max_new} if forced else None,
-        loss_type="grpo", scale_rewards="group", beta=0.0, epsilon=0.2,
-        learning_rate=1e-6, lr_scheduler_type="constant", warmup_steps=0, optim="adamw_torch_fused",
-        adam_beta1=0.9, adam_beta2=0.99, weight_decay=0.0, max_grad_norm=1.0,
-        activation_checkpointing=False, use_vllm=False, cast_lm_head_to_fp32=False,
-        report_to="none", logging_strategy="no", save_strategy="no", eval_strategy="no",
-        log_completions=False, disable_tqdm=True, dataloader_num_workers=0,
+        output_dir=str(run_dir),
+        max_steps=total_steps,
+        seed=0,
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        per_device_train_batch_size=PROMPTS * GROUP,
+        gradient_accumulation_steps=1,
+        num_generations=GROUP,
+        steps_per_generation=1,
+        num_iterations=1,
+        max_completion_length=max_new,
+        temperature=1.0,
+        top_p=1.0,
+        top_k=0,
+        generation_kwargs={"min_new_tokens": max_new} if forced else None,
+        loss_type="grpo",
+        scale_rewards="group",
+        beta=0.0,
+        epsilon=0.2,
+        learning_rate=1e-6,
+        lr_scheduler_type="constant",
+        warmup_steps=0,
+        optim="adamw_torch_fused",
+        adam_beta1=0.9,
+        adam_beta2=0.99,
+        weight_decay=0.0,
+        max_grad_norm=1.0,
+        activation_checkpointing=False,
+        use_vllm=False,
+        cast_lm_head_to_fp32=False,
+        report_to="none",
+        logging_strategy="no",
+        save_strategy="no",
+        eval_strategy="no",
+        log_completions=False,
+        disable_tqdm=True,
+        dataloader_num_workers=0,
     )
     dataset = Dataset.from_dict({"prompt": [e.prompt for e in prompts()]})
-    trainer = trl.GRPOTrainer(model=model, reward_funcs=[digit_share], args=args, train_dataset=dataset,
-                              processing_class=tokenizer)
+    trainer = trl.GRPOTrainer(
+        model=model, reward_funcs=[digit_share], args=args, train_dataset=dataset, processing_class=tokenizer
+    )
 
     class Lockstep(TrainerCallback):
         """Times each step from on_step_begin to on_step_end and waits for the parent between steps."""
@@ -256,17 +312,31 @@ class Side:
 
     def __init__(self, name: str, setting: str, model_dir: Path, run_dir: Path, total_steps: int, extra: list[str]):
         self.name = name
-        cmd = [sys.executable, __file__, "--child", name, "--setting", setting, "--model-dir", str(model_dir),
-               "--run-dir", str(run_dir), "--total-steps", str(total_steps), *extra]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                     cwd=Path(__file__).resolve().parents[1])
+        cmd = [
+            sys.executable,
+            __file__,
+            "--child",
+            name,
+            "--setting",
+            setting,
+            "--model-dir",
+            str(model_dir),
+            "--run-dir",
+            str(run_dir),
+            "--total-steps",
+            str(total_steps),
+            *extra,
+        ]
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1]
+        )
         self.ready = self.read()
 
     def read(self) -> dict:
         """The child's next protocol line (other output is ignored)."""
         for line in self.proc.stdout:
             if line.startswith(MARK):
-                return json.loads(line[len(MARK):])
+                return json.loads(line[len(MARK) :])
         raise RuntimeError(f"the {self.name} process ended early (exit {self.proc.wait()}); see its output above")
 
     def step(self) -> dict:
@@ -284,7 +354,9 @@ class Side:
         return peak
 
 
-def compare(setting: str, warmup: int, steps: int, root: Path, release_heap: str = "auto", threads: int = 0) -> list[str]:
+def compare(
+    setting: str, warmup: int, steps: int, root: Path, release_heap: str = "auto", threads: int = 0
+) -> list[str]:
     """Alternate the two sides on one setting; the report lines."""
     from rewardzoo.eval import mean_ci
 
@@ -292,36 +364,48 @@ def compare(setting: str, warmup: int, steps: int, root: Path, release_heap: str
     total = warmup + steps
     extra = ["--threads", str(threads)]
     rz_extra = extra + ["--release-heap", release_heap]
-    sides = [Side(name, setting, model_dir, root / f"{setting}-{name}", total, rz_extra if name == "rewardzoo" else extra)
-             for name in ("rewardzoo", "trl")]
+    sides = [
+        Side(name, setting, model_dir, root / f"{setting}-{name}", total, rz_extra if name == "rewardzoo" else extra)
+        for name in ("rewardzoo", "trl")
+    ]
     rows = {s.name: [] for s in sides}
     for _ in range(total):
         for side in sides:
             rows[side.name].append(side.step())
     peaks = {s.name: s.finish() for s in sides}
     vocab, max_new, forced = SETTINGS[setting]
-    lines = [f"## {setting}: vocabulary {vocab or 100:,}, {PROMPTS} prompts x {GROUP}, "
-             f"{max_new} new tokens{' forced' if forced else ' at most'}; {warmup} warm-up + {steps} timed steps each",
-             "",
-             "| side | threads | step s (median) | step s (mean ± 95% CI) | " + " | ".join(f"{p} s" for p in PHASES)
-             + " | other s | completion tokens | peak RSS GiB |",
-             "|---|---|---|---|" + "---|" * (len(PHASES) + 3)]
+    lines = [
+        f"## {setting}: vocabulary {vocab or 100:,}, {PROMPTS} prompts x {GROUP}, "
+        f"{max_new} new tokens{' forced' if forced else ' at most'}; {warmup} warm-up + {steps} timed steps each",
+        "",
+        "| side | threads | step s (median) | step s (mean ± 95% CI) | "
+        + " | ".join(f"{p} s" for p in PHASES)
+        + " | other s | completion tokens | peak RSS GiB |",
+        "|---|---|---|---|" + "---|" * (len(PHASES) + 3),
+    ]
     medians = {}
     for name, timed in ((n, r[warmup:]) for n, r in rows.items()):
         med = {k: statistics.median(r[k] for r in timed) for k in ("step", *PHASES, "completion_length")}
         other = statistics.median(r["step"] - sum(r[p] for p in PHASES) for r in timed)
         medians[name] = med
         threads_used = next(side.ready["threads"] for side in sides if side.name == name)
-        lines.append(f"| {name} | {threads_used} | {med['step']:.3f} | {mean_ci([r['step'] for r in timed]).format(digits=3)} | "
-                     + " | ".join(f"{med[p]:.3f}" for p in PHASES)
-                     + f" | {other:.3f} | {med['completion_length']:.1f} | {peaks[name] / 2**30:.3f} |")
+        lines.append(
+            f"| {name} | {threads_used} | {med['step']:.3f} | {mean_ci([r['step'] for r in timed]).format(digits=3)} | "
+            + " | ".join(f"{med[p]:.3f}" for p in PHASES)
+            + f" | {other:.3f} | {med['completion_length']:.1f} | {peaks[name] / 2**30:.3f} |"
+        )
     if forced and any(m["completion_length"] != max_new for m in medians.values()):
         raise RuntimeError(f"{setting} must force {max_new} tokens on both sides; got {medians}")
     speed = medians["trl"]["step"] / medians["rewardzoo"]["step"]
     memory = peaks["rewardzoo"] / peaks["trl"]
     released = next(side.ready["release_heap"] for side in sides if side.name == "rewardzoo")
-    lines += ["", f"rewardzoo's grpo.release_heap: {release_heap} (the heap {'was' if released else 'was not'} released)",
-              "", f"rewardzoo/trl: speed {speed:.2f}, peak memory {memory:.3f}", ""]
+    lines += [
+        "",
+        f"rewardzoo's grpo.release_heap: {release_heap} (the heap {'was' if released else 'was not'} released)",
+        "",
+        f"rewardzoo/trl: speed {speed:.2f}, peak memory {memory:.3f}",
+        "",
+    ]
     return lines
 
 
@@ -332,12 +416,20 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps per side")
     parser.add_argument("--steps", type=int, default=5, help="timed steps per side")
     parser.add_argument("--out", help="also write the report to this file")
-    parser.add_argument("--release-heap", choices=["auto", "true", "false"], default="auto",
-                        help="rewardzoo's grpo.release_heap (default auto: the library's default, on from a 32,768-entry "
-                             "vocabulary; true: lower peak memory on the CPU, slower small steps)")
-    parser.add_argument("--threads", type=int, default=0,
-                        help="torch intra-op threads of both sides (default 0: torch's default, one per core; give 1 for a "
-                             "meaningful ratio on a loaded machine, where a second thread waits for a core)")
+    parser.add_argument(
+        "--release-heap",
+        choices=["auto", "true", "false"],
+        default="auto",
+        help="rewardzoo's grpo.release_heap (default auto: the library's default, on from a 32,768-entry "
+        "vocabulary; true: lower peak memory on the CPU, slower small steps)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="torch intra-op threads of both sides (default 0: torch's default, one per core; give 1 for a "
+        "meaningful ratio on a loaded machine, where a second thread waits for a core)",
+    )
     parser.add_argument("--child", choices=["rewardzoo", "trl"], help=argparse.SUPPRESS)
     parser.add_argument("--setting", help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", help=argparse.SUPPRESS)
@@ -346,8 +438,14 @@ def main() -> int:
     args = parser.parse_args()
     if args.child:
         if args.child == "rewardzoo":
-            run_rewardzoo(args.setting, Path(args.model_dir), Path(args.run_dir), args.total_steps, args.release_heap,
-                          args.threads)
+            run_rewardzoo(
+                args.setting,
+                Path(args.model_dir),
+                Path(args.run_dir),
+                args.total_steps,
+                args.release_heap,
+                args.threads,
+            )
         else:
             run_trl(args.setting, Path(args.model_dir), Path(args.run_dir), args.total_steps, args.threads)
         return 0
@@ -355,10 +453,13 @@ def main() -> int:
     import transformers
     import trl
 
-    lines = [f"# command: python benchmarks/grpo_vs_trl.py {' '.join(sys.argv[1:])}".rstrip(),
-             f"# machine: {platform.machine()} {platform.processor() or ''} torch {torch.__version__} "
-             f"transformers {transformers.__version__} trl {trl.__version__}, {os.cpu_count()} CPUs, "
-             f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the start", ""]
+    lines = [
+        f"# command: python benchmarks/grpo_vs_trl.py {' '.join(sys.argv[1:])}".rstrip(),
+        f"# machine: {platform.machine()} {platform.processor() or ''} torch {torch.__version__} "
+        f"transformers {transformers.__version__} trl {trl.__version__}, {os.cpu_count()} CPUs, "
+        f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the start",
+        "",
+    ]
     print("\n".join(lines), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for setting in args.settings:

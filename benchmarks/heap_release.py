@@ -33,15 +33,28 @@ MARK = "@@heap_release "
 class MallInfo2(ctypes.Structure):
     """glibc's ``struct mallinfo2``."""
 
-    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
-                                                 "fsmblks", "uordblks", "fordblks", "keepcost")]
+    _fields_ = [
+        (n, ctypes.c_size_t)
+        for n in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
 
 
 def child(on: bool, steps: int, overrides: list[str], switch: str = "grpo.release_heap") -> None:
     """One side: build the trainer with ``switch`` as asked, time ``steps`` steps, print one JSON line."""
-    import torch
-
     import resource
+
+    import torch
 
     from rewardzoo.core import trainer as trainer_module
     from rewardzoo.core.advantages import compute_advantages
@@ -67,8 +80,10 @@ def child(on: bool, steps: int, overrides: list[str], switch: str = "grpo.releas
         return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = load_config("algorithms/rlvr_multiplication.yaml",
-                          [*BOARD, *overrides, f"{switch}={str(on).lower()}", f"run_dir={tmp}/run"])
+        cfg = load_config(
+            "algorithms/rlvr_multiplication.yaml",
+            [*BOARD, *overrides, f"{switch}={str(on).lower()}", f"run_dir={tmp}/run"],
+        )
         trainer = make_trainer(cfg)
 
         def step() -> tuple[float, float, int]:
@@ -95,8 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=3, help="timed steps per process")
     parser.add_argument("--out", help="also write the report to this file")
     parser.add_argument("--override", nargs="*", default=[], help="key=value for the runs (e.g. a shorter test)")
-    parser.add_argument("--switch", default="grpo.release_heap", choices=["grpo.release_heap", "grpo.lean_forward"],
-                        help="the boolean setting compared on and off")
+    parser.add_argument(
+        "--switch",
+        default="grpo.release_heap",
+        choices=["grpo.release_heap", "grpo.lean_forward"],
+        help="the boolean setting compared on and off",
+    )
     parser.add_argument("--child", choices=["on", "off"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -108,30 +127,50 @@ def main(argv: list[str] | None = None) -> int:
     trims: list = []
     for _ in range(args.rounds):
         for release in (True, False):
-            cmd = [sys.executable, __file__, "--child", "on" if release else "off", "--steps", str(args.steps),
-                   "--switch", args.switch, "--override", *args.override]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--child",
+                "on" if release else "off",
+                "--steps",
+                str(args.steps),
+                "--switch",
+                args.switch,
+                "--override",
+                *args.override,
+            ]
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[1])
             if proc.returncode != 0:
                 raise RuntimeError(f"the {'on' if release else 'off'} process failed:\n{proc.stderr[-3000:]}")
-            record = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith(MARK))[len(MARK):])
+            record = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith(MARK))[len(MARK) :])
             times[release] += record["times"]
             trims += record["trims"]
     import torch
 
-    lines = [f"# command: python benchmarks/heap_release.py {' '.join(argv)}".rstrip(),
-             f"# torch {torch.__version__}, 1 intra-op thread, one process per side and round; multiplication "
-             f"recipe with {' '.join(BOARD[:2])}", "",
-             f"| {args.switch} | rollout s (median) | policy step s (median) | pages faulted in a step (median) | steps |",
-             "|---|---|---|---|---|"]
+    lines = [
+        f"# command: python benchmarks/heap_release.py {' '.join(argv)}".rstrip(),
+        f"# torch {torch.__version__}, 1 intra-op thread, one process per side and round; multiplication "
+        f"recipe with {' '.join(BOARD[:2])}",
+        "",
+        f"| {args.switch} | rollout s (median) | policy step s (median) | pages faulted in a step (median) | steps |",
+        "|---|---|---|---|---|",
+    ]
     med = {r: [statistics.median(x[i] for x in t) for i in range(3)] for r, t in times.items()}
     for release in (True, False):
-        lines.append(f"| {str(release).lower()} | {med[release][0]:.3f} | {med[release][1]:.3f} | {med[release][2]:.0f} | "
-                     f"{len(times[release])} |")
+        lines.append(
+            f"| {str(release).lower()} | {med[release][0]:.3f} | {med[release][1]:.3f} | {med[release][2]:.0f} | "
+            f"{len(times[release])} |"
+        )
     frees = sorted(f for f, _ in trims)
-    lines += ["", f"with/without: rollout {med[True][0] / med[False][0]:.2f}, policy step {med[True][1] / med[False][1]:.2f}"]
+    lines += [
+        "",
+        f"with/without: rollout {med[True][0] / med[False][0]:.2f}, policy step {med[True][1] / med[False][1]:.2f}",
+    ]
     if trims:  # the side that released the heap
-        lines.append(f"at the {len(trims)} release points: freed heap {frees[0] / 2**20:.0f}–{frees[-1] / 2**20:.0f} MiB, "
-                     f"malloc_trim {min(t for _, t in trims) * 1e3:.1f}–{max(t for _, t in trims) * 1e3:.1f} ms")
+        lines.append(
+            f"at the {len(trims)} release points: freed heap {frees[0] / 2**20:.0f}–{frees[-1] / 2**20:.0f} MiB, "
+            f"malloc_trim {min(t for _, t in trims) * 1e3:.1f}–{max(t for _, t in trims) * 1e3:.1f} ms"
+        )
     lines.append("")
     print("\n".join(lines))
     if args.out:

@@ -96,8 +96,15 @@ def board_designs(board: Path = BOARD) -> list[Design]:
         x, y = per_seed(board, task, b, key), per_seed(board, task, a, key)
         observed = float(np.std(x - y, ddof=1))
         noise = float(np.mean(x * (1 - x) + y * (1 - y)) / E)
-        found.append(Design(f"{task}: {b} − {a} ({key.removeprefix('eval/')})", float(y.mean()), float(x.mean()),
-                            math.sqrt(max(observed**2 - noise, 0.0)), observed))
+        found.append(
+            Design(
+                f"{task}: {b} − {a} ({key.removeprefix('eval/')})",
+                float(y.mean()),
+                float(x.mean()),
+                math.sqrt(max(observed**2 - noise, 0.0)),
+                observed,
+            )
+        )
     return found
 
 
@@ -125,8 +132,16 @@ def percentile_bounds(d: np.ndarray, boot: int, rng: np.random.Generator, level:
     return np.quantile(reps, [0.5 - level / 2, 0.5 + level / 2], axis=1)  # [2, K]
 
 
-def coverage(design: Design, seeds: int, sims: int = 2000, boot: int = 400, examples: int = E, level: float = 0.95,
-             seed: int = 0, chunk: int = 250) -> tuple[float, float]:
+def coverage(
+    design: Design,
+    seeds: int,
+    sims: int = 2000,
+    boot: int = 400,
+    examples: int = E,
+    level: float = 0.95,
+    seed: int = 0,
+    chunk: int = 250,
+) -> tuple[float, float]:
     """Coverage of (a) the percentile bootstrap over seeds × examples and (b) the t-interval over seeds, over
     ``sims`` simulated claims of ``seeds`` seeds (vectorised; ``boot`` bootstrap replicates per claim)."""
     rng = np.random.default_rng(seed)
@@ -166,24 +181,37 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--sims and --boot must each be at least 100 (the coverage's Monte Carlo error grows below)")
     designs = board_designs(args.board)
     board = args.board.relative_to(ROOT) if args.board.is_relative_to(ROOT) else args.board
-    lines = [f"`{shlex.join(['python', 'benchmarks/interval_coverage.py', *argv])}`", "",
-             "# Coverage of a verdict's 95% interval on the boards' design", "",
-             f"Design: S seeds × {E} held-out Bernoulli examples per run; a claim is the paired difference of two "
-             "methods' held-out rates, the second's rate varying over seeds by a between-seed SD τ. Every paired "
-             f"difference the board's claims and positive controls read on 1,000-example tasks, from `{board}`:", "",
-             "| paired difference | rates (mean over seeds) | observed SD of the per-seed difference | between-seed SD τ "
-             "(less the binomial part) |", "| --- | --- | ---: | ---: |"]
+    lines = [
+        f"`{shlex.join(['python', 'benchmarks/interval_coverage.py', *argv])}`",
+        "",
+        "# Coverage of a verdict's 95% interval on the boards' design",
+        "",
+        f"Design: S seeds × {E} held-out Bernoulli examples per run; a claim is the paired difference of two "
+        "methods' held-out rates, the second's rate varying over seeds by a between-seed SD τ. Every paired "
+        f"difference the board's claims and positive controls read on 1,000-example tasks, from `{board}`:",
+        "",
+        "| paired difference | rates (mean over seeds) | observed SD of the per-seed difference | between-seed SD τ "
+        "(less the binomial part) |",
+        "| --- | --- | ---: | ---: |",
+    ]
     lines += [f"| {d.name} | {d.p_b:.3f} vs {d.p_a:.3f} | {d.observed_sd:.4f} | {d.tau:.4f} |" for d in designs]
-    lines += ["", "Simulated, per task, the difference with the largest τ (the board's rates and τ; a seed's rate "
-              f"clipped to [0, 1]); {args.sims} simulated claims per row, the bootstrap with {args.boot} replicates each.",
-              "", "| design | seeds | before: percentile bootstrap over seeds × examples (`bootstrap_ci`) | after: "
-              "t-interval over seeds (`seed_ci`, every verdict) |", "| --- | ---: | ---: | ---: |"]
+    lines += [
+        "",
+        "Simulated, per task, the difference with the largest τ (the board's rates and τ; a seed's rate "
+        f"clipped to [0, 1]); {args.sims} simulated claims per row, the bootstrap with {args.boot} replicates each.",
+        "",
+        "| design | seeds | before: percentile bootstrap over seeds × examples (`bootstrap_ci`) | after: "
+        "t-interval over seeds (`seed_ci`, every verdict) |",
+        "| --- | ---: | ---: | ---: |",
+    ]
     for d in largest_per_task(designs):
         for seeds in (3, 5):
             boot, t = coverage(d, seeds, sims=args.sims, boot=args.boot, seed=seeds)
-            lines.append(f"| {d.name}: rates {d.p_b:.3f} vs {d.p_a:.3f}, τ = {d.tau:.4f} | {seeds} | "
-                         f"{100 * boot:.1f}% ± {100 * mc_error(boot, args.sims):.1f} | "
-                         f"{100 * t:.1f}% ± {100 * mc_error(t, args.sims):.1f} |")
+            lines.append(
+                f"| {d.name}: rates {d.p_b:.3f} vs {d.p_a:.3f}, τ = {d.tau:.4f} | {seeds} | "
+                f"{100 * boot:.1f}% ± {100 * mc_error(boot, args.sims):.1f} | "
+                f"{100 * t:.1f}% ± {100 * mc_error(t, args.sims):.1f} |"
+            )
     args.out.write_text("\n".join(lines))
     print("\n".join(lines))
     return 0

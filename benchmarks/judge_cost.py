@@ -39,7 +39,9 @@ from rewardzoo.zoo import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
-PRESET_JUDGE = load_config(REPO / "algorithms" / "rcrl_rubric_writing.yaml").reward.rcrl.judge.rule  # the recipes' rule judge
+PRESET_JUDGE = load_config(
+    REPO / "algorithms" / "rcrl_rubric_writing.yaml"
+).reward.rcrl.judge.rule  # the recipes' rule judge
 
 
 def group_of(task: RubricWriting, G: int, rng: random.Random) -> tuple[list[str], list[str], list[dict]]:
@@ -54,9 +56,16 @@ def rewards(method: str, judge, rubric, prompts, texts, metas, seed: int, rounds
     tournament = Tournament(method, rounds)
     total, calls = torch.zeros(len(texts), dtype=torch.float64), 0
     for k, c in enumerate(rubric.criteria):
+
         def ask(first, second, c=c):
-            return judge.compare(c, [prompts[i] for i in first], [metas[i] for i in first], [texts[i] for i in first],
-                                 [texts[i] for i in second])
+            return judge.compare(
+                c,
+                [prompts[i] for i in first],
+                [metas[i] for i in first],
+                [texts[i] for i in first],
+                [texts[i] for i in second],
+            )
+
         w, stats = tournament.win_rates(ask, [list(range(len(texts)))], seed=seed * 100 + k)
         total += w / len(rubric.criteria)
         calls += stats.calls
@@ -73,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 16, 32])
     parser.add_argument("--groups", type=int, default=40, help="groups per size for the rank correlations")
-    parser.add_argument("--extra-rounds", type=int, default=2, help="a second Swiss schedule with this many more rounds")
+    parser.add_argument(
+        "--extra-rounds", type=int, default=2, help="a second Swiss schedule with this many more rounds"
+    )
     parser.add_argument("--results", default=str(RESULTS), help="where judge_cost.md goes")
     args = parser.parse_args(argv)
     torch.manual_seed(0)
@@ -87,18 +98,22 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(0)
 
     command = shlex.join(["python", "benchmarks/judge_cost.py", *(sys.argv[1:] if argv is None else argv)])
-    lines = [f"<!-- command: {command} -->", "",
-             "Judge cost per criterion and group of G rollouts, round robin (RR) vs Swiss tournament + Bradley–Terry "
-             "(⌈log2 G⌉ rounds unless marked).",
-             "Wall time: one criterion with the tiny CPU model as LM self-judge (default templates, batch 16), and",
-             "all 13 toy criteria with the rule judge.  Fidelity: Spearman correlation of the rewards (13 toy criteria,",
-             f"uniform weights) over {args.groups} groups of G toy-task texts, mean ± 95% t-interval: Swiss+BT against RR "
-             "with the recipes' noisy, biased rule judge; the ceiling, RR against a second RR whose judge noise is drawn "
-             "afresh; and Swiss against RR with that judge's noise and position bias off.", "",
-             "| G | RR calls | Swiss calls | calls saved | LM judge RR s | LM judge Swiss s | rule judge RR s "
-             f"| rule judge Swiss s | Spearman Swiss vs RR | ceiling: RR vs RR, fresh noise "
-             f"| Spearman Swiss +{args.extra_rounds} rounds vs RR (calls) | Spearman Swiss vs RR, noise-free judge |",
-             "|---" * 12 + "|"]
+    lines = [
+        f"<!-- command: {command} -->",
+        "",
+        "Judge cost per criterion and group of G rollouts, round robin (RR) vs Swiss tournament + Bradley–Terry "
+        "(⌈log2 G⌉ rounds unless marked).",
+        "Wall time: one criterion with the tiny CPU model as LM self-judge (default templates, batch 16), and",
+        "all 13 toy criteria with the rule judge.  Fidelity: Spearman correlation of the rewards (13 toy criteria,",
+        f"uniform weights) over {args.groups} groups of G toy-task texts, mean ± 95% t-interval: Swiss+BT against RR "
+        "with the recipes' noisy, biased rule judge; the ceiling, RR against a second RR whose judge noise is drawn "
+        "afresh; and Swiss against RR with that judge's noise and position bias off.",
+        "",
+        "| G | RR calls | Swiss calls | calls saved | LM judge RR s | LM judge Swiss s | rule judge RR s "
+        f"| rule judge Swiss s | Spearman Swiss vs RR | ceiling: RR vs RR, fresh noise "
+        f"| Spearman Swiss +{args.extra_rounds} rounds vs RR (calls) | Spearman Swiss vs RR, noise-free judge |",
+        "|---" * 12 + "|",
+    ]
     for G in args.sizes:
         rr_t, sw_t = Tournament("round_robin"), Tournament("swiss")
         prompts, texts, metas = group_of(task, G, rng)
@@ -116,13 +131,23 @@ def main(argv: list[str] | None = None) -> int:
             corr["swiss"].append(spearman(rewards("swiss", rule, toy, p, t, m, g)[0], rr))
             corr["ceiling"].append(spearman(rewards("round_robin", rule_again, toy, p, t, m, g)[0], rr))
             corr["extra"].append(spearman(rewards("swiss", rule, toy, p, t, m, g, extra)[0], rr))
-            corr["clean"].append(spearman(rewards("swiss", clean, toy, p, t, m, g)[0],
-                                          rewards("round_robin", clean, toy, p, t, m, g)[0]))
+            corr["clean"].append(
+                spearman(rewards("swiss", clean, toy, p, t, m, g)[0], rewards("round_robin", clean, toy, p, t, m, g)[0])
+            )
         est = {k: mean_ci([c for c in v if np.isfinite(c)]).format(digits=3) for k, v in corr.items()}
         rr_calls, sw_calls = rr_t.calls_per_group(G), sw_t.calls_per_group(G)
-        row = [str(G), str(rr_calls), str(sw_calls), f"{1 - sw_calls / rr_calls:.0%}", *(f"{x:.2f}" for x in times[:2]),
-               *(f"{x:.3f}" for x in times[2:]), est["swiss"], est["ceiling"],
-               f"{est['extra']} ({Tournament('swiss', extra).calls_per_group(G)})", est["clean"]]
+        row = [
+            str(G),
+            str(rr_calls),
+            str(sw_calls),
+            f"{1 - sw_calls / rr_calls:.0%}",
+            *(f"{x:.2f}" for x in times[:2]),
+            *(f"{x:.3f}" for x in times[2:]),
+            est["swiss"],
+            est["ceiling"],
+            f"{est['extra']} ({Tournament('swiss', extra).calls_per_group(G)})",
+            est["clean"],
+        ]
         lines.append("| " + " | ".join(row) + " |")
         print(lines[-1], flush=True)
     Path(args.results).mkdir(parents=True, exist_ok=True)

@@ -41,8 +41,9 @@ def _rss_bytes() -> int:
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 
-def measure(path: str, tokens: int, hidden: int, vocab: int, device: str, out: Path, chunk: int | None,
-            dtype: str = "float32") -> dict:
+def measure(
+    path: str, tokens: int, hidden: int, vocab: int, device: str, out: Path, chunk: int | None, dtype: str = "float32"
+) -> dict:
     """Run one path in this process and return its peak extra memory, time and results.  On CUDA,
     and for the compiled path (whose first call compiles), one untimed call runs first."""
     torch.manual_seed(0)
@@ -93,25 +94,58 @@ def main() -> int:
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(measure(args.child, args.tokens, args.hidden, args.vocab, args.device, Path(args.out),
-                                 args.chunk or None, args.dtype)))
+        print(
+            json.dumps(
+                measure(
+                    args.child,
+                    args.tokens,
+                    args.hidden,
+                    args.vocab,
+                    args.device,
+                    Path(args.out),
+                    args.chunk or None,
+                    args.dtype,
+                )
+            )
+        )
         return 0
     paths = ["fused", "naive"] + (["compiled"] if args.compile else [])
     chunk = args.chunk or default_chunk_size(args.vocab, args.device)
     print(f"# command: python benchmarks/logprob_memory.py {' '.join(sys.argv[1:])}".rstrip())
-    print(f"# machine: {platform.machine()} {platform.processor() or ''} torch {torch.__version__} "
-          f"device {args.device} "
-          f"threads {torch.get_num_threads()}")
-    print(f"# tokens {args.tokens}, hidden {args.hidden}, vocab {args.vocab}, {args.dtype}, "
-          f"fused chunk {chunk} positions; "
-          f"a full fp32 [tokens x vocab] tensor is {args.tokens * args.vocab * 4 / 2**30:.2f} GiB")
+    print(
+        f"# machine: {platform.machine()} {platform.processor() or ''} torch {torch.__version__} "
+        f"device {args.device} "
+        f"threads {torch.get_num_threads()}"
+    )
+    print(
+        f"# tokens {args.tokens}, hidden {args.hidden}, vocab {args.vocab}, {args.dtype}, "
+        f"fused chunk {chunk} positions; "
+        f"a full fp32 [tokens x vocab] tensor is {args.tokens * args.vocab * 4 / 2**30:.2f} GiB"
+    )
     results, outputs = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         for path in paths:
             out = Path(tmp) / f"{path}.pt"
-            cmd = [sys.executable, __file__, "--child", path, "--out", str(out), "--tokens", str(args.tokens),
-                   "--hidden", str(args.hidden), "--vocab", str(args.vocab), "--device", args.device,
-                   "--chunk", str(chunk), "--dtype", args.dtype]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--child",
+                path,
+                "--out",
+                str(out),
+                "--tokens",
+                str(args.tokens),
+                "--hidden",
+                str(args.hidden),
+                "--vocab",
+                str(args.vocab),
+                "--device",
+                args.device,
+                "--chunk",
+                str(chunk),
+                "--dtype",
+                args.dtype,
+            ]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 print(proc.stderr[-2000:], file=sys.stderr)
@@ -121,8 +155,11 @@ def main() -> int:
                 return 1
             results[path] = json.loads(proc.stdout.strip().splitlines()[-1])
             outputs[path] = torch.load(out)
-            print(f"# {path}: peak extra memory {results[path]['peak_bytes'] / 2**30:.3f} GiB, "
-                  f"{results[path]['seconds']:.2f} s", flush=True)
+            print(
+                f"# {path}: peak extra memory {results[path]['peak_bytes'] / 2**30:.3f} GiB, "
+                f"{results[path]['seconds']:.2f} s",
+                flush=True,
+            )
     print("| path | peak extra memory (GiB) | forward+backward time (s) |")
     print("|---|---|---|")
     for path in paths:

@@ -31,20 +31,48 @@ from transformers import Qwen3Config, Qwen3ForCausalLM, Qwen3ForSequenceClassifi
 
 GIB = 2**30
 QWEN3 = {  # the hub config.json of each model: hidden, intermediate, layers, heads, kv heads, tied embeddings
-    "Qwen3-0.6B": dict(hidden_size=1024, intermediate_size=3072, num_hidden_layers=28, num_attention_heads=16,
-                       num_key_value_heads=8, tie_word_embeddings=True),
-    "Qwen3-1.7B": dict(hidden_size=2048, intermediate_size=6144, num_hidden_layers=28, num_attention_heads=16,
-                       num_key_value_heads=8, tie_word_embeddings=True),
-    "Qwen3-4B": dict(hidden_size=2560, intermediate_size=9728, num_hidden_layers=36, num_attention_heads=32,
-                     num_key_value_heads=8, tie_word_embeddings=True),
-    "Qwen3-8B": dict(hidden_size=4096, intermediate_size=12288, num_hidden_layers=36, num_attention_heads=32,
-                     num_key_value_heads=8, tie_word_embeddings=False),
+    "Qwen3-0.6B": dict(
+        hidden_size=1024,
+        intermediate_size=3072,
+        num_hidden_layers=28,
+        num_attention_heads=16,
+        num_key_value_heads=8,
+        tie_word_embeddings=True,
+    ),
+    "Qwen3-1.7B": dict(
+        hidden_size=2048,
+        intermediate_size=6144,
+        num_hidden_layers=28,
+        num_attention_heads=16,
+        num_key_value_heads=8,
+        tie_word_embeddings=True,
+    ),
+    "Qwen3-4B": dict(
+        hidden_size=2560,
+        intermediate_size=9728,
+        num_hidden_layers=36,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        tie_word_embeddings=True,
+    ),
+    "Qwen3-8B": dict(
+        hidden_size=4096,
+        intermediate_size=12288,
+        num_hidden_layers=36,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        tie_word_embeddings=False,
+    ),
 }
 COMMON = dict(vocab_size=151936, head_dim=128, max_position_embeddings=40960)
 # (policy, judge or None, reward, LoRA rank or 0, KL beta > 0)
-PAIRS = [("Qwen3-4B", None, "RLVR", 0, True), ("Qwen3-4B", "Qwen3-1.7B", "RAL", 0, False),
-         ("Qwen3-4B", "Qwen3-1.7B", "RAL", 64, True), ("Qwen3-8B", "Qwen3-8B", "RAL", 0, False),
-         ("Qwen3-8B", "Qwen3-8B", "VARL", 0, True)]
+PAIRS = [
+    ("Qwen3-4B", None, "RLVR", 0, True),
+    ("Qwen3-4B", "Qwen3-1.7B", "RAL", 0, False),
+    ("Qwen3-4B", "Qwen3-1.7B", "RAL", 64, True),
+    ("Qwen3-8B", "Qwen3-8B", "RAL", 0, False),
+    ("Qwen3-8B", "Qwen3-8B", "VARL", 0, True),
+]
 LAYOUTS = [("DDP, any number of GPUs", 1), ("FSDP2, 1 node × 8", 8), ("FSDP2, 2 nodes × 8", 16)]
 
 
@@ -61,7 +89,12 @@ def counts(name: str, judge: bool) -> tuple[int, int, int]:
 def lora_params(name: str, r: int) -> int:
     """Adapter parameters of rank ``r`` on every linear layer of a Qwen3 block (peft's all-linear)."""
     c = {**COMMON, **QWEN3[name]}
-    h, i, q, kv = c["hidden_size"], c["intermediate_size"], c["num_attention_heads"] * 128, c["num_key_value_heads"] * 128
+    h, i, q, kv = (
+        c["hidden_size"],
+        c["intermediate_size"],
+        c["num_attention_heads"] * 128,
+        c["num_key_value_heads"] * 128,
+    )
     shapes = [(h, q), (h, kv), (h, kv), (q, h), (h, i), (h, i), (i, h)]
     return c["num_hidden_layers"] * sum(r * (a + b) for a, b in shapes)
 
@@ -85,16 +118,23 @@ def main() -> None:
     """Print the parameter counts and the table (markdown)."""
     for name in QWEN3:
         total, root, block = counts(name, judge=False)
-        print(f"{name}: {total / 1e9:.3f}B parameters (as a judge {counts(name, judge=True)[0] / 1e9:.3f}B); "
-              f"root unit {root / 1e6:.0f}M, block {block / 1e6:.1f}M")
+        print(
+            f"{name}: {total / 1e9:.3f}B parameters (as a judge {counts(name, judge=True)[0] / 1e9:.3f}B); "
+            f"root unit {root / 1e6:.0f}M, block {block / 1e6:.1f}M"
+        )
     print()
-    print("| policy | judge | reward | LoRA r | KL ref | " + " | ".join(f"{l} (GiB/GPU)" for l, _ in LAYOUTS) + " |")
+    print(
+        "| policy | judge | reward | LoRA r | KL ref | " + " | ".join(f"{name} (GiB/GPU)" for name, _ in LAYOUTS) + " |"
+    )
     print("|---|---|---|---|---|" + "---|" * len(LAYOUTS))
     for pair in PAIRS:
         policy, judge, reward, lora, beta = pair
         cells = [f"{per_gpu(*pair, n):.1f}" for _, n in LAYOUTS]
-        print(f"| {policy} | {judge or '—'} | {reward} | {lora or '—'} | {'yes' if beta else 'no'} | "
-              + " | ".join(cells) + " |")
+        print(
+            f"| {policy} | {judge or '—'} | {reward} | {lora or '—'} | {'yes' if beta else 'no'} | "
+            + " | ".join(cells)
+            + " |"
+        )
 
 
 if __name__ == "__main__":

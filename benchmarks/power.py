@@ -47,6 +47,7 @@ import numpy as np  # noqa: E402
 from rewardzoo.eval import bootstrap_ci, detectable_difference, mean_ci  # noqa: E402
 from rewardzoo.sweep import RunSpec, eval_rows, run_sweep  # noqa: E402
 
+
 @dataclass(frozen=True)
 class Preset:
     """A task's preset and the effect its power is judged by: ``method`` (trained by ``recipe`` with
@@ -67,16 +68,36 @@ class Preset:
 
 
 PRESETS = {
-    "multiplication": Preset("algorithms/rlvr_multiplication.yaml", "eval/accuracy", "correct", "held-out exact accuracy"),
+    "multiplication": Preset(
+        "algorithms/rlvr_multiplication.yaml", "eval/accuracy", "correct", "held-out exact accuracy"
+    ),
     "countdown": Preset("algorithms/rlvr_countdown.yaml", "eval/accuracy", "correct", "held-out exact accuracy"),
-    "hackable_multiplication": Preset("algorithms/rlvr_hackable_multiplication.yaml", "eval/hack_rate", "hack_rate",
-                                      "held-out hack rate (proxy passes the strict check fails)", "RLVR (proxy)",
-                                      "rlvr_proxy"),
-    "refdist": Preset("algorithms/ral_refdist.yaml", "eval/js", None,
-                      "exact JS divergence of the policy's answer distribution to p_ref (lower is better)", "RAL g=D",
-                      "ral_g_d", ("reward.ral.g=D",), better=-1),
-    "rubric_writing": Preset("algorithms/rcrl_rubric_writing.yaml", "eval/quality", "quality",
-                             "held-out oracle quality of the written sentence", "RcRL", "rcrl"),
+    "hackable_multiplication": Preset(
+        "algorithms/rlvr_hackable_multiplication.yaml",
+        "eval/hack_rate",
+        "hack_rate",
+        "held-out hack rate (proxy passes the strict check fails)",
+        "RLVR (proxy)",
+        "rlvr_proxy",
+    ),
+    "refdist": Preset(
+        "algorithms/ral_refdist.yaml",
+        "eval/js",
+        None,
+        "exact JS divergence of the policy's answer distribution to p_ref (lower is better)",
+        "RAL g=D",
+        "ral_g_d",
+        ("reward.ral.g=D",),
+        better=-1,
+    ),
+    "rubric_writing": Preset(
+        "algorithms/rcrl_rubric_writing.yaml",
+        "eval/quality",
+        "quality",
+        "held-out oracle quality of the written sentence",
+        "RcRL",
+        "rcrl",
+    ),
 }
 """The task's reference effect: RLVR's gain where the task has a verifier; on refdist (no verifier to
 gain on: RLVR leaves the distribution where SFT put it) the paper's RAL, g = D; on rubric writing RcRL."""
@@ -86,8 +107,10 @@ TARGET_RATIO, TARGET_EVAL, TARGET_RUN_S = 5.0, 1000, 300.0
 def specs(preset: str, seeds: list[int], out: Path, extra: list[str]) -> list[RunSpec]:
     """One run of the preset's method per seed, under ``out/<preset>/<slug>/seed<s>`` (the leaderboard's layout)."""
     p = PRESETS[preset]
-    return [RunSpec(f"{preset}/seed{s}", p.recipe, out / preset / p.slug / f"seed{s}", (f"seed={s}", *p.overrides, *extra))
-            for s in seeds]
+    return [
+        RunSpec(f"{preset}/seed{s}", p.recipe, out / preset / p.slug / f"seed{s}", (f"seed={s}", *p.overrides, *extra))
+        for s in seeds
+    ]
 
 
 def analyse(preset: str, results) -> dict:
@@ -120,11 +143,24 @@ def analyse(preset: str, results) -> dict:
         boot = bootstrap_ci(lambda x, y: float(p.better * (y.mean() - x.mean())), a, b)
         se_metric = float(np.mean([np.std(t, ddof=1) / math.sqrt(len(t)) for t in tables_end]))
     return {
-        "preset": preset, "method": p.method, "metric": metric, "exact": row_key is None, "seeds": len(gains),
-        "n_eval": n_eval, "warm_start": mean_ci(starts), "final": mean_ci(ends), "gain": mean_ci(gains),
-        "gain_sd": gain_sd, "gain_boot": boot, "se_metric": se_metric, "ratio": float(gains.mean() / gain_sd) if gain_sd > 0 else math.inf,
-        "mdd3": detectable_difference(math.sqrt(2) * gain_sd, 3), "mdd5": detectable_difference(math.sqrt(2) * gain_sd, 5),
-        "run_s": float(np.median(walls)), "gains": gains.tolist(), "curves": curves,
+        "preset": preset,
+        "method": p.method,
+        "metric": metric,
+        "exact": row_key is None,
+        "seeds": len(gains),
+        "n_eval": n_eval,
+        "warm_start": mean_ci(starts),
+        "final": mean_ci(ends),
+        "gain": mean_ci(gains),
+        "gain_sd": gain_sd,
+        "gain_boot": boot,
+        "se_metric": se_metric,
+        "ratio": float(gains.mean() / gain_sd) if gain_sd > 0 else math.inf,
+        "mdd3": detectable_difference(math.sqrt(2) * gain_sd, 3),
+        "mdd5": detectable_difference(math.sqrt(2) * gain_sd, 5),
+        "run_s": float(np.median(walls)),
+        "gains": gains.tolist(),
+        "curves": curves,
     }
 
 
@@ -178,34 +214,81 @@ def est(s: dict, e, sign: bool = False, bootstrap: bool = False) -> str:
 def write(summaries: list[dict], out: Path, command: str) -> None:
     """power.md, power.csv and power.png."""
     out.mkdir(parents=True, exist_ok=True)
-    lines = [f"`{command}`", "", "# Power of the CPU presets", "",
-             "Each preset's reference effect — the method's change of the headline held-out metric from its warm "
-             "start, signed so that positive is better — in points for rates, raw for divergences and scores; "
-             "intervals are 95%: t over seeds, and a paired bootstrap over seeds × held-out examples (none for an "
-             "exact metric, which has no sampling error). MDD = minimal detectable paired difference between two "
-             "methods (α = 0.05, power 0.8), assuming each method's gain varies over seeds like this one's. "
-             f"Target: gain ≥ {TARGET_RATIO:g} × its sd over ≥ 5 seeds, ≥ {TARGET_EVAL:,} held-out examples, one run "
-             f"≤ {TARGET_RUN_S:g} s (the cached warm start excluded).", "",
-             "| preset | method | metric | seeds | held-out | warm start | gain (t-CI) | gain (bootstrap) | gain sd | "
-             "gain / sd | SE of metric | MDD 3 seeds | MDD 5 seeds | run (s, median) | target met |",
-             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    lines = [
+        f"`{command}`",
+        "",
+        "# Power of the CPU presets",
+        "",
+        "Each preset's reference effect — the method's change of the headline held-out metric from its warm "
+        "start, signed so that positive is better — in points for rates, raw for divergences and scores; "
+        "intervals are 95%: t over seeds, and a paired bootstrap over seeds × held-out examples (none for an "
+        "exact metric, which has no sampling error). MDD = minimal detectable paired difference between two "
+        "methods (α = 0.05, power 0.8), assuming each method's gain varies over seeds like this one's. "
+        f"Target: gain ≥ {TARGET_RATIO:g} × its sd over ≥ 5 seeds, ≥ {TARGET_EVAL:,} held-out examples, one run "
+        f"≤ {TARGET_RUN_S:g} s (the cached warm start excluded).",
+        "",
+        "| preset | method | metric | seeds | held-out | warm start | gain (t-CI) | gain (bootstrap) | gain sd | "
+        "gain / sd | SE of metric | MDD 3 seeds | MDD 5 seeds | run (s, median) | target met |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
     for s in summaries:
         held = f"{s['n_eval']} prompts (exact)" if s["exact"] else str(s["n_eval"])
-        lines.append(f"| {s['preset']} | {s['method']} | `{s['metric']}` | {s['seeds']} | {held} | "
-                     f"{est(s, s['warm_start'])} | {est(s, s['gain'], sign=True)} | {est(s, s['gain_boot'], sign=True, bootstrap=True)} | "
-                     f"{fmt(s, s['gain_sd'])} | {s['ratio']:.1f} | {fmt(s, s['se_metric'])} | {fmt(s, s['mdd3'])} | "
-                     f"{fmt(s, s['mdd5'])} | {s['run_s']:.0f} | {verdict(s)} |")
-    lines += ["", "Gains by seed: " + "; ".join(
-        f"{s['preset']}: " + ", ".join(fmt(s, g, sign=True) for g in s["gains"]) for s in summaries), ""]
+        lines.append(
+            f"| {s['preset']} | {s['method']} | `{s['metric']}` | {s['seeds']} | {held} | "
+            f"{est(s, s['warm_start'])} | {est(s, s['gain'], sign=True)} | {est(s, s['gain_boot'], sign=True, bootstrap=True)} | "
+            f"{fmt(s, s['gain_sd'])} | {s['ratio']:.1f} | {fmt(s, s['se_metric'])} | {fmt(s, s['mdd3'])} | "
+            f"{fmt(s, s['mdd5'])} | {s['run_s']:.0f} | {verdict(s)} |"
+        )
+    lines += [
+        "",
+        "Gains by seed: "
+        + "; ".join(f"{s['preset']}: " + ", ".join(fmt(s, g, sign=True) for g in s["gains"]) for s in summaries),
+        "",
+    ]
     (out / "power.md").write_text("\n".join(lines) + "\n")
     with open(out / "power.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["preset", "method", "metric", "seeds", "n_eval", "warm_start", "gain_mean", "gain_low", "gain_high", "gain_sd",
-                    "ratio", "se_metric", "mdd3", "mdd5", "run_s", "target_met"])
+        w.writerow(
+            [
+                "preset",
+                "method",
+                "metric",
+                "seeds",
+                "n_eval",
+                "warm_start",
+                "gain_mean",
+                "gain_low",
+                "gain_high",
+                "gain_sd",
+                "ratio",
+                "se_metric",
+                "mdd3",
+                "mdd5",
+                "run_s",
+                "target_met",
+            ]
+        )
         for s in summaries:
-            w.writerow([s["preset"], s["method"], s["metric"], s["seeds"], s["n_eval"], s["warm_start"].mean, s["gain"].mean,
-                        s["gain"].low, s["gain"].high, s["gain_sd"], s["ratio"], s["se_metric"], s["mdd3"], s["mdd5"],
-                        s["run_s"], meets(s)])
+            w.writerow(
+                [
+                    s["preset"],
+                    s["method"],
+                    s["metric"],
+                    s["seeds"],
+                    s["n_eval"],
+                    s["warm_start"].mean,
+                    s["gain"].mean,
+                    s["gain"].low,
+                    s["gain"].high,
+                    s["gain_sd"],
+                    s["ratio"],
+                    s["se_metric"],
+                    s["mdd3"],
+                    s["mdd5"],
+                    s["run_s"],
+                    meets(s),
+                ]
+            )
     fig, axes = plt.subplots(1, len(summaries), figsize=(5 * len(summaries), 3.6), squeeze=False)
     for ax, s in zip(axes[0], summaries):
         steps = sorted(set.intersection(*(set(c) for c in s["curves"])))
@@ -230,7 +313,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="runs in parallel (one thread each)")
     parser.add_argument("--override", nargs="*", default=[], help="key=value for every run (e.g. a shorter test)")
     args = parser.parse_args(argv)
-    command = "python benchmarks/power.py " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    command = "python benchmarks/power.py " + " ".join(
+        shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
+    )
     all_specs = {p: specs(p, args.seeds, args.runs, args.override) for p in args.presets}
     results = run_sweep([s for group in all_specs.values() for s in group], jobs=args.jobs, desc="power")
     summaries = [analyse(p, [results[s.name] for s in group]) for p, group in all_specs.items()]

@@ -80,13 +80,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from rewardzoo.board import CPU_SETTINGS, PRESETS, Entry, claim_lines, markdown, slug, tables, tune  # noqa: E402
 from rewardzoo.core.logger import read_metrics  # noqa: E402
 from rewardzoo.core.models import TinyModelConfig  # noqa: E402
 from rewardzoo.core.types import Rollouts  # noqa: E402
 from rewardzoo.eval import Estimate, auc, mean_ci, seed_ci  # noqa: E402
 from rewardzoo.judges.pretrain import JudgePretrainConfig, pretrain_backbone  # noqa: E402
-from rewardzoo.board import (CPU_SETTINGS, PRESETS, Entry, claim_lines, markdown, slug, tables,  # noqa: E402
-                             tune)
 from rewardzoo.protocol import LR_FACTORS, TUNING_SEED_BASE, Finding, Grid, read_choices, word  # noqa: E402
 from rewardzoo.protocol import verdict as protocol_verdict  # noqa: E402
 from rewardzoo.recipes import generate, run_config, sft  # noqa: E402
@@ -117,15 +116,20 @@ class Level:
 
 LEVELS: dict[str, Level] = {
     "scratch": Level("policy-sized judge, random init (no pretraining)"),
-    "board": Level("the board's judge: the SFT policy's backbone (it never saw an answer without its scratchpad)",
-                   init_from="policy"),
+    "board": Level(
+        "the board's judge: the SFT policy's backbone (it never saw an answer without its scratchpad)",
+        init_from="policy",
+    ),
     "pre100": Level("policy-sized, LM-pretrained 100 steps on the equation corpus", JudgePretrainConfig(steps=100)),
     "pre300": Level("policy-sized, LM-pretrained 300 steps", JudgePretrainConfig(steps=300)),
     "pre1000": Level("policy-sized, LM-pretrained 1,000 steps", JudgePretrainConfig(steps=1000)),
-    "large300": Level("4× the policy's parameters (hidden 256), LM-pretrained 300 steps",
-                      JudgePretrainConfig(tiny=LARGE, steps=300)),
-    "large1000": Level("4× the policy's parameters (hidden 256), LM-pretrained 1,000 steps",
-                       JudgePretrainConfig(tiny=LARGE, steps=1000)),
+    "large300": Level(
+        "4× the policy's parameters (hidden 256), LM-pretrained 300 steps", JudgePretrainConfig(tiny=LARGE, steps=300)
+    ),
+    "large1000": Level(
+        "4× the policy's parameters (hidden 256), LM-pretrained 1,000 steps",
+        JudgePretrainConfig(tiny=LARGE, steps=1000),
+    ),
 }
 """The judge levels (the study orders them by measured AUC).  No correctness label enters any of them."""
 QUICK_LEVELS = ["scratch", "pre300", "pre1000"]
@@ -154,8 +158,12 @@ TEMPERATURES = (0.5, 0.75, 1.0, 1.5, 2.0)
 def sample(policy_dir: Path, prompts: list[str], n: int, temperature: float, seed: int) -> list[list[str]]:
     """``n`` completions per prompt of the warm start at ``temperature`` (seeded)."""
     torch.manual_seed(seed)
-    return generate(policy_dir, prompts, n=n, overrides=[f"sampling.temperature={temperature}", "sampling.max_new_tokens=20",
-                                                          "logging.progress=false"])
+    return generate(
+        policy_dir,
+        prompts,
+        n=n,
+        overrides=[f"sampling.temperature={temperature}", "sampling.max_new_tokens=20", "logging.progress=false"],
+    )
 
 
 def temperature_row(task, policy_dir: Path, examples, temperature: float, n: int = 4) -> dict:
@@ -169,9 +177,14 @@ def temperature_row(task, policy_dir: Path, examples, temperature: float, n: int
         wrong = [a for a in row if a is not None and a != e.reference]
         recurring += [wrong.count(a) > 1 for a in wrong]
     total = n * len(examples)
-    return {"temperature": temperature, "malformed": 1 - len(valid) / total, "accuracy": sum(right) / total,
-            "valid_accuracy": sum(right) / max(len(valid), 1), "wrong_recurring": sum(recurring) / max(len(recurring), 1),
-            "n_wrong": len(recurring)}
+    return {
+        "temperature": temperature,
+        "malformed": 1 - len(valid) / total,
+        "accuracy": sum(right) / total,
+        "valid_accuracy": sum(right) / max(len(valid), 1),
+        "wrong_recurring": sum(recurring) / max(len(recurring), 1),
+        "n_wrong": len(recurring),
+    }
 
 
 # ------------------------------------------------------------------------------------------ stage 2
@@ -187,7 +200,9 @@ def level_overrides(name: str, task: MultiplicationConfig, cache: str | None) ->
 
 def judge_overrides(readout: dict) -> list[str]:
     """``reward.ral.judge.*`` overrides of a readout and the study's judge optimiser settings."""
-    return [f"reward.ral.judge.{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in {**JUDGE, **readout}.items()]
+    return [
+        f"reward.ral.judge.{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in {**JUDGE, **readout}.items()
+    ]
 
 
 # ------------------------------------------------------------------------------------------ stage 3
@@ -207,8 +222,10 @@ def make_probe(cfg, task, policy_dir: Path, temperature: float) -> Probe:
     the readout and the board's judge level), and ``warmup_steps`` RL-shaped batches."""
     examples = task.validation
     if not examples:
-        raise ValueError("the judge probe reads the task's validation split, which is empty: give "
-                         "task.multiplication.n_validation > 0 (the probe's AUCs make choices, so never the test split)")
+        raise ValueError(
+            "the judge probe reads the task's validation split, which is empty: give "
+            "task.multiplication.n_validation > 0 (the probe's AUCs make choices, so never the test split)"
+        )
     texts = sample(policy_dir, [e.prompt for e in examples], 2, temperature, seed=12)
     prompts, answers, correct = [], [], []
     for e, row in zip(examples, texts):
@@ -216,16 +233,24 @@ def make_probe(cfg, task, policy_dir: Path, temperature: float) -> Probe:
             a = task.parse(c)
             if a is not None:
                 prompts.append(e.prompt), answers.append(a), correct.append(a == e.reference)
-    rl = task.train[cfg.sft.n_examples:]
+    rl = task.train[cfg.sft.n_examples :]
     per, G = cfg.grpo.batch_size // cfg.grpo.group_size, cfg.grpo.group_size
     batches = []
     for r in range(cfg.reward.ral.warmup_steps):
-        chunk = rl[(r * per) % len(rl):][:per]
+        chunk = rl[(r * per) % len(rl) :][:per]
         comps = [c for row in sample(policy_dir, [e.prompt for e in chunk], G, temperature, seed=100 + r) for c in row]
         rows = [e for e in chunk for _ in range(G)]
-        batches.append(Rollouts(prompts=[e.prompt for e in rows], completions=comps, answers=[task.parse(c) for c in comps],
-                                references=[e.reference for e in rows], meta=[{}] * len(rows), step=0,
-                                group_ids=torch.arange(len(chunk)).repeat_interleave(G)))
+        batches.append(
+            Rollouts(
+                prompts=[e.prompt for e in rows],
+                completions=comps,
+                answers=[task.parse(c) for c in comps],
+                references=[e.reference for e in rows],
+                meta=[{}] * len(rows),
+                step=0,
+                group_ids=torch.arange(len(chunk)).repeat_interleave(G),
+            )
+        )
     return Probe(prompts, answers, correct, batches)
 
 
@@ -243,9 +268,13 @@ def measure_judge(cfg, probe: Probe, policy_dir: Path) -> dict:
     before = verification_auc(reward.judge, probe)
     for b in probe.warmup:
         stats = reward.update(b, reward.score(b))
-    return {"auc_start": before, "auc_warm": verification_auc(reward.judge, probe),
-            "warm_judge_auc": stats.get("judge/auc", math.nan), "warm_accuracy": stats.get("judge/accuracy", math.nan),
-            "seconds": time.perf_counter() - start}
+    return {
+        "auc_start": before,
+        "auc_warm": verification_auc(reward.judge, probe),
+        "warm_judge_auc": stats.get("judge/auc", math.nan),
+        "warm_accuracy": stats.get("judge/accuracy", math.nan),
+        "seconds": time.perf_counter() - start,
+    }
 
 
 # ------------------------------------------------------------------------------------------ stage 5
@@ -268,8 +297,10 @@ def judge_over_training(run_dir: Path, probe: Probe, policy_dir: Path) -> dict[i
         rows = samples.get(step, [])
         z = reward.judge.logit_reference([r["prompt"] for r in rows], [r["answer"] for r in rows])  # [n]
         right = torch.tensor([bool(r["correct"]) for r in rows], dtype=torch.bool)  # [n]
-        out[step] = {"probe_auc": verification_auc(reward.judge, probe),
-                     "policy_auc": auc(z[right], z[~right]) if rows else math.nan}
+        out[step] = {
+            "probe_auc": verification_auc(reward.judge, probe),
+            "policy_auc": auc(z[right], z[~right]) if rows else math.nan,
+        }
     cache.write_text(json.dumps(out))
     return out
 
@@ -299,8 +330,13 @@ def final_and_first(run_dir: Path) -> tuple[list[float], list[float]]:
 def ratio_ci(base: tuple[np.ndarray, np.ndarray], arm: tuple[np.ndarray, np.ndarray]) -> Estimate:
     """The arm's held-out gain over RLVR's: each seed's ratio of gains ([S, E] tables, paired on the seed), with the
     t-interval over seeds (:func:`rewardzoo.eval.seed_ci`: the seed is the unit)."""
-    return seed_ci(lambda s0, s1, a, b: float((b.mean() - a.mean()) / (s1.mean() - s0.mean()))
-                   if s1.mean() > s0.mean() else math.nan, *base, *arm)
+    return seed_ci(
+        lambda s0, s1, a, b: (
+            float((b.mean() - a.mean()) / (s1.mean() - s0.mean())) if s1.mean() > s0.mean() else math.nan
+        ),
+        *base,
+        *arm,
+    )
 
 
 def settings_of(text: str) -> dict[str, list[str]]:
@@ -317,8 +353,10 @@ def settings_of(text: str) -> dict[str, list[str]]:
             raise SystemExit(f"--settings {text}: {err}") from None
     data = json.loads(path.read_text() if path.is_file() else text)
     if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
-        raise SystemExit('--settings must be a JSON object of name -> list of key=value, e.g. {"RAL": ["grpo.lr=5e-4"]}, '
-                         "or a tuning.csv")
+        raise SystemExit(
+            '--settings must be a JSON object of name -> list of key=value, e.g. {"RAL": ["grpo.lr=5e-4"]}, '
+            "or a tuning.csv"
+        )
     return data
 
 
@@ -343,10 +381,30 @@ def verdict(ratio: Estimate, rlvr_gain: Estimate, n_seeds: int) -> str:
     (:func:`rewardzoo.protocol.verdict`: no verdict from fewer than ``MIN_SEEDS`` seeds, and "testbed
     cannot decide" unless the positive control, RLVR's gain over the warm start, lies above 0)."""
     n = f"{n_seeds} seeds"
-    positive = Finding("multiplication", "RLVR gains on the warm start", "the warm start", rlvr_gain, 0.0, True,
-                       f"RLVR gain {rlvr_gain.format(scale=100, sign=True)} points", n)
-    half = protocol_verdict(Finding("multiplication", "RAL reaches ½ of RLVR's gain", "RLVR", ratio, 0.5, True,
-                                    f"ratio {ratio.bounds(digits=2)}", n), n_seeds, positive)
+    positive = Finding(
+        "multiplication",
+        "RLVR gains on the warm start",
+        "the warm start",
+        rlvr_gain,
+        0.0,
+        True,
+        f"RLVR gain {rlvr_gain.format(scale=100, sign=True)} points",
+        n,
+    )
+    half = protocol_verdict(
+        Finding(
+            "multiplication",
+            "RAL reaches ½ of RLVR's gain",
+            "RLVR",
+            ratio,
+            0.5,
+            True,
+            f"ratio {ratio.bounds(digits=2)}",
+            n,
+        ),
+        n_seeds,
+        positive,
+    )
     if half.startswith(("no verdict", "testbed cannot decide")):
         return half
     if not math.isfinite(ratio.mean):
@@ -355,20 +413,38 @@ def verdict(ratio: Estimate, rlvr_gain: Estimate, n_seeds: int) -> str:
 
 
 # ------------------------------------------------------------------------------------------ stage 4
-def tuned_settings(methods: dict[str, list[str]], top: str, shared: list[str], args, command: str) -> dict[str, list[str]]:
+def tuned_settings(
+    methods: dict[str, list[str]], top: str, shared: list[str], args, command: str
+) -> dict[str, list[str]]:
     """The protocol's tuning stage at the study's settings: each row of :data:`BOARD_ROWS` (RAL and its
     frozen judge at level ``top``) and every other judge level's RAL row (``RAL <level>``: every level gets the
     same tuning as the top one) over ``--lr-factors`` on the validation split; the choices, as ``--settings``
     would give them (the RAL row's for every RAL run, then each control's and each level's own)."""
-    rows = {"RLVR": (RLVR_RECIPE, methods["RLVR"]), "RAL": (RAL_RECIPE, methods[f"RAL {top}"]),
-            "RAL format-only": (RAL_RECIPE, methods["RAL format-only"]),
-            "RAL frozen judge": (RAL_RECIPE, [*methods[f"RAL {top}"], "reward.ral.frozen=true"])}
-    rows |= {m: (RAL_RECIPE, extra) for m, extra in methods.items()
-             if m.startswith("RAL ") and m not in (f"RAL {top}", "RAL format-only") and not m.endswith("frozen judge")}
+    rows = {
+        "RLVR": (RLVR_RECIPE, methods["RLVR"]),
+        "RAL": (RAL_RECIPE, methods[f"RAL {top}"]),
+        "RAL format-only": (RAL_RECIPE, methods["RAL format-only"]),
+        "RAL frozen judge": (RAL_RECIPE, [*methods[f"RAL {top}"], "reward.ral.frozen=true"]),
+    }
+    rows |= {
+        m: (RAL_RECIPE, extra)
+        for m, extra in methods.items()
+        if m.startswith("RAL ") and m not in (f"RAL {top}", "RAL format-only") and not m.endswith("frozen judge")
+    }
     entries = [Entry("multiplication", m, recipe, (*shared, *extra)) for m, (recipe, extra) in rows.items()]
-    choices = tune(entries, Grid(tuple(args.lr_factors)), [TUNING_SEED_BASE], args.runs, args.out / "ral_capacity_tuning",
-                   args.jobs, quick=False, progress=True, by_hand={}, command=command,
-                   executor=executor_from_args(args))
+    choices = tune(
+        entries,
+        Grid(tuple(args.lr_factors)),
+        [TUNING_SEED_BASE],
+        args.runs,
+        args.out / "ral_capacity_tuning",
+        args.jobs,
+        quick=False,
+        progress=True,
+        by_hand={},
+        command=command,
+        executor=executor_from_args(args),
+    )
     return {method: list(choice.setting.overrides) for (_, method), choice in choices.items()}
 
 
@@ -378,93 +454,178 @@ def board_level(levels: list[str], auc_of: dict[str, float]) -> tuple[str, str]:
     verification AUC on the **validation** probe (:func:`make_probe`) — chosen before any RL run, so no test
     number enters the choice (the study's curve then reports every level on the test split)."""
     best = max(levels, key=lambda n: (math.isfinite(auc_of[n]), auc_of[n] if math.isfinite(auc_of[n]) else 0.0))
-    return best, f"the judge level with the highest verification AUC on validation prompts before RL ({auc_of[best]:.3f})"
+    return (
+        best,
+        f"the judge level with the highest verification AUC on validation prompts before RL ({auc_of[best]:.3f})",
+    )
 
 
-def board_lines(results: dict, seeds: list[int], level: str, why: str, methods: dict[str, list[str]],
-                settings: dict[str, list[str]], temperature: float, beta: float) -> list[str]:
+def board_lines(
+    results: dict,
+    seeds: list[int],
+    level: str,
+    why: str,
+    methods: dict[str, list[str]],
+    settings: dict[str, list[str]],
+    temperature: float,
+    beta: float,
+) -> list[str]:
     """The board's RAL rows at the study's settings, drawn from the study's own runs: RLVR, RAL at ``level``,
     its frozen judge (when run) and the format-only control, in the leaderboard's table and with its claim
     lines (:func:`rewardzoo.board.claim_lines`)."""
     board = {e.method: e for e in PRESETS["cpu"] if e.task == "multiplication"}
-    study = {"RLVR": "RLVR", "RAL": f"RAL {level}", "RAL frozen judge": f"RAL {level} frozen judge",
-             "RAL format-only": "RAL format-only"}
+    study = {
+        "RLVR": "RLVR",
+        "RAL": f"RAL {level}",
+        "RAL frozen judge": f"RAL {level} frozen judge",
+        "RAL format-only": "RAL format-only",
+    }
     study = {row: m for row, m in study.items() if m in methods}
     entries = [Entry("multiplication", row, board[row].recipe, role=board[row].role) for row in study]
     aliased = {f"multiplication/{row}/seed{s}": results[f"{m}/seed{s}"] for row, m in study.items() for s in seeds}
     tabs = tables(entries, aliased, seeds)
     for row in study:
         family = "RLVR" if row == "RLVR" else "RAL"
-        tabs["multiplication"].settings[row] = " ".join(dict.fromkeys([*settings.get(family, []), *settings.get(row, [])])) or "recipe"
-    return [f"## The board's RAL rows at the study's settings: T = {temperature}, KL β = {beta}, judge `{level}`", "",
-            f"Judge level `{level}`: {why}. The rows are the study's own runs (RAL = `RAL {level}`), in the leaderboard's "
-            "table and with its claim lines.", "",
-            *markdown("multiplication", tabs["multiplication"], len(seeds))[2:], *claim_lines(tabs, aliased, seeds)[2:], ""]
+        tabs["multiplication"].settings[row] = (
+            " ".join(dict.fromkeys([*settings.get(family, []), *settings.get(row, [])])) or "recipe"
+        )
+    return [
+        f"## The board's RAL rows at the study's settings: T = {temperature}, KL β = {beta}, judge `{level}`",
+        "",
+        f"Judge level `{level}`: {why}. The rows are the study's own runs (RAL = `RAL {level}`), in the leaderboard's "
+        "table and with its claim lines.",
+        "",
+        *markdown("multiplication", tabs["multiplication"], len(seeds))[2:],
+        *claim_lines(tabs, aliased, seeds)[2:],
+        "",
+    ]
 
 
 # ------------------------------------------------------------------------------------------ main
 def main(argv: list[str] | None = None) -> int:
     """Run (or reuse) every stage, then write the tables and the plot."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="pilot size: seeds 0 1, 20 steps, evaluations every 10, "
-                                                              "levels scratch pre300 pre1000 (unless given)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="pilot size: seeds 0 1, 20 steps, evaluations every 10, levels scratch pre300 pre1000 (unless given)",
+    )
     parser.add_argument("--seeds", type=int, nargs="+")
     parser.add_argument("--steps", type=int, help="RL steps (full: 100)")
-    parser.add_argument("--every", type=int, help="held-out evaluation (and judge checkpoint) every this many steps (full: 20)")
+    parser.add_argument(
+        "--every", type=int, help="held-out evaluation (and judge checkpoint) every this many steps (full: 20)"
+    )
     parser.add_argument("--levels", nargs="+", choices=list(LEVELS), help="judge levels for RL (default: all)")
-    parser.add_argument("--measure-levels", nargs="+", choices=list(LEVELS),
-                        help="judge levels whose AUCs are measured (default: all; --quick: all but large1000)")
+    parser.add_argument(
+        "--measure-levels",
+        nargs="+",
+        choices=list(LEVELS),
+        help="judge levels whose AUCs are measured (default: all; --quick: all but large1000)",
+    )
     parser.add_argument("--readout", default="lm_likelihood+eos", choices=list(READOUTS), help="the RAL runs' readout")
     parser.add_argument("--temperature", type=float, default=1.0, help="sampling and held-out avg@2 temperature")
-    parser.add_argument("--beta", type=float, default=0.04, help="KL penalty to the initial policy, every method "
-                                                                   "(002 §3 uses one; the tuning stage chooses it)")
-    parser.add_argument("--frozen", nargs="*", default=None, help="levels that also get a frozen-judge row "
-                                                                  "(default: the last level; none with --quick)")
-    parser.add_argument("--settings", default="", help='per-method overrides, JSON or a file: {"RAL": [...], "RLVR": [...]}, or the '
-                                                        "leaderboard tuning stage's tuning.csv")
-    parser.add_argument("--tune", action="store_true", help="run the protocol's tuning stage at the study's own settings "
-                                                             "first and train its choices (instead of --settings)")
-    parser.add_argument("--lr-factors", type=float, nargs="+", default=list(LR_FACTORS),
-                        help="--tune's learning-rate grid, as multiples of the recipe's grpo.lr")
+    parser.add_argument(
+        "--beta",
+        type=float,
+        default=0.04,
+        help="KL penalty to the initial policy, every method (002 §3 uses one; the tuning stage chooses it)",
+    )
+    parser.add_argument(
+        "--frozen",
+        nargs="*",
+        default=None,
+        help="levels that also get a frozen-judge row (default: the last level; none with --quick)",
+    )
+    parser.add_argument(
+        "--settings",
+        default="",
+        help='per-method overrides, JSON or a file: {"RAL": [...], "RLVR": [...]}, or the '
+        "leaderboard tuning stage's tuning.csv",
+    )
+    parser.add_argument(
+        "--tune",
+        action="store_true",
+        help="run the protocol's tuning stage at the study's own settings "
+        "first and train its choices (instead of --settings)",
+    )
+    parser.add_argument(
+        "--lr-factors",
+        type=float,
+        nargs="+",
+        default=list(LR_FACTORS),
+        help="--tune's learning-rate grid, as multiples of the recipe's grpo.lr",
+    )
     parser.add_argument("--override", nargs="*", default=[], help="key=value for every run")
     parser.add_argument("--judge-cache", default=None, help="cache directory of pretrained judge backbones")
     parser.add_argument("--runs", type=Path, default=Path("runs/ral_capacity"))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--jobs", type=int, default=2)
     add_executor_arguments(parser)
-    parser.add_argument("--measure-only", action="store_true", help="stop after stages 1-3 (temperature, judge levels, "
-                                                                     "their AUCs), printing them")
-    parser.add_argument("--full-size", nargs=3, type=int, default=[5, 100, 20], metavar=("SEEDS", "STEPS", "EVERY"),
-                        help="the full study's size, for the printed cost estimate")
+    parser.add_argument(
+        "--measure-only",
+        action="store_true",
+        help="stop after stages 1-3 (temperature, judge levels, their AUCs), printing them",
+    )
+    parser.add_argument(
+        "--full-size",
+        nargs=3,
+        type=int,
+        default=[5, 100, 20],
+        metavar=("SEEDS", "STEPS", "EVERY"),
+        help="the full study's size, for the printed cost estimate",
+    )
     args = parser.parse_args(argv)
-    command = "python benchmarks/ral_capacity.py " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    command = "python benchmarks/ral_capacity.py " + " ".join(
+        shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
+    )
     seeds = args.seeds or ([0, 1] if args.quick else [0, 1, 2, 3, 4])
     steps = args.steps or (20 if args.quick else 100)
     every = args.every or (10 if args.quick else 20)
     levels = args.levels or (QUICK_LEVELS if args.quick else list(LEVELS))
-    measured = list(dict.fromkeys([*(args.measure_levels or [n for n in LEVELS if not (args.quick and n == "large1000")]),
-                                   *levels]))
+    measured = list(
+        dict.fromkeys([*(args.measure_levels or [n for n in LEVELS if not (args.quick and n == "large1000")]), *levels])
+    )
     if args.tune and args.settings:
         raise SystemExit("--tune chooses the per-method settings itself: give --tune or --settings, not both")
     per_method = settings_of(args.settings)
     wall_start = time.perf_counter()
 
     # the settings every run shares (twins differ only in the reward), then the warm start they start from
-    shared = [*BOARD, f"sampling.temperature={args.temperature}", f"grpo.beta={args.beta}", f"steps={steps}",
-              f"eval.every={every}", f"checkpoint_every={every}", f"keep_checkpoints={steps // every + 1}", *args.override]
+    shared = [
+        *BOARD,
+        f"sampling.temperature={args.temperature}",
+        f"grpo.beta={args.beta}",
+        f"steps={steps}",
+        f"eval.every={every}",
+        f"checkpoint_every={every}",
+        f"keep_checkpoints={steps // every + 1}",
+        *args.override,
+    ]
     cfg = load_config(RAL_RECIPE, shared)
     task = build_task(cfg.task)
     policy_dir = sft(RAL_RECIPE, shared)
     measure = args.runs / "measure"
 
     # 1. temperature
-    rl_examples = task.train[cfg.sft.n_examples:][:500]
-    temps = [cached(measure / "temperature.json", {"policy": str(policy_dir), "T": t, "n": 4, "prompts": 500},
-                    lambda t=t: temperature_row(task, policy_dir, rl_examples, t)) for t in TEMPERATURES]
+    rl_examples = task.train[cfg.sft.n_examples :][:500]
+    temps = [
+        cached(
+            measure / "temperature.json",
+            {"policy": str(policy_dir), "T": t, "n": 4, "prompts": 500},
+            lambda t=t: temperature_row(task, policy_dir, rl_examples, t),
+        )
+        for t in TEMPERATURES
+    ]
 
     # 2-3. judge levels and their verification ability before RL, for every readout
-    probe_key = {"policy": str(policy_dir), "T": args.temperature, "task": asdict(cfg.task), "batch": cfg.grpo.batch_size,
-                 "group": cfg.grpo.group_size, "warmup": cfg.reward.ral.warmup_steps}
+    probe_key = {
+        "policy": str(policy_dir),
+        "T": args.temperature,
+        "task": asdict(cfg.task),
+        "batch": cfg.grpo.batch_size,
+        "group": cfg.grpo.group_size,
+        "warmup": cfg.reward.ral.warmup_steps,
+    }
     probe_file = measure / f"probe-{digest(probe_key)}.pt"
     if not probe_file.is_file():
         probe_file.parent.mkdir(parents=True, exist_ok=True)
@@ -475,8 +636,13 @@ def main(argv: list[str] | None = None) -> int:
         level = level_overrides(name, cfg.task.multiplication, args.judge_cache)
         for readout, spec in READOUTS.items():
             jcfg = load_config(RAL_RECIPE, [*shared, *level, *judge_overrides(spec)])
-            key = {"policy": str(policy_dir), "T": args.temperature, "level": level, "judge": asdict(jcfg.reward.ral),
-                   "warmup_batch": cfg.grpo.batch_size}
+            key = {
+                "policy": str(policy_dir),
+                "T": args.temperature,
+                "level": level,
+                "judge": asdict(jcfg.reward.ral),
+                "warmup_batch": cfg.grpo.batch_size,
+            }
             row = cached(measure / "judges.json", key, lambda jcfg=jcfg: measure_judge(jcfg, probe, policy_dir))
             judges.append({"level": name, "readout": readout, **row})
     auc_of = {j["level"]: j["auc_warm"] for j in judges if j["readout"] == args.readout}
@@ -489,7 +655,10 @@ def main(argv: list[str] | None = None) -> int:
     # 4. RL
     methods: dict[str, list[str]] = {"RLVR": [], "RAL format-only": ["reward.ral.format_only=true"]}
     for name in levels:
-        methods[f"RAL {name}"] = [*level_overrides(name, cfg.task.multiplication, args.judge_cache), *judge_overrides(READOUTS[args.readout])]
+        methods[f"RAL {name}"] = [
+            *level_overrides(name, cfg.task.multiplication, args.judge_cache),
+            *judge_overrides(READOUTS[args.readout]),
+        ]
     for name in frozen:
         methods[f"RAL {name} frozen judge"] = [*methods[f"RAL {name}"], "reward.ral.frozen=true"]
 
@@ -501,8 +670,16 @@ def main(argv: list[str] | None = None) -> int:
         row = "RAL frozen judge" if method.endswith("frozen judge") else method
         return [*shared, *methods[method], *per_method.get(family, []), *per_method.get(row, [])]
 
-    specs = [RunSpec(f"{m}/seed{s}", RLVR_RECIPE if m == "RLVR" else RAL_RECIPE, args.runs / slug(m) / f"seed{s}",
-                     (f"seed={s}", *overrides(m))) for s in seeds for m in methods]
+    specs = [
+        RunSpec(
+            f"{m}/seed{s}",
+            RLVR_RECIPE if m == "RLVR" else RAL_RECIPE,
+            args.runs / slug(m) / f"seed{s}",
+            (f"seed={s}", *overrides(m)),
+        )
+        for s in seeds
+        for m in methods
+    ]
     results = run_sweep(specs, desc="ral_capacity", executor=executor_from_args(args))
 
     def tables(method: str) -> tuple[np.ndarray, np.ndarray]:  # ([S, E], [S, E]) first and last evaluation
@@ -524,68 +701,119 @@ def main(argv: list[str] | None = None) -> int:
         judge_auc = {}
         if level in LEVELS:
             per_seed = [judge_over_training(run.spec.run_dir, probe, policy_dir) for run in runs]
-            judge_auc = {step: (nanmean([p[step]["probe_auc"] for p in per_seed]),
-                                nanmean([p[step]["policy_auc"] for p in per_seed]))
-                         for step in sorted(set.intersection(*(set(p) for p in per_seed)))}
+            judge_auc = {
+                step: (
+                    nanmean([p[step]["probe_auc"] for p in per_seed]),
+                    nanmean([p[step]["policy_auc"] for p in per_seed]),
+                )
+                for step in sorted(set.intersection(*(set(p) for p in per_seed)))
+            }
             training[method] = judge_auc
-        rows.append({
-            "method": method, "auc": auc_of.get(level, math.nan), "gain": mean_ci(arm[1].mean(1) - arm[0].mean(1)),
-            "final": mean_ci(arm[1].mean(1)), "ratio": ratio,
-            "judge_auc_last": float(np.mean([lg[-1]["judge/auc"] for lg in logs])) if all(logs) else math.nan,
-            "acc_ref": float(np.mean([np.mean([r["judge/accuracy_reference"] for r in lg]) for lg in logs])) if all(logs) else math.nan,
-            "acc_gen": float(np.mean([np.mean([r["judge/accuracy_generated"] for r in lg]) for lg in logs])) if all(logs) else math.nan,
-            "skips": float(np.mean([lg[-1]["judge/gate_skips"] for lg in logs])) if all(logs) else math.nan,
-            "verif_end": judge_auc[max(judge_auc)] if judge_auc else (math.nan, math.nan),
-            "wall": float(np.median([run.wall_s for run in runs])),
-        })
+        rows.append(
+            {
+                "method": method,
+                "auc": auc_of.get(level, math.nan),
+                "gain": mean_ci(arm[1].mean(1) - arm[0].mean(1)),
+                "final": mean_ci(arm[1].mean(1)),
+                "ratio": ratio,
+                "judge_auc_last": float(np.mean([lg[-1]["judge/auc"] for lg in logs])) if all(logs) else math.nan,
+                "acc_ref": float(np.mean([np.mean([r["judge/accuracy_reference"] for r in lg]) for lg in logs]))
+                if all(logs)
+                else math.nan,
+                "acc_gen": float(np.mean([np.mean([r["judge/accuracy_generated"] for r in lg]) for lg in logs]))
+                if all(logs)
+                else math.nan,
+                "skips": float(np.mean([lg[-1]["judge/gate_skips"] for lg in logs])) if all(logs) else math.nan,
+                "verif_end": judge_auc[max(judge_auc)] if judge_auc else (math.nan, math.nan),
+                "wall": float(np.median([run.wall_s for run in runs])),
+            }
+        )
 
     # ------------------------------------------------------------------ write
     pilot = (len(seeds), steps, every) != tuple(args.full_size)
-    title = "# RAL's judge-capacity curve (issue 23)" + (" — PILOT (reduced size: a check of the study, not a result)"
-                                                         if pilot else "")
-    tuned = (f" (chosen by the study's tuning stage on the validation split at these settings, RAL's at level "
-             f"{levels[-1]}: ral_capacity_tuning/TUNING.md)") if args.tune else ""
-    lines = [f"`{command.strip()}`", "", title, "",
-             f"Multiplication 3×1 digits, one shared SFT warm start, {steps} RL steps, seeds {seeds}, sampling and held-out "
-             f"avg@2 at T = {args.temperature}, KL β = {args.beta} to the warm start, the `cpu` board's 20 prompts a step; "
-             f"RAL readout `{args.readout}`, judge {JUDGE}. Per-method settings: {per_method or 'the recipes'}{tuned}. Gains in "
-             "points over the first held-out evaluation (mean ± 95% t-interval over seeds); ratio = gain / RLVR's gain "
-             f"on each seed (its mean over {rlvr[0].shape[1]:,} held-out examples), t-interval over seeds.", "",
-             f"RLVR gain: {rlvr_gain.format(scale=100, sign=True)} points (final {mean_ci(rlvr[1].mean(1)).format(scale=100)}%).", "",
-             "| method | judge AUC before RL | final accuracy | gain | ratio to RLVR | verdict | verification AUC at the end "
-             "(probe / policy's answers) | judge/auc ref vs gen (last step) | acc. refs / gens | gate skips | run (s) |",
-             "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+    title = "# RAL's judge-capacity curve (issue 23)" + (
+        " — PILOT (reduced size: a check of the study, not a result)" if pilot else ""
+    )
+    tuned = (
+        (
+            f" (chosen by the study's tuning stage on the validation split at these settings, RAL's at level "
+            f"{levels[-1]}: ral_capacity_tuning/TUNING.md)"
+        )
+        if args.tune
+        else ""
+    )
+    lines = [
+        f"`{command.strip()}`",
+        "",
+        title,
+        "",
+        f"Multiplication 3×1 digits, one shared SFT warm start, {steps} RL steps, seeds {seeds}, sampling and held-out "
+        f"avg@2 at T = {args.temperature}, KL β = {args.beta} to the warm start, the `cpu` board's 20 prompts a step; "
+        f"RAL readout `{args.readout}`, judge {JUDGE}. Per-method settings: {per_method or 'the recipes'}{tuned}. Gains in "
+        "points over the first held-out evaluation (mean ± 95% t-interval over seeds); ratio = gain / RLVR's gain "
+        f"on each seed (its mean over {rlvr[0].shape[1]:,} held-out examples), t-interval over seeds.",
+        "",
+        f"RLVR gain: {rlvr_gain.format(scale=100, sign=True)} points (final {mean_ci(rlvr[1].mean(1)).format(scale=100)}%).",
+        "",
+        "| method | judge AUC before RL | final accuracy | gain | ratio to RLVR | verdict | verification AUC at the end "
+        "(probe / policy's answers) | judge/auc ref vs gen (last step) | acc. refs / gens | gate skips | run (s) |",
+        "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in rows:
         ve = f"{number(r['verif_end'][0])} / {number(r['verif_end'][1])}"
-        lines.append(f"| {r['method']} | {number(r['auc'])} | "
-                     f"{r['final'].format(scale=100)} | {r['gain'].format(scale=100, sign=True)} | {r['ratio'].format(digits=2)} | "
-                     f"{verdict(r['ratio'], rlvr_gain, len(seeds))} | {ve} | {number(r['judge_auc_last'])} | {number(r['acc_ref'])} / "
-                     f"{number(r['acc_gen'])} | {number(r['skips'])} | {r['wall']:.0f} |")
+        lines.append(
+            f"| {r['method']} | {number(r['auc'])} | "
+            f"{r['final'].format(scale=100)} | {r['gain'].format(scale=100, sign=True)} | {r['ratio'].format(digits=2)} | "
+            f"{verdict(r['ratio'], rlvr_gain, len(seeds))} | {ve} | {number(r['judge_auc_last'])} | {number(r['acc_ref'])} / "
+            f"{number(r['acc_gen'])} | {number(r['skips'])} | {r['wall']:.0f} |"
+        )
     level, why = board_level(levels, auc_of)
     lines += ["", *board_lines(results, seeds, level, why, methods, per_method, args.temperature, args.beta)]
-    lines += ["## Does the judge's verification AUC rise during co-training?", "",
-              "Training judge of each checkpoint, mean over seeds: AUC on the held-out probe (warm-start answers, as before "
-              "RL) / on that evaluation's own held-out answers of the policy. Step 0 = after warm-up, measured before RL.", "",
-              "| method | " + " | ".join(f"step {s}" for s in sorted({s for t in training.values() for s in t})) + " |",
-              "| --- |" + " ---: |" * len({s for t in training.values() for s in t})]
+    lines += [
+        "## Does the judge's verification AUC rise during co-training?",
+        "",
+        "Training judge of each checkpoint, mean over seeds: AUC on the held-out probe (warm-start answers, as before "
+        "RL) / on that evaluation's own held-out answers of the policy. Step 0 = after warm-up, measured before RL.",
+        "",
+        "| method | " + " | ".join(f"step {s}" for s in sorted({s for t in training.values() for s in t})) + " |",
+        "| --- |" + " ---: |" * len({s for t in training.values() for s in t}),
+    ]
     for method, curve in training.items():
-        lines.append(f"| {method} (start {number(auc_of[level_of(method)])}) | "
-                     + " | ".join(f"{number(a)} / {number(b)}" for a, b in curve.values()) + " |")
-    lines += ["", "## Verification ability of every judge level and readout, before RL", "",
-              f"AUC of the judge's logit, right vs wrong valid warm-start answers on the held-out prompts ({len(probe.answers)} "
-              f"answers, {sum(not c for c in probe.correct)} wrong; T = {args.temperature}): at build, and after RAL's own "
-              f"{cfg.reward.ral.warmup_steps} warm-up rounds (references vs the warm start's answers, no labels).", "",
-              "| level | what | " + " | ".join(f"{r} (build / warm)" for r in READOUTS) + " |",
-              "| --- | --- |" + " ---: |" * len(READOUTS)]
+        lines.append(
+            f"| {method} (start {number(auc_of[level_of(method)])}) | "
+            + " | ".join(f"{number(a)} / {number(b)}" for a, b in curve.values())
+            + " |"
+        )
+    lines += [
+        "",
+        "## Verification ability of every judge level and readout, before RL",
+        "",
+        f"AUC of the judge's logit, right vs wrong valid warm-start answers on the held-out prompts ({len(probe.answers)} "
+        f"answers, {sum(not c for c in probe.correct)} wrong; T = {args.temperature}): at build, and after RAL's own "
+        f"{cfg.reward.ral.warmup_steps} warm-up rounds (references vs the warm start's answers, no labels).",
+        "",
+        "| level | what | " + " | ".join(f"{r} (build / warm)" for r in READOUTS) + " |",
+        "| --- | --- |" + " ---: |" * len(READOUTS),
+    ]
     for name in sorted(measured, key=lambda n: auc_of[n]):
         cells = [next(j for j in judges if j["level"] == name and j["readout"] == r) for r in READOUTS]
-        lines.append(f"| {name} | {LEVELS[name].what} | " + " | ".join(f"{number(c['auc_start'])} / {number(c['auc_warm'])}"
-                                                                       for c in cells) + " |")
-    lines += ["", f"## The warm start against the temperature (stage 1: {len(rl_examples)} RL prompts × 4 samples)", "",
-              "| T | malformed | accuracy | accuracy on valid answers | wrong answers that recur in the prompt's samples |",
-              "| ---: | ---: | ---: | ---: | ---: |"]
-    lines += [f"| {t['temperature']} | {t['malformed']:.3f} | {t['accuracy']:.3f} | {t['valid_accuracy']:.3f} | "
-              f"{t['wrong_recurring']:.3f} (of {t['n_wrong']}) |" for t in temps]
+        lines.append(
+            f"| {name} | {LEVELS[name].what} | "
+            + " | ".join(f"{number(c['auc_start'])} / {number(c['auc_warm'])}" for c in cells)
+            + " |"
+        )
+    lines += [
+        "",
+        f"## The warm start against the temperature (stage 1: {len(rl_examples)} RL prompts × 4 samples)",
+        "",
+        "| T | malformed | accuracy | accuracy on valid answers | wrong answers that recur in the prompt's samples |",
+        "| ---: | ---: | ---: | ---: | ---: |",
+    ]
+    lines += [
+        f"| {t['temperature']} | {t['malformed']:.3f} | {t['accuracy']:.3f} | {t['valid_accuracy']:.3f} | "
+        f"{t['wrong_recurring']:.3f} (of {t['n_wrong']}) |"
+        for t in temps
+    ]
     wall = time.perf_counter() - wall_start
     per_step = {m: float(np.median([results[f"{m}/seed{s}"].wall_s for s in seeds])) / steps for m in methods}
     n_full, steps_full, every_full = args.full_size
@@ -595,14 +823,19 @@ def main(argv: list[str] | None = None) -> int:
     ral_step = float(np.median(ral_steps)) if ral_steps else per_step["RAL format-only"]
     full_methods = ["RLVR", "RAL format-only", *[f"RAL {n}" for n in LEVELS], "RAL frozen judge"]
     full = sum(per_step.get(m, ral_step) * steps_full * n_full for m in full_methods)
-    lines += ["", f"Cost: this invocation {wall / 60:.1f} min wall (finished runs reused); runs' median wall per step "
-              + ", ".join(f"{m} {v:.2f} s" for m, v in per_step.items())
-              + f". Estimated full size ({n_full} seeds × {steps_full} steps × {len(full_methods)} methods = "
-              f"{n_full * len(full_methods)} runs; levels not run here at the median RAL step, {ral_step:.2f} s): "
-              f"{full / 3600:.1f} h of run time, ≈ {full / 3600 / args.jobs:.1f} h wall on {args.jobs} jobs (per-step "
-              f"cost scaled from this size; evaluations every {every_full} steps; judge pretraining and measurement "
-              "of levels not measured here come on top).", "",
-              "![RAL / RLVR gain ratio against judge AUC](ral_capacity.png)", ""]
+    lines += [
+        "",
+        f"Cost: this invocation {wall / 60:.1f} min wall (finished runs reused); runs' median wall per step "
+        + ", ".join(f"{m} {v:.2f} s" for m, v in per_step.items())
+        + f". Estimated full size ({n_full} seeds × {steps_full} steps × {len(full_methods)} methods = "
+        f"{n_full * len(full_methods)} runs; levels not run here at the median RAL step, {ral_step:.2f} s): "
+        f"{full / 3600:.1f} h of run time, ≈ {full / 3600 / args.jobs:.1f} h wall on {args.jobs} jobs (per-step "
+        f"cost scaled from this size; evaluations every {every_full} steps; judge pretraining and measurement "
+        "of levels not measured here come on top).",
+        "",
+        "![RAL / RLVR gain ratio against judge AUC](ral_capacity.png)",
+        "",
+    ]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "ral_capacity.md").write_text("\n".join(lines))
     with open(args.out / "ral_capacity.csv", "w", newline="") as f:
@@ -616,8 +849,20 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.out / "ral_capacity_judges.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["level", "readout", "auc_start", "auc_warm", "warm_judge_auc", "warm_accuracy", "seconds"])
-        w.writerows([[j["level"], j["readout"], j["auc_start"], j["auc_warm"], j["warm_judge_auc"], j["warm_accuracy"],
-                      j["seconds"]] for j in judges])
+        w.writerows(
+            [
+                [
+                    j["level"],
+                    j["readout"],
+                    j["auc_start"],
+                    j["auc_warm"],
+                    j["warm_judge_auc"],
+                    j["warm_accuracy"],
+                    j["seconds"],
+                ]
+                for j in judges
+            ]
+        )
     with open(args.out / "ral_capacity_temperature.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(temps[0]))
         w.writeheader()
@@ -639,11 +884,22 @@ def plot(path: Path, rows: list[dict], training: dict, auc_of: dict, rlvr_gain: 
         e = r[key]
         return scale * e.mean, scale * (e.mean - e.low), scale * (e.high - e.mean)
 
-    left.errorbar([r["auc"] for r in curve], [bar(r)[0] for r in curve], fmt="o-", yerr=[[bar(r)[1] for r in curve],
-                  [bar(r)[2] for r in curve]], capsize=3, label="RAL (co-trained judge)")
+    left.errorbar(
+        [r["auc"] for r in curve],
+        [bar(r)[0] for r in curve],
+        fmt="o-",
+        yerr=[[bar(r)[1] for r in curve], [bar(r)[2] for r in curve]],
+        capsize=3,
+        label="RAL (co-trained judge)",
+    )
     for r in curve:
-        left.annotate(r["method"].removeprefix("RAL "), (r["auc"], bar(r)[0]), fontsize=7, xytext=(4, 4),
-                      textcoords="offset points")
+        left.annotate(
+            r["method"].removeprefix("RAL "),
+            (r["auc"], bar(r)[0]),
+            fontsize=7,
+            xytext=(4, 4),
+            textcoords="offset points",
+        )
     for r in rows:
         if r["method"].endswith("frozen judge"):
             m, lo, hi = bar(r)
@@ -662,8 +918,9 @@ def plot(path: Path, rows: list[dict], training: dict, auc_of: dict, rlvr_gain: 
     left.set_xlabel("judge verification AUC before RL (after warm-up)")
     left.legend(fontsize=7)
     for method, curve_t in training.items():
-        right.plot([0, *curve_t], [auc_of[level_of(method)],
-                                   *[a for a, _ in curve_t.values()]], marker="o", ms=3, label=method)
+        right.plot(
+            [0, *curve_t], [auc_of[level_of(method)], *[a for a, _ in curve_t.values()]], marker="o", ms=3, label=method
+        )
     right.set_xlabel("RL step")
     right.set_ylabel("judge verification AUC (held-out probe)")
     right.legend(fontsize=7)

@@ -39,15 +39,20 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from rewardzoo.eval import mean_ci, seed_ci  # noqa: E402
 from rewardzoo.board import slug  # noqa: E402
+from rewardzoo.eval import mean_ci, seed_ci  # noqa: E402
 from rewardzoo.sweep import RunSpec, eval_rows, run_sweep  # noqa: E402
 
 RAL = "algorithms/ral_multiplication.yaml"
 JUDGE_SIZES = {  # judge size -> tiny-model overrides of its own warm start (the policy: hidden 128, 4 layers)
     "small": ("model.tiny.hidden_size=64", "model.tiny.intermediate_size=192", "model.tiny.num_layers=2"),
-    "large": ("model.tiny.hidden_size=256", "model.tiny.intermediate_size=768", "model.tiny.num_layers=4",
-              "model.tiny.num_heads=8", "model.tiny.num_kv_heads=4"),
+    "large": (
+        "model.tiny.hidden_size=256",
+        "model.tiny.intermediate_size=768",
+        "model.tiny.num_layers=4",
+        "model.tiny.num_heads=8",
+        "model.tiny.num_kv_heads=4",
+    ),
 }
 VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "RLVR": ("algorithms/rlvr_multiplication.yaml", ()),
@@ -79,19 +84,23 @@ WHAT = {
     "RAL judge steps 4": "4 judge optimiser steps per RL step (and per warm-up round) instead of 1",
     "RAL KL beta 0.04": "KL penalty to the warm start, β = 0.04 (002 uses one; the RLVR twin has β = 0)",
     "RAL dr_grpo": "advantages without the group-std normalisation (VARL's recipe setting), so near-tied judge "
-                   "scores give small updates",
+    "scores give small updates",
     "RAL policy lr 2.5e-4": "policy learning rate ÷4, so the policy moves no faster than the judge can follow; ratio "
-                            "to RLVR at the same learning rate",
+    "to RLVR at the same learning rate",
     "RLVR policy lr 2.5e-4": "the exact verifier at policy learning rate ÷4 (the baseline of the row below); ratio to "
-                             "RLVR at 1e-3",
+    "RLVR at 1e-3",
 }
 
 
 def judge_warm_start(size: str) -> str:
     """The directory of a judge-sized SFT warm start on the policy's demonstrations (cached by the SFT cache)."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-m", "rewardzoo.cli", "sft", RAL, "logging.progress=false",
-                          *JUDGE_SIZES[size]], env=env, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "rewardzoo.cli", "sft", RAL, "logging.progress=false", *JUDGE_SIZES[size]],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
         raise RuntimeError(f"the {size} judge's warm start failed:\n{out.stderr[-3000:]}")
     return out.stdout.strip().splitlines()[-1]
@@ -108,8 +117,15 @@ def specs(variants: list[str], seeds: list[int], runs: Path, extra: list[str]) -
                 resolved.append(f"reward.ral.judge.init_from={judge_warm_start(o.removeprefix('judge='))}")
             else:
                 resolved.append(o)
-        out += [RunSpec(f"{name}/seed{s}", recipe, runs / "multiplication" / slug(name) / f"seed{s}",
-                        (f"seed={s}", *resolved, *extra)) for s in seeds]
+        out += [
+            RunSpec(
+                f"{name}/seed{s}",
+                recipe,
+                runs / "multiplication" / slug(name) / f"seed{s}",
+                (f"seed={s}", *resolved, *extra),
+            )
+            for s in seeds
+        ]
     return out
 
 
@@ -131,12 +147,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
-    parser.add_argument("--few-seeds", nargs="*", default=["RAL judge lr 3e-3", "RAL 60 warm-up rounds",
-                                                           "RAL replay + Polyak", "RAL judge steps 4",
-                                                           "RAL KL beta 0.04", "RAL dr_grpo", "RAL policy lr 2.5e-4",
-                                                           "RLVR policy lr 2.5e-4",
-                                                           "RAL large judge"],
-                        help="variants run on the first 3 seeds only (the knobs tried; to save time), marked")
+    parser.add_argument(
+        "--few-seeds",
+        nargs="*",
+        default=[
+            "RAL judge lr 3e-3",
+            "RAL 60 warm-up rounds",
+            "RAL replay + Polyak",
+            "RAL judge steps 4",
+            "RAL KL beta 0.04",
+            "RAL dr_grpo",
+            "RAL policy lr 2.5e-4",
+            "RLVR policy lr 2.5e-4",
+            "RAL large judge",
+        ],
+        help="variants run on the first 3 seeds only (the knobs tried; to save time), marked",
+    )
     parser.add_argument("--runs", type=Path, default=Path("runs/ral_vs_rlvr"))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--jobs", type=int, default=2)
@@ -144,7 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if "RLVR" not in args.variants:
         parser.error("--variants must include RLVR (every ratio is to its gain)")
-    command = "python benchmarks/ral_vs_rlvr.py " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    command = "python benchmarks/ral_vs_rlvr.py " + " ".join(
+        shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
+    )
     seeds_of = {v: args.seeds[:3] if v in args.few_seeds else args.seeds for v in args.variants}
     all_specs = [s for v in args.variants for s in specs([v], seeds_of[v], args.runs, args.override)]
     results = run_sweep(all_specs, jobs=args.jobs, desc="ral_vs_rlvr")
@@ -152,14 +180,20 @@ def main(argv: list[str] | None = None) -> int:
     def tables(name: str, seeds: list[int], which: str) -> np.ndarray:  # [S, E]
         return np.array([correct(results[f"{name}/seed{s}"].spec.run_dir, which) for s in seeds], dtype=float)
 
-    lines = [f"`{command.strip()}`", "", "# RAL vs RLVR on multiplication", "",
-             "Held-out accuracy (avg@2 at T = 2, 1,000 examples) on the multiplication CPU preset; every run starts "
-             "from one shared SFT warm start. Gains over it in points, mean ± half-width of the 95% t-interval over "
-             "seeds. Ratio = the variant's gain / RLVR's on each seed, mean [95% t-interval over seeds] (the seed is "
-             "the unit). The RAL paper's headline asks for a ratio of at least ½.", "",
-             "| variant | what changes | seeds | final accuracy | gain (t-CI) | ratio to RLVR | "
-             "RAL ≥ ½ RLVR? | run (s, median) |",
-             "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: |"]
+    lines = [
+        f"`{command.strip()}`",
+        "",
+        "# RAL vs RLVR on multiplication",
+        "",
+        "Held-out accuracy (avg@2 at T = 2, 1,000 examples) on the multiplication CPU preset; every run starts "
+        "from one shared SFT warm start. Gains over it in points, mean ± half-width of the 95% t-interval over "
+        "seeds. Ratio = the variant's gain / RLVR's on each seed, mean [95% t-interval over seeds] (the seed is "
+        "the unit). The RAL paper's headline asks for a ratio of at least ½.",
+        "",
+        "| variant | what changes | seeds | final accuracy | gain (t-CI) | ratio to RLVR | "
+        "RAL ≥ ½ RLVR? | run (s, median) |",
+        "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: |",
+    ]
     csv_rows, curves = [], {}
     for name in args.variants:
         seeds = seeds_of[name]
@@ -169,21 +203,40 @@ def main(argv: list[str] | None = None) -> int:
         if name != "RLVR":
             base = BASELINE.get(name, "RLVR") if BASELINE.get(name) in args.variants else "RLVR"
             r_start, r_end = tables(base, seeds, "first"), tables(base, seeds, "last")
-            ratio = seed_ci(lambda s0, s1, a, b: float((b.mean() - a.mean()) / (s1.mean() - s0.mean()))
-                            if s1.mean() > s0.mean() else math.nan, r_start, r_end, start, end)
+            ratio = seed_ci(
+                lambda s0, s1, a, b: (
+                    float((b.mean() - a.mean()) / (s1.mean() - s0.mean())) if s1.mean() > s0.mean() else math.nan
+                ),
+                r_start,
+                r_end,
+                start,
+                end,
+            )
             ratio_cell, word = ratio.bounds(digits=2), verdict(ratio) if name.startswith("RAL") else "—"
         walls = [results[f"{name}/seed{s}"].wall_s for s in seeds]
         label = name if len(seeds) == len(args.seeds) else f"{name} ({len(seeds)} seeds)"
-        lines.append(f"| {label} | {WHAT.get(name, 'exact verifier (the baseline)')} | {len(seeds)} | "
-                     f"{mean_ci(end.mean(axis=1)).format(scale=100)} | {mean_ci(gains).format(scale=100, sign=True)} | "
-                     f"{ratio_cell} | {word} | {np.median(walls):.0f} |")
+        lines.append(
+            f"| {label} | {WHAT.get(name, 'exact verifier (the baseline)')} | {len(seeds)} | "
+            f"{mean_ci(end.mean(axis=1)).format(scale=100)} | {mean_ci(gains).format(scale=100, sign=True)} | "
+            f"{ratio_cell} | {word} | {np.median(walls):.0f} |"
+        )
         for s, g in zip(seeds, gains):
             csv_rows.append([name, s, float(start[seeds.index(s)].mean()), float(end[seeds.index(s)].mean()), float(g)])
-        curves[name] = [{r["step"]: r["eval/accuracy"] for r in results[f"{name}/seed{s}"].rows if "eval/accuracy" in r}
-                        for s in seeds]
-    lines += ["", "Gain over the warm start by seed (points): " + "; ".join(
-        f"{name}: " + ", ".join(f"{100 * g:+.1f}" for n, _, _, _, g in csv_rows if n == name) for name in args.variants),
-        "", "![held-out accuracy](ral_vs_rlvr.png)", ""]
+        curves[name] = [
+            {r["step"]: r["eval/accuracy"] for r in results[f"{name}/seed{s}"].rows if "eval/accuracy" in r}
+            for s in seeds
+        ]
+    lines += [
+        "",
+        "Gain over the warm start by seed (points): "
+        + "; ".join(
+            f"{name}: " + ", ".join(f"{100 * g:+.1f}" for n, _, _, _, g in csv_rows if n == name)
+            for name in args.variants
+        ),
+        "",
+        "![held-out accuracy](ral_vs_rlvr.png)",
+        "",
+    ]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "ral_vs_rlvr.md").write_text("\n".join(lines))
     with open(args.out / "ral_vs_rlvr.csv", "w", newline="") as f:

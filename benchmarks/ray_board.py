@@ -38,9 +38,19 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 from rewardzoo.sweep import LocalExecutor, RayExecutor, RunSpec, run_sweep  # noqa: E402
 
-TINY = ["sft.enabled=false", "eval.n_examples=16", "logging.progress=false", "logging.tensorboard=false",
-        "grpo.batch_size=32", "grpo.micro_batch_size=16", "grpo.group_size=4", "sampling.max_new_tokens=4",
-        "model.tiny.hidden_size=32", "model.tiny.intermediate_size=64", "model.tiny.num_layers=2"]
+TINY = [
+    "sft.enabled=false",
+    "eval.n_examples=16",
+    "logging.progress=false",
+    "logging.tensorboard=false",
+    "grpo.batch_size=32",
+    "grpo.micro_batch_size=16",
+    "grpo.group_size=4",
+    "sampling.max_new_tokens=4",
+    "model.tiny.hidden_size=32",
+    "model.tiny.intermediate_size=64",
+    "model.tiny.num_layers=2",
+]
 """The tests' tiny run (``tests/conftest.py``)."""
 NODE = {"num_cpus": 1, "node_ip_address": "127.0.0.1", "include_dashboard": False, "object_store_memory": 80 * 2**20}
 
@@ -48,8 +58,15 @@ NODE = {"num_cpus": 1, "node_ip_address": "127.0.0.1", "include_dashboard": Fals
 def board(root: Path, runs: int, steps: int) -> list[RunSpec]:
     """The tiny board: ``runs`` seeds of RLVR on multiplication."""
     tiny = (*TINY, f"steps={steps}", f"eval.every={steps}", "checkpoint_every=0")
-    return [RunSpec(f"mult/rlvr/seed{seed}", "algorithms/rlvr_multiplication.yaml", root / f"seed{seed}",
-                    (*tiny, f"seed={seed}")) for seed in range(runs)]
+    return [
+        RunSpec(
+            f"mult/rlvr/seed{seed}",
+            "algorithms/rlvr_multiplication.yaml",
+            root / f"seed{seed}",
+            (*tiny, f"seed={seed}"),
+        )
+        for seed in range(runs)
+    ]
 
 
 def sweep(root: Path, runs: int, steps: int, executor) -> tuple[float, dict]:
@@ -57,8 +74,9 @@ def sweep(root: Path, runs: int, steps: int, executor) -> tuple[float, dict]:
     start = time.perf_counter()
     results = run_sweep(board(root, runs, steps), progress=False, share_dir=root / "shared", executor=executor)
     wall = time.perf_counter() - start
-    return wall, {n: [{k: v for k, v in row.items() if not k.startswith("time/")} for row in r.rows]
-                  for n, r in results.items()}
+    return wall, {
+        n: [{k: v for k, v in row.items() if not k.startswith("time/")} for row in r.rows] for n, r in results.items()
+    }
 
 
 def on_cluster(root: Path, runs: int, steps: int, nodes: int) -> tuple[float, dict]:
@@ -89,31 +107,52 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ray_board-") as tmp:
         root = Path(tmp)
         walls, metrics = {}, {}
-        for name, run in [("local 1", lambda r: sweep(r, args.runs, args.steps, LocalExecutor(1))),
-                          ("ray 1 node", lambda r: on_cluster(r, args.runs, args.steps, 1)),
-                          ("local 2", lambda r: sweep(r, args.runs, args.steps, LocalExecutor(2))),
-                          ("ray 2 nodes", lambda r: on_cluster(r, args.runs, args.steps, 2))]:
+        for name, run in [
+            ("local 1", lambda r: sweep(r, args.runs, args.steps, LocalExecutor(1))),
+            ("ray 1 node", lambda r: on_cluster(r, args.runs, args.steps, 1)),
+            ("local 2", lambda r: sweep(r, args.runs, args.steps, LocalExecutor(2))),
+            ("ray 2 nodes", lambda r: on_cluster(r, args.runs, args.steps, 2)),
+        ]:
             walls[name], metrics[name] = run(root / name.replace(" ", "_"))
             print(f"{name}: {walls[name]:.1f} s", flush=True)
     load_after = os.getloadavg()
     same = all(m == metrics["local 1"] for m in metrics.values())
-    result = {"command": command, "runs": args.runs, "steps": args.steps, "cpus": os.cpu_count(), "walls_s": walls,
-              "ratio_1_to_2_nodes": walls["ray 1 node"] / walls["ray 2 nodes"],
-              "overhead_per_run_s": {"1 at a time": (walls["ray 1 node"] - walls["local 1"]) / args.runs,
-                                     "2 at a time": (walls["ray 2 nodes"] - walls["local 2"]) / args.runs},
-              "same_bits": same, "load_average_before": load_before, "load_average_after": load_after,
-              "ray": ray.__version__}
+    result = {
+        "command": command,
+        "runs": args.runs,
+        "steps": args.steps,
+        "cpus": os.cpu_count(),
+        "walls_s": walls,
+        "ratio_1_to_2_nodes": walls["ray 1 node"] / walls["ray 2 nodes"],
+        "overhead_per_run_s": {
+            "1 at a time": (walls["ray 1 node"] - walls["local 1"]) / args.runs,
+            "2 at a time": (walls["ray 2 nodes"] - walls["local 2"]) / args.runs,
+        },
+        "same_bits": same,
+        "load_average_before": load_before,
+        "load_average_after": load_after,
+        "ray": ray.__version__,
+    }
     over = result["overhead_per_run_s"]
-    lines = [f"`{command}`", "", f"# A tiny board on Ray: 1 node vs 2 nodes of this machine ({os.cpu_count()} cores)",
-             "", f"{args.runs} tiny RLVR runs of {args.steps} steps; Ray {ray.__version__}; each node one CPU, on "
-             "loopback.",
-             f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.1f}' for x in load_before)}; after: "
-             f"{', '.join(f'{x:.1f}' for x in load_after)} (the machine was shared with other work).", "",
-             "| sweep | wall (s) |", "|---|---|", *(f"| {n} | {w:.1f} |" for n, w in walls.items()), "",
-             f"- 1 node : 2 nodes wall = **{result['ratio_1_to_2_nodes']:.2f}**",
-             f"- Ray scheduling overhead per run against the local executor: **{over['1 at a time']:.2f} s** one at a "
-             f"time, **{over['2 at a time']:.2f} s** two at a time",
-             f"- every sweep's metrics the same bits as `local 1`: **{same}**", ""]
+    lines = [
+        f"`{command}`",
+        "",
+        f"# A tiny board on Ray: 1 node vs 2 nodes of this machine ({os.cpu_count()} cores)",
+        "",
+        f"{args.runs} tiny RLVR runs of {args.steps} steps; Ray {ray.__version__}; each node one CPU, on loopback.",
+        f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.1f}' for x in load_before)}; after: "
+        f"{', '.join(f'{x:.1f}' for x in load_after)} (the machine was shared with other work).",
+        "",
+        "| sweep | wall (s) |",
+        "|---|---|",
+        *(f"| {n} | {w:.1f} |" for n, w in walls.items()),
+        "",
+        f"- 1 node : 2 nodes wall = **{result['ratio_1_to_2_nodes']:.2f}**",
+        f"- Ray scheduling overhead per run against the local executor: **{over['1 at a time']:.2f} s** one at a "
+        f"time, **{over['2 at a time']:.2f} s** two at a time",
+        f"- every sweep's metrics the same bits as `local 1`: **{same}**",
+        "",
+    ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines))
     args.out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")

@@ -52,6 +52,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from rewardzoo.board import slug  # noqa: E402
 from rewardzoo.core.engines import make_engine  # noqa: E402
 from rewardzoo.core.logger import read_metrics  # noqa: E402
 from rewardzoo.core.models import load_policy  # noqa: E402
@@ -59,12 +60,10 @@ from rewardzoo.core.types import Rollouts  # noqa: E402
 from rewardzoo.eval import Estimate, bootstrap_ci, entropy_ratio, mean_ci, preferences, seed_ci  # noqa: E402
 from rewardzoo.judges.pairwise import LMJudge, LMJudgeConfig, Tournament, miscalibration  # noqa: E402
 from rewardzoo.judges.rubric import Criterion, load_rubric  # noqa: E402
-from rewardzoo.board import slug  # noqa: E402
 from rewardzoo.protocol import overrides_tag, read_choices  # noqa: E402
 from rewardzoo.recipes import sft  # noqa: E402
 from rewardzoo.rewards.rcrl import RcRL  # noqa: E402
-from rewardzoo.sweep import (RunResult, RunSpec, add_executor_arguments, eval_rows, executor_from_args,  # noqa: E402
-                             run_sweep)
+from rewardzoo.sweep import RunResult, RunSpec, add_executor_arguments, eval_rows, executor_from_args, run_sweep  # noqa: E402
 from rewardzoo.tasks.checks.writing import CHECKS  # noqa: E402
 from rewardzoo.tasks.rubric_writing import quality  # noqa: E402
 from rewardzoo.zoo import build_task, load_config  # noqa: E402
@@ -110,8 +109,12 @@ def spec(out: Path, label: str, seed: int, level: float, extra: list[str], setti
     """One run of ``label`` at miscalibration ``level`` (its own settings, then ``extra``, e.g. steps)."""
     own = settings.get(label, [])
     run_dir = out / f"m{level:g}" / (slug(label) + settings_tag([*own, *extra])) / f"seed{seed}"
-    return RunSpec(f"m{level:g}/{label}/seed{seed}", VARIANTS[label], run_dir,
-                   (f"seed={seed}", f"sft.cache_dir={out / 'sft-cache'}", *COMMON, *level_overrides(level), *own, *extra))
+    return RunSpec(
+        f"m{level:g}/{label}/seed{seed}",
+        VARIANTS[label],
+        run_dir,
+        (f"seed={seed}", f"sft.cache_dir={out / 'sft-cache'}", *COMMON, *level_overrides(level), *own, *extra),
+    )
 
 
 def settings_of(text: str | None) -> dict[str, list[str]]:
@@ -121,13 +124,18 @@ def settings_of(text: str | None) -> dict[str, list[str]]:
         return {}
     path = Path(text)
     try:
-        settings = read_choices(path, "rubric_writing", list(VARIANTS)) if path.suffix == ".csv" else \
-            json.loads(path.read_text())
+        settings = (
+            read_choices(path, "rubric_writing", list(VARIANTS))
+            if path.suffix == ".csv"
+            else json.loads(path.read_text())
+        )
     except (ValueError, OSError) as err:
         raise SystemExit(f"--settings {text}: {err}") from None
     if not isinstance(settings, dict) or not all(isinstance(v, list) for v in settings.values()):
-        raise SystemExit(f'--settings {text}: a JSON object of method -> [key=value, ...], e.g. {{"RcRL": ["grpo.lr=3e-5"]}}, '
-                         "or a tuning.csv")
+        raise SystemExit(
+            f'--settings {text}: a JSON object of method -> [key=value, ...], e.g. {{"RcRL": ["grpo.lr=3e-5"]}}, '
+            "or a tuning.csv"
+        )
     unknown = set(settings) - set(VARIANTS)
     if unknown:
         raise SystemExit(f"--settings names unknown methods {sorted(unknown)}; known: {list(VARIANTS)}")
@@ -138,16 +146,23 @@ def check_board_level() -> None:
     """The recipes must sit at :data:`BOARD_LEVEL` (else the board and the study disagree)."""
     rule = load_config(VARIANTS["RcRL"]).reward.rcrl.judge.rule
     if {k: getattr(rule, k) for k in miscalibration(BOARD_LEVEL)} != miscalibration(BOARD_LEVEL):
-        raise SystemExit(f"the recipes' judge is not at miscalibration level {BOARD_LEVEL:g}: update BOARD_LEVEL "
-                         f"or the recipes' reward.rcrl.judge.rule (miscalibration({BOARD_LEVEL:g}))")
+        raise SystemExit(
+            f"the recipes' judge is not at miscalibration level {BOARD_LEVEL:g}: update BOARD_LEVEL "
+            f"or the recipes' reward.rcrl.judge.rule (miscalibration({BOARD_LEVEL:g}))"
+        )
 
 
 def summarise(result: RunResult) -> dict:
     """What the tables need of one run: its held-out rows by step, the entropy series and its wall time."""
     rows = {step: {k: np.asarray(v) for k, v in r.items()} for step, r in eval_rows(result.spec.run_dir).items()}
     entropy = [r["policy/entropy"] for r in result.rows if "policy/entropy" in r]  # one per RL step
-    return {"rows": rows, "entropy": entropy, "wall_s": result.wall_s, "steps": len(entropy),
-            "entropy_ratio": entropy_ratio(entropy, ENTROPY_WINDOW) if entropy else float("nan")}
+    return {
+        "rows": rows,
+        "entropy": entropy,
+        "wall_s": result.wall_s,
+        "steps": len(entropy),
+        "entropy_ratio": entropy_ratio(entropy, ENTROPY_WINDOW) if entropy else float("nan"),
+    }
 
 
 def cost_line(runs: dict, n_full: int, jobs: int, full_steps: int) -> str:
@@ -156,28 +171,36 @@ def cost_line(runs: dict, n_full: int, jobs: int, full_steps: int) -> str:
     walls = [r["wall_s"] for r in runs.values()]
     per_step = sum(walls) / max(sum(r["steps"] for r in runs.values()), 1)
     mean = float(np.mean(walls))
-    return (f"measured {len(walls)} runs: {mean:.0f} s per run on average ({per_step:.2f} s per RL step, evaluations "
-            f"included); the full size is {n_full} runs of {full_steps} steps ≈ "
-            f"{n_full * full_steps * per_step / jobs / 3600:.2f} h wall on {jobs} processes (plus one SFT warm start)")
+    return (
+        f"measured {len(walls)} runs: {mean:.0f} s per run on average ({per_step:.2f} s per RL step, evaluations "
+        f"included); the full size is {n_full} runs of {full_steps} steps ≈ "
+        f"{n_full * full_steps * per_step / jobs / 3600:.2f} h wall on {jobs} processes (plus one SFT warm start)"
+    )
 
 
 def win_table(runs: dict, keys: list) -> np.ndarray:
     """[S, E] oracle verdicts of each run's final held-out rows against its warm start's."""
-    return np.stack([preferences(runs[k]["rows"][max(runs[k]["rows"])]["quality"], runs[k]["rows"][0]["quality"])
-                     for k in keys])
+    return np.stack(
+        [preferences(runs[k]["rows"][max(runs[k]["rows"])]["quality"], runs[k]["rows"][0]["quality"]) for k in keys]
+    )
 
 
 def metric_table(runs: dict, keys: list, metric: str, step: str = "last") -> np.ndarray:
     """[S, E] a held-out row metric at the first or last evaluation of each run."""
-    return np.stack([runs[k]["rows"][min(runs[k]["rows"]) if step == "first" else max(runs[k]["rows"])][metric]
-                     for k in keys])
+    return np.stack(
+        [runs[k]["rows"][min(runs[k]["rows"]) if step == "first" else max(runs[k]["rows"])][metric] for k in keys]
+    )
 
 
 def win_curve(runs: dict, keys: list) -> tuple[list[int], np.ndarray]:
     """Evaluation steps and the oracle win rate against the warm start at each, per run: [S, T]."""
     steps = sorted(runs[keys[0]]["rows"])
-    return steps, np.array([[preferences(runs[k]["rows"][t]["quality"], runs[k]["rows"][0]["quality"]).mean()
-                             for t in steps] for k in keys])
+    return steps, np.array(
+        [
+            [preferences(runs[k]["rows"][t]["quality"], runs[k]["rows"][0]["quality"]).mean() for t in steps]
+            for k in keys
+        ]
+    )
 
 
 def verdict(e: Estimate, null: float, scale: float = 100.0, digits: int = 1) -> str:
@@ -192,7 +215,9 @@ def verdict(e: Estimate, null: float, scale: float = 100.0, digits: int = 1) -> 
 
 def header(name: str, argv: list[str] | None) -> str:
     """The Markdown's first line: the exact command."""
-    return f"<!-- command: {shlex.join(['python', 'benchmarks/rcrl.py', *(sys.argv[1:] if argv is None else argv)])} -->"
+    return (
+        f"<!-- command: {shlex.join(['python', 'benchmarks/rcrl.py', *(sys.argv[1:] if argv is None else argv)])} -->"
+    )
 
 
 # ------------------------------------------------------------------ study
@@ -212,18 +237,23 @@ def study(args, argv) -> int:
 
     base = metric_table(runs, list(runs), "quality", "first")
     assert (base == base[0]).all(), "every run must start from the one warm start (sft.seed=0)"
-    lines = [header("rcrl", argv), "",
-             f"Rubric-writing testbed, {len(seeds)} seed(s) ({', '.join(map(str, seeds))}), "
-             f"{runs[next(iter(runs))]['steps']} RL steps, {base.shape[1]} held-out prompts, greedy completions judged by "
-             "the held-out oracle against the warm start's (oracle quality "
-             f"{base[0].mean():.3f}).  Mean [95% interval]: each seed's mean over its prompts, t-interval over seeds "
-             "(the seed is the unit; entropy ratio: mean ± half-width, t over seeds).  m = the judge's miscalibration of absolute scores "
-             f"(0 = calibrated; the recipes: {BOARD_LEVEL:g}).", "",
-             "| m | method | win rate vs warm start (%) | best on the way (%) @ step | oracle quality | entropy ratio "
-             "| word repetition (%) | overlooked tokens (%) |", "|---" * 8 + "|",
-             f"| — | warm start | — | — | {base[0].mean():.3f} | — | "
-             f"{100 * metric_table(runs, list(runs)[:1], 'repetition', 'first').mean():.1f} | "
-             f"{100 * metric_table(runs, list(runs)[:1], 'overlooked', 'first').mean():.1f} |"]
+    lines = [
+        header("rcrl", argv),
+        "",
+        f"Rubric-writing testbed, {len(seeds)} seed(s) ({', '.join(map(str, seeds))}), "
+        f"{runs[next(iter(runs))]['steps']} RL steps, {base.shape[1]} held-out prompts, greedy completions judged by "
+        "the held-out oracle against the warm start's (oracle quality "
+        f"{base[0].mean():.3f}).  Mean [95% interval]: each seed's mean over its prompts, t-interval over seeds "
+        "(the seed is the unit; entropy ratio: mean ± half-width, t over seeds).  m = the judge's miscalibration of absolute scores "
+        f"(0 = calibrated; the recipes: {BOARD_LEVEL:g}).",
+        "",
+        "| m | method | win rate vs warm start (%) | best on the way (%) @ step | oracle quality | entropy ratio "
+        "| word repetition (%) | overlooked tokens (%) |",
+        "|---" * 8 + "|",
+        f"| — | warm start | — | — | {base[0].mean():.3f} | — | "
+        f"{100 * metric_table(runs, list(runs)[:1], 'repetition', 'first').mean():.1f} | "
+        f"{100 * metric_table(runs, list(runs)[:1], 'overlooked', 'first').mean():.1f} |",
+    ]
     csv_rows, summary = [], {}
     for m, v in plan:
         keys = [(m, v, s) for s in seeds]
@@ -234,31 +264,64 @@ def study(args, argv) -> int:
         shown = {x: seed_ci(lambda a: a.mean(), metric_table(runs, keys, x)) for x in SHOWN}
         q = seed_ci(lambda a: a.mean(), metric_table(runs, keys, "quality"))
         summary[(m, v)] = {"win": win, "ratio": ratio, **shown, "curve": (t, curve.mean(0))}
-        lines.append(f"| {m:g} | {v} | {win.bounds(scale=100)} | {100 * curve.mean(0)[best]:.1f} @ {t[best]} | "
-                     f"{q.bounds(digits=3)} | {ratio.format(digits=2)} | {shown['repetition'].bounds(scale=100)} | "
-                     f"{shown['overlooked'].bounds(scale=100)} |")
+        lines.append(
+            f"| {m:g} | {v} | {win.bounds(scale=100)} | {100 * curve.mean(0)[best]:.1f} @ {t[best]} | "
+            f"{q.bounds(digits=3)} | {ratio.format(digits=2)} | {shown['repetition'].bounds(scale=100)} | "
+            f"{shown['overlooked'].bounds(scale=100)} |"
+        )
         for k in keys:
             for step, rows in sorted(runs[k]["rows"].items()):
-                csv_rows.append([m, v, k[2], step, float(preferences(rows["quality"], runs[k]["rows"][0]["quality"]).mean()),
-                                 float(rows["quality"].mean()), *(float(rows[x].mean()) for x in SHOWN)])
+                csv_rows.append(
+                    [
+                        m,
+                        v,
+                        k[2],
+                        step,
+                        float(preferences(rows["quality"], runs[k]["rows"][0]["quality"]).mean()),
+                        float(rows["quality"].mean()),
+                        *(float(rows[x].mean()) for x in SHOWN),
+                    ]
+                )
     if set(KNOB_VARIANTS) <= set(variants):
-        lines += ["", "RcRL against Absolute RaR at each level, prompt by prompt (oracle verdicts of the final outputs, "
-                  "ties ½; each seed's win rate over its prompts, t-interval over seeds), entropy ratio RcRL − RaR (t over seeds) and "
-                  "blind-spot exploitation RaR − RcRL (overlooked tokens, points):", "",
-                  "| m | RcRL vs RaR win rate (%) | entropy ratio RcRL − RaR | overlooked RaR − RcRL (points) |",
-                  "|---|---|---|---|"]
+        lines += [
+            "",
+            "RcRL against Absolute RaR at each level, prompt by prompt (oracle verdicts of the final outputs, "
+            "ties ½; each seed's win rate over its prompts, t-interval over seeds), entropy ratio RcRL − RaR (t over seeds) and "
+            "blind-spot exploitation RaR − RcRL (overlooked tokens, points):",
+            "",
+            "| m | RcRL vs RaR win rate (%) | entropy ratio RcRL − RaR | overlooked RaR − RcRL (points) |",
+            "|---|---|---|---|",
+        ]
         for m in levels:
             a, b = ([(m, v, s) for s in seeds] for v in KNOB_VARIANTS)
-            head = seed_ci(lambda x, y: preferences(x, y).mean(),
-                           metric_table(runs, a, "quality"), metric_table(runs, b, "quality"))
+            head = seed_ci(
+                lambda x, y: preferences(x, y).mean(),
+                metric_table(runs, a, "quality"),
+                metric_table(runs, b, "quality"),
+            )
             d_ratio = mean_ci([runs[i]["entropy_ratio"] - runs[j]["entropy_ratio"] for i, j in zip(a, b)])
-            d_over = seed_ci(lambda x, y: x.mean() - y.mean(), metric_table(runs, b, "overlooked"),
-                             metric_table(runs, a, "overlooked"))
+            d_over = seed_ci(
+                lambda x, y: x.mean() - y.mean(),
+                metric_table(runs, b, "overlooked"),
+                metric_table(runs, a, "overlooked"),
+            )
             summary[(m, "head")] = head
-            lines.append(f"| {m:g} | {verdict(head, 0.5)} | {d_ratio.format(digits=2, sign=True)} | "
-                         f"{d_over.bounds(scale=100, sign=True)} |")
-    lines += ["", cost_line(runs, len(LEVELS) * len(SEEDS) * len(KNOB_VARIANTS) + (len(VARIANTS) - 2) * len(SEEDS),
-                            args.jobs, load_config(VARIANTS["RcRL"]).steps) + ".", "", f"![across the knob]({args.name}.png)"]
+            lines.append(
+                f"| {m:g} | {verdict(head, 0.5)} | {d_ratio.format(digits=2, sign=True)} | "
+                f"{d_over.bounds(scale=100, sign=True)} |"
+            )
+    lines += [
+        "",
+        cost_line(
+            runs,
+            len(LEVELS) * len(SEEDS) * len(KNOB_VARIANTS) + (len(VARIANTS) - 2) * len(SEEDS),
+            args.jobs,
+            load_config(VARIANTS["RcRL"]).steps,
+        )
+        + ".",
+        "",
+        f"![across the knob]({args.name}.png)",
+    ]
     results_dir = Path(args.results)
     results_dir.mkdir(parents=True, exist_ok=True)
     (results_dir / f"{args.name}.md").write_text("\n".join(lines) + "\n")
@@ -275,24 +338,40 @@ def plot_study(summary: dict, levels, variants, seeds, path: Path) -> None:
     """Four panels across the knob (win rate vs warm start, RcRL vs RaR, entropy ratio, overlooked tokens) and
     the win-rate curves over steps at the board's level."""
     fig, axes = plt.subplots(1, 5, figsize=(24, 4.2))
-    panels = (("win", "oracle win rate vs warm start (%)", 100), ("ratio", "entropy ratio (final/initial)", 1),
-              ("overlooked", "overlooked tokens (%)", 100), ("repetition", "word repetition (%)", 100))
+    panels = (
+        ("win", "oracle win rate vs warm start (%)", 100),
+        ("ratio", "entropy ratio (final/initial)", 1),
+        ("overlooked", "overlooked tokens (%)", 100),
+        ("repetition", "word repetition (%)", 100),
+    )
     for ax, (key, title, scale) in zip(axes[[0, 2, 3, 4]], panels):
         for v in variants:
             pts = [(m, summary[(m, v)][key]) for m in levels if (m, v) in summary]
             xs = [m for m, _ in pts]
             ys = np.array([e.mean for _, e in pts]) * scale
             err = np.array([[e.mean - e.low, e.high - e.mean] for _, e in pts]).T * scale
-            ax.errorbar(xs, ys, yerr=np.nan_to_num(err, posinf=0), marker="o", capsize=3, label=v,
-                        ls="-" if len(xs) > 1 else "none")
+            ax.errorbar(
+                xs,
+                ys,
+                yerr=np.nan_to_num(err, posinf=0),
+                marker="o",
+                capsize=3,
+                label=v,
+                ls="-" if len(xs) > 1 else "none",
+            )
         ax.set(xlabel="miscalibration m of absolute scores", title=title)
     axes[0].axhline(50, color="grey", lw=0.8, ls="--")
     axes[0].legend(fontsize=7)
     heads = [(m, summary[(m, "head")]) for m in levels if (m, "head") in summary]
     if heads:
-        axes[1].errorbar([m for m, _ in heads], [100 * e.mean for _, e in heads],
-                         yerr=np.nan_to_num(np.array([[e.mean - e.low, e.high - e.mean] for _, e in heads]).T * 100, posinf=0),
-                         marker="o", capsize=3, color="black")
+        axes[1].errorbar(
+            [m for m, _ in heads],
+            [100 * e.mean for _, e in heads],
+            yerr=np.nan_to_num(np.array([[e.mean - e.low, e.high - e.mean] for _, e in heads]).T * 100, posinf=0),
+            marker="o",
+            capsize=3,
+            color="black",
+        )
         axes[1].axhline(50, color="grey", lw=0.8, ls="--")
     axes[1].set(xlabel="miscalibration m of absolute scores", title="RcRL vs Absolute RaR, prompt by prompt (%)")
     fig.suptitle(f"RcRL testbed, {len(seeds)} seed(s); mean and 95% interval", fontsize=10)
@@ -317,20 +396,40 @@ def pacing(args, argv) -> int:
     out = Path(args.out) / "pacing"
     out.mkdir(parents=True, exist_ok=True)
     rubric = load_rubric("rubric_writing")
-    criteria = [c for c in rubric.criteria if c.name in args.criteria] if args.criteria else \
-        list(rubric.criteria[:PACING_CRITERIA])
+    criteria = (
+        [c for c in rubric.criteria if c.name in args.criteria]
+        if args.criteria
+        else list(rubric.criteria[:PACING_CRITERIA])
+    )
     settings = settings_of(args.settings).get("RcRL", [])
     specs = {}
     for c in criteria:
         path = out / f"rubric_{c.name}.yaml"
-        path.write_text(json.dumps({"name": f"only_{c.name}", "steps_per_criterion": 1,
-                                    "criteria": [{"name": c.name, "description": c.description, "check": c.check}]}))
+        path.write_text(
+            json.dumps(
+                {
+                    "name": f"only_{c.name}",
+                    "steps_per_criterion": 1,
+                    "criteria": [{"name": c.name, "description": c.description, "check": c.check}],
+                }
+            )
+        )
         for s in args.seeds:
-            specs[(c.name, s)] = RunSpec(f"pacing/{c.name}/seed{s}", VARIANTS["RcRL"],
-                                         out / (c.name + settings_tag([*settings, *args.set])) / f"seed{s}",
-                                         (f"seed={s}", f"sft.cache_dir={Path(args.out) / 'sft-cache'}", *COMMON,
-                                          f"reward.rcrl.rubric={path}", f"steps={args.steps}", f"eval.every={args.every}",
-                                          *settings, *args.set))
+            specs[(c.name, s)] = RunSpec(
+                f"pacing/{c.name}/seed{s}",
+                VARIANTS["RcRL"],
+                out / (c.name + settings_tag([*settings, *args.set])) / f"seed{s}",
+                (
+                    f"seed={s}",
+                    f"sft.cache_dir={Path(args.out) / 'sft-cache'}",
+                    *COMMON,
+                    f"reward.rcrl.rubric={path}",
+                    f"steps={args.steps}",
+                    f"eval.every={args.every}",
+                    *settings,
+                    *args.set,
+                ),
+            )
     results = run_sweep(list(specs.values()), desc="rcrl pacing", executor=executor_from_args(args))
     runs = {k: summarise(results[sp.name]) for k, sp in specs.items()}
     task = build_task(load_config(VARIANTS["RcRL"]).task)
@@ -346,25 +445,46 @@ def pacing(args, argv) -> int:
     mean = curves.mean(0)
     peak = int(np.argmax(mean))
     per = {c.name: win_curve(runs, [k for k in keys if k[0] == c.name])[1].mean(0) for c in criteria}
-    lines = [header("rcrl_pacing", argv), "",
-             f"004 Fig. 8 on the rubric-writing testbed: RcRL trained on one criterion alone (each of {len(criteria)}: "
-             f"{', '.join(c.name for c in criteria)}), {len(args.seeds)} seed(s), {args.steps} RL steps, held-out "
-             "greedy completions judged by the oracle against the warm start's (ties ½).", "",
-             "| step | " + " | ".join(c.name for c in criteria) + " | mean win rate (%) | mean ± 95% (runs) |",
-             "|---" * (len(criteria) + 3) + "|"]
+    lines = [
+        header("rcrl_pacing", argv),
+        "",
+        f"004 Fig. 8 on the rubric-writing testbed: RcRL trained on one criterion alone (each of {len(criteria)}: "
+        f"{', '.join(c.name for c in criteria)}), {len(args.seeds)} seed(s), {args.steps} RL steps, held-out "
+        "greedy completions judged by the oracle against the warm start's (ties ½).",
+        "",
+        "| step | " + " | ".join(c.name for c in criteria) + " | mean win rate (%) | mean ± 95% (runs) |",
+        "|---" * (len(criteria) + 3) + "|",
+    ]
     for i, t in enumerate(steps):
         e = mean_ci(curves[:, i])
-        lines.append(f"| {t} | " + " | ".join(f"{100 * per[c.name][i]:.1f}" for c in criteria)
-                     + f" | {100 * mean[i]:.1f} | {e.format(scale=100)} |")
-    lines += ["", "The trained criterion's own held-out check (the calibrated check on the text as written, mean over "
-              "prompts and seeds):", "", "| step | " + " | ".join(c.name for c in criteria) + " |",
-              "|---" * (len(criteria) + 1) + "|"]
+        lines.append(
+            f"| {t} | "
+            + " | ".join(f"{100 * per[c.name][i]:.1f}" for c in criteria)
+            + f" | {100 * mean[i]:.1f} | {e.format(scale=100)} |"
+        )
+    lines += [
+        "",
+        "The trained criterion's own held-out check (the calibrated check on the text as written, mean over "
+        "prompts and seeds):",
+        "",
+        "| step | " + " | ".join(c.name for c in criteria) + " |",
+        "|---" * (len(criteria) + 1) + "|",
+    ]
     for t in steps:
-        lines.append(f"| {t} | " + " | ".join(f"{np.mean([own[(c.name, s)][t] for s in args.seeds]):.3f}"
-                                              for c in criteria) + " |")
-    lines += ["", f"**Turning point: step {steps[peak]}** (the mean win rate peaks at {100 * mean[peak]:.1f}%; "
-              f"{'it then declines to ' + format(100 * mean[-1], '.1f') + '% at step ' + str(steps[-1]) if peak < len(steps) - 1 else 'it has not declined by the last step: run longer'}).",
-              "", cost_line(runs, PACING_CRITERIA * len(args.seeds), args.jobs, args.steps) + ".", "", "![pacing](rcrl_pacing.png)"]
+        lines.append(
+            f"| {t} | "
+            + " | ".join(f"{np.mean([own[(c.name, s)][t] for s in args.seeds]):.3f}" for c in criteria)
+            + " |"
+        )
+    lines += [
+        "",
+        f"**Turning point: step {steps[peak]}** (the mean win rate peaks at {100 * mean[peak]:.1f}%; "
+        f"{'it then declines to ' + format(100 * mean[-1], '.1f') + '% at step ' + str(steps[-1]) if peak < len(steps) - 1 else 'it has not declined by the last step: run longer'}).",
+        "",
+        cost_line(runs, PACING_CRITERIA * len(args.seeds), args.jobs, args.steps) + ".",
+        "",
+        "![pacing](rcrl_pacing.png)",
+    ]
     results_dir = Path(args.results)
     results_dir.mkdir(parents=True, exist_ok=True)
     (results_dir / "rcrl_pacing.md").write_text("\n".join(lines) + "\n")
@@ -386,8 +506,9 @@ def pacing(args, argv) -> int:
 
 
 # ------------------------------------------------------------------ the generation-verification gap (004 §3)
-GV_TEMPLATE = ("Two answers to a writing prompt. Which one is better overall?\n"
-               "Prompt: {prompt}\nA: {first}\nB: {second}\n")
+GV_TEMPLATE = (
+    "Two answers to a writing prompt. Which one is better overall?\nPrompt: {prompt}\nA: {first}\nB: {second}\n"
+)
 
 
 def gv_gap(args, argv) -> int:
@@ -404,39 +525,65 @@ def gv_gap(args, argv) -> int:
     prompts = [e.prompt for e in examples for _ in range(n)]
     metas = [e.meta for e in examples for _ in range(n)]
     q = np.array([quality(t, m) for t, m in zip(texts, metas)]).reshape(len(examples), n)  # [P, n]
-    judge = LMJudge.self_judge(policy, tokenizer, LMJudgeConfig(pairwise_template=GV_TEMPLATE, max_length=500,
-                                                                min_choice_mass=0.0))
+    judge = LMJudge.self_judge(
+        policy, tokenizer, LMJudgeConfig(pairwise_template=GV_TEMPLATE, max_length=500, min_choice_mass=0.0)
+    )
     overall = Criterion("overall", "Which answer is better overall?", title="Overall")
     groups = [list(range(i * n, (i + 1) * n)) for i in range(len(examples))]
 
     def ask(first, second):
-        return judge.compare(overall, [prompts[i] for i in first], [metas[i] for i in first],
-                             [texts[i] for i in first], [texts[i] for i in second])
+        return judge.compare(
+            overall,
+            [prompts[i] for i in first],
+            [metas[i] for i in first],
+            [texts[i] for i in first],
+            [texts[i] for i in second],
+        )
+
     lm, stats = Tournament("round_robin").win_rates(ask, groups)
-    batch = Rollouts(prompts=prompts, completions=texts, answers=texts, references=[None] * len(texts),
-                     group_ids=group_ids, meta=metas, step=0)
+    batch = Rollouts(
+        prompts=prompts,
+        completions=texts,
+        answers=texts,
+        references=[None] * len(texts),
+        group_ids=group_ids,
+        meta=metas,
+        step=0,
+    )
     board_rule = load_config(VARIANTS["Pairwise RaR"], args.set).reward.rcrl  # every criterion, the board's judge
     rule = RcRL(board_rule, seed=args.seed).score(batch).rewards.double()
     rng = random.Random(args.seed)
     random_pick = np.array([rng.randrange(n) for _ in examples])
-    picks = {"self-judge (frozen warm start, round robin)": lm.view(-1, n).argmax(1).numpy(),
-             "rule judge at the board's level (every criterion)": rule.view(-1, n).argmax(1).numpy(),
-             "oracle (upper bound)": q.argmax(1)}
+    picks = {
+        "self-judge (frozen warm start, round robin)": lm.view(-1, n).argmax(1).numpy(),
+        "rule judge at the board's level (every criterion)": rule.view(-1, n).argmax(1).numpy(),
+        "oracle (upper bound)": q.argmax(1),
+    }
     rows = np.arange(len(examples))
-    lines = [header("rcrl_gv_gap", argv), "",
-             f"004 §3 on the tiny warm start: {n} samples per held-out prompt ({len(examples)} prompts, temperature "
-             f"{cfg.sampling.temperature:g}); the pick with the highest win rate in a round robin of pairwise verdicts "
-             "against one drawn at random, judged by the held-out oracle (ties ½; bootstrap over prompts).", "",
-             "| selector | oracle win rate of its pick vs a random sample (%) | oracle quality of the pick |",
-             "|---|---|---|", f"| random sample | 50 | {q[rows, random_pick].mean():.3f} |"]
+    lines = [
+        header("rcrl_gv_gap", argv),
+        "",
+        f"004 §3 on the tiny warm start: {n} samples per held-out prompt ({len(examples)} prompts, temperature "
+        f"{cfg.sampling.temperature:g}); the pick with the highest win rate in a round robin of pairwise verdicts "
+        "against one drawn at random, judged by the held-out oracle (ties ½; bootstrap over prompts).",
+        "",
+        "| selector | oracle win rate of its pick vs a random sample (%) | oracle quality of the pick |",
+        "|---|---|---|",
+        f"| random sample | 50 | {q[rows, random_pick].mean():.3f} |",
+    ]
     for label, pick in picks.items():
-        e = bootstrap_ci(lambda a, b: preferences(a.ravel(), b.ravel()).mean(), q[rows, pick][None], q[rows, random_pick][None])
+        e = bootstrap_ci(
+            lambda a, b: preferences(a.ravel(), b.ravel()).mean(), q[rows, pick][None], q[rows, random_pick][None]
+        )
         lines.append(f"| {label} | {verdict(e, 0.5)} | {q[rows, pick].mean():.3f} |")
     consistency = stats.consistent / max(stats.pairs, 1)
-    lines += ["", f"The self-judge answered {stats.calls} ordered comparisons; its two orders agreed strictly on the "
-              f"winner in {100 * consistency:.1f}% of pairs (position consistency; ½ = the order decides).  "
-              "Spearman correlation of its within-group win rates with oracle quality: "
-              f"{spearman_within(lm.view(-1, n).numpy(), q):.3f} (mean over prompts)."]
+    lines += [
+        "",
+        f"The self-judge answered {stats.calls} ordered comparisons; its two orders agreed strictly on the "
+        f"winner in {100 * consistency:.1f}% of pairs (position consistency; ½ = the order decides).  "
+        "Spearman correlation of its within-group win rates with oracle quality: "
+        f"{spearman_within(lm.view(-1, n).numpy(), q):.3f} (mean over prompts).",
+    ]
     results_dir = Path(args.results)
     results_dir.mkdir(parents=True, exist_ok=True)
     (results_dir / "rcrl_gv_gap.md").write_text("\n".join(lines) + "\n")
@@ -461,9 +608,14 @@ def main(argv: list[str] | None = None) -> int:
     common.add_argument("--results", default=str(RESULTS), help="where the tables, CSV and plots go")
     common.add_argument("--jobs", type=int, default=2, help="runs in parallel")
     add_executor_arguments(common)
-    common.add_argument("--settings", help="JSON {method: [override, ...]}, or the leaderboard's tuning.csv "
-                        "(its chosen rubric-writing rows; default: the recipes' settings)")
-    common.add_argument("--set", nargs="*", default=[], help="key=value overrides of every run (after the level and settings)")
+    common.add_argument(
+        "--settings",
+        help="JSON {method: [override, ...]}, or the leaderboard's tuning.csv "
+        "(its chosen rubric-writing rows; default: the recipes' settings)",
+    )
+    common.add_argument(
+        "--set", nargs="*", default=[], help="key=value overrides of every run (after the level and settings)"
+    )
     s = sub.add_parser("study", parents=[common], help="RcRL vs Absolute RaR across the miscalibration knob")
     s.add_argument("--levels", type=float, nargs="+", default=list(LEVELS))
     s.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
@@ -472,7 +624,9 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--quick", action="store_true", help=f"the pilot size: {QUICK}")
     s.add_argument("--name", default="rcrl", help="stem of the results files")
     p = sub.add_parser("pacing", parents=[common], help="004 Fig. 8: one criterion at a time")
-    p.add_argument("--criteria", nargs="+", help=f"criterion names (default: the first {PACING_CRITERIA} of the rubric)")
+    p.add_argument(
+        "--criteria", nargs="+", help=f"criterion names (default: the first {PACING_CRITERIA} of the rubric)"
+    )
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--steps", type=int, default=120)
     p.add_argument("--every", type=int, default=10, help="evaluate every this many steps")

@@ -26,18 +26,30 @@ import torch
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.recipes import make_trainer
 
-RECIPES = ["rlvr_multiplication_smollm2", "ral_multiplication_smollm2", "varl_hackable_multiplication_smollm2",
-           "rcrl_rubric_writing_smollm2"]
-WARMUP_KEY = {"ral_multiplication_smollm2": "reward.ral.warmup_steps=1",
-              "varl_hackable_multiplication_smollm2": "reward.varl.warmup_steps=1"}
+RECIPES = [
+    "rlvr_multiplication_smollm2",
+    "ral_multiplication_smollm2",
+    "varl_hackable_multiplication_smollm2",
+    "rcrl_rubric_writing_smollm2",
+]
+WARMUP_KEY = {
+    "ral_multiplication_smollm2": "reward.ral.warmup_steps=1",
+    "varl_hackable_multiplication_smollm2": "reward.varl.warmup_steps=1",
+}
 PARTS = ("time/step_s", "time/generate_s", "time/reward_s", "time/policy_s")
 
 
 def measure(recipe: str, steps: int, eval_examples: int, root: Path) -> dict:
     """One short run of ``recipe``; its setup time, per-step timings and step-0 held-out metrics."""
     start = time.perf_counter()
-    overrides = [f"steps={steps}", f"eval.n_examples={eval_examples}", f"eval.every={steps}", "checkpoint_every=0",
-                 "logging.progress=false", f"run_dir={root / recipe}"]
+    overrides = [
+        f"steps={steps}",
+        f"eval.n_examples={eval_examples}",
+        f"eval.every={steps}",
+        "checkpoint_every=0",
+        "logging.progress=false",
+        f"run_dir={root / recipe}",
+    ]
     trainer = make_trainer(recipe, overrides + ([WARMUP_KEY[recipe]] if recipe in WARMUP_KEY else []))
     setup = time.perf_counter() - start
     trainer.train()
@@ -64,12 +76,19 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         results = [measure(r, args.steps, args.eval_examples, Path(tmp)) for r in args.recipes]
-    command = (f"python benchmarks/real_model_cost.py --steps {args.steps} --eval-examples {args.eval_examples} "
-               f"--recipes {' '.join(args.recipes)} --out {args.out}")
+    command = (
+        f"python benchmarks/real_model_cost.py --steps {args.steps} --eval-examples {args.eval_examples} "
+        f"--recipes {' '.join(args.recipes)} --out {args.out}"
+    )
     keys = [k for k in results[0] if k != "recipe"]
-    lines = [f"# What a step costs on SmolLM2-135M-Instruct (CPU, {torch.get_num_threads()} torch threads)", "",
-             f"Command: `{command}`", "",
-             "| recipe | " + " | ".join(keys) + " |", "| --- |" + " --- |" * len(keys)]
+    lines = [
+        f"# What a step costs on SmolLM2-135M-Instruct (CPU, {torch.get_num_threads()} torch threads)",
+        "",
+        f"Command: `{command}`",
+        "",
+        "| recipe | " + " | ".join(keys) + " |",
+        "| --- |" + " --- |" * len(keys),
+    ]
     lines += ["| " + r["recipe"] + " | " + " | ".join(str(r.get(k, "—")) for k in keys) + " |" for r in results]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n")

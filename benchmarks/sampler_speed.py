@@ -53,10 +53,14 @@ def main() -> int:
         "processor": lambda: sampler(ids, scores).argmax(-1),
     }
     times = {name: median_ms(fn, args.repeats) for name, fn in ways.items()}
-    lines = [f"# command: python benchmarks/sampler_speed.py {' '.join(sys.argv[1:])}".rstrip(),
-             f"# machine: {platform.machine()} torch {torch.__version__}, {torch.get_num_threads()} thread(s); "
-             f"{args.rows} rows x {args.vocab:,} scores, median of {args.repeats}", "",
-             "| way | ms per draw of all rows | x faster than multinomial |", "|---|---|---|"]
+    lines = [
+        f"# command: python benchmarks/sampler_speed.py {' '.join(sys.argv[1:])}".rstrip(),
+        f"# machine: {platform.machine()} torch {torch.__version__}, {torch.get_num_threads()} thread(s); "
+        f"{args.rows} rows x {args.vocab:,} scores, median of {args.repeats}",
+        "",
+        "| way | ms per draw of all rows | x faster than multinomial |",
+        "|---|---|---|",
+    ]
     lines += [f"| {name} | {ms:.1f} | {times['multinomial'] / ms:.1f} |" for name, ms in times.items()]
     print("\n".join(lines))
     if args.out:

@@ -33,9 +33,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rewardzoo.integrations.remote import post_score
-from tests.helpers.serving import Served
-from tests.serve.test_serve_service import (
+from rewardzoo.integrations.remote import post_score  # noqa: E402
+from tests.helpers.serving import Served  # noqa: E402
+from tests.serve.test_serve_service import (  # noqa: E402
     TASK,
     G,
     assert_same_state,
@@ -89,10 +89,16 @@ def load_level(served: Served, clients: int, requests: int, n_rows: int, level_s
             f.result()
     wall = time.perf_counter() - t0
     batches = served.health()["batches"] - before
-    return {"clients": clients, "requests": len(latencies), "wall_s": wall, "req_per_s": len(latencies) / wall,
-            "rows_per_s": len(latencies) * n_rows / wall, "batches": batches,
-            "rows_per_batch": len(latencies) * n_rows / max(batches, 1),
-            **{f"p{q}_ms": 1000 * percentile(latencies, q / 100) for q in (50, 95, 99)}}
+    return {
+        "clients": clients,
+        "requests": len(latencies),
+        "wall_s": wall,
+        "req_per_s": len(latencies) / wall,
+        "rows_per_s": len(latencies) * n_rows / wall,
+        "batches": batches,
+        "rows_per_batch": len(latencies) * n_rows / max(batches, 1),
+        **{f"p{q}_ms": 1000 * percentile(latencies, q / 100) for q in (50, 95, 99)},
+    }
 
 
 def kill_run(out_dir: Path, n_batches: int) -> dict:
@@ -128,10 +134,18 @@ def kill_run(out_dir: Path, n_batches: int) -> dict:
     except AssertionError as err:
         same = f"DIFFERENT at {err}"
     rewards_equal = all(abs(x - y) <= 1e-5 for a, e in zip(answers, expected_rewards) for x, y in zip(a["rewards"], e))
-    return {"batches_sent": n_batches, "answered": len(answers), "answered_before_kill": killed_after,
-            "resumed_from_batch": health["batches"], "lost_updates_reported": health["lost_updates"],
-            "replayed_answers": sum(bool(a.get("replayed")) for a in answers), "final_batches": final["batches"],
-            "restart_s": restarted_s, "judge_state_vs_in_process": same, "rewards_equal_in_process": rewards_equal}
+    return {
+        "batches_sent": n_batches,
+        "answered": len(answers),
+        "answered_before_kill": killed_after,
+        "resumed_from_batch": health["batches"],
+        "lost_updates_reported": health["lost_updates"],
+        "replayed_answers": sum(bool(a.get("replayed")) for a in answers),
+        "final_batches": final["batches"],
+        "restart_s": restarted_s,
+        "judge_state_vs_in_process": same,
+        "rewards_equal_in_process": rewards_equal,
+    }
 
 
 def main() -> int:
@@ -148,33 +162,46 @@ def main() -> int:
         served = Served(Path(tmp) / "load").start()
         try:
             post_score(rows_of(0, args.rows), served.url)  # the warm-up batch, outside the measurement
-            levels = [load_level(served, int(c), args.requests, args.rows, args.level_s)
-                      for c in args.clients.split(",")]
+            levels = [
+                load_level(served, int(c), args.requests, args.rows, args.level_s) for c in args.clients.split(",")
+            ]
         finally:
             served.stop()
         kill = kill_run(Path(tmp) / "kill", args.kill_batches) if args.kill_batches else None
-    lines = [f"# command: {command}", "",
-             (f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, shared with other jobs while measured: the "
-              f"absolute numbers are upper bounds on the latency and lower bounds on the throughput an idle machine "
-              f"gives. Loopback only (127.0.0.1). Reward: RAL (ral_multiplication at test sizes, a tiny judge from "
-              f"scratch), learning on every batch, a checkpoint written before each batch is answered; defaults "
-              f"--max-batch-rows 512 --max-wait-ms 10."), "",
-             f"## Load: {args.requests} requests of {args.rows} rows per level", "",
-             ("| clients | requests | wall s | requests/s | rows/s | judge batches | rows/batch | p50 ms | p95 ms "
-              "| p99 ms |"),
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# command: {command}",
+        "",
+        (
+            f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, shared with other jobs while measured: the "
+            f"absolute numbers are upper bounds on the latency and lower bounds on the throughput an idle machine "
+            f"gives. Loopback only (127.0.0.1). Reward: RAL (ral_multiplication at test sizes, a tiny judge from "
+            f"scratch), learning on every batch, a checkpoint written before each batch is answered; defaults "
+            f"--max-batch-rows 512 --max-wait-ms 10."
+        ),
+        "",
+        f"## Load: {args.requests} requests of {args.rows} rows per level",
+        "",
+        (
+            "| clients | requests | wall s | requests/s | rows/s | judge batches | rows/batch | p50 ms | p95 ms "
+            "| p99 ms |"
+        ),
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in levels:
-        lines.append(f"| {r['clients']} | {r['requests']} | {r['wall_s']:.1f} | {r['req_per_s']:.1f} | "
-                     f"{r['rows_per_s']:.0f} | {r['batches']} | {r['rows_per_batch']:.1f} | {r['p50_ms']:.0f} | "
-                     f"{r['p95_ms']:.0f} | {r['p99_ms']:.0f} |")
+        lines.append(
+            f"| {r['clients']} | {r['requests']} | {r['wall_s']:.1f} | {r['req_per_s']:.1f} | "
+            f"{r['rows_per_s']:.0f} | {r['batches']} | {r['rows_per_batch']:.1f} | {r['p50_ms']:.0f} | "
+            f"{r['p95_ms']:.0f} | {r['p99_ms']:.0f} |"
+        )
     if kill:
         lines += ["", f"## SIGKILL mid-run and restart ({kill['batches_sent']} batches of 16 rows, one client)", ""]
         lines += [f"- {k}: {v}" for k, v in kill.items()]
     text = "\n".join(lines) + "\n"
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)
-    Path(args.out).with_suffix(".json").write_text(json.dumps({"command": command, "levels": levels, "kill": kill},
-                                                              indent=1))
+    Path(args.out).with_suffix(".json").write_text(
+        json.dumps({"command": command, "levels": levels, "kill": kill}, indent=1)
+    )
     print(text)
     return 0
 

@@ -51,16 +51,16 @@ import re
 import shlex
 import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from omegaconf import OmegaConf
 
-from rewardzoo.eval import Estimate, mean_ci, seed_ci
 from rewardzoo.board import DIVERGENCE_OF, PRESETS, Entry
 from rewardzoo.board import specs as board_specs
+from rewardzoo.eval import Estimate, mean_ci, seed_ci
 from rewardzoo.protocol import Choice, Setting, overrides_tag, read_choices
 from rewardzoo.rewards.transforms import G_TRANSFORMS
 from rewardzoo.rewards.varl import warn_unless_safe_under_gate
@@ -78,8 +78,10 @@ BOARD_ROWS = {e.method: e for e in PRESETS["cpu"] if e.task == HACKING_TASK}
 the hacking study runs them exactly as the board does, in the board's run directories, so a study given the
 board's ``--runs`` as ``--out`` reuses the board's finished runs (and the other way round)."""
 VARL_ROW = "VARL (proxy gate)"
-VARIANTS = {"VARL, completion features": "reward.varl.features=completion",
-            **{f"VARL g={g}": f"reward.varl.g={g}" for g in ("neg_log_one_minus_D", "log_D", "logit")}}
+VARIANTS = {
+    "VARL, completion features": "reward.varl.features=completion",
+    **{f"VARL g={g}": f"reward.varl.g={g}" for g in ("neg_log_one_minus_D", "log_D", "logit")},
+}
 """The hacking study's rows beyond the board: VARL with one more override (they take VARL's settings unless
 ``--settings`` names them)."""
 STUDIES = {
@@ -87,16 +89,32 @@ STUDIES = {
         **{f"RAL g={g}": ("ral_refdist", [f"reward.ral.g={g}"]) for g in CLAIMED},
         "RAL g=D, frozen judge": ("ral_refdist", ["reward.ral.frozen=true"]),
     },
-    "hacking": {**BOARD_ROWS, **{label: replace(BOARD_ROWS[VARL_ROW], method=label,
-                                                overrides=(*BOARD_ROWS[VARL_ROW].overrides, override))
-                                 for label, override in VARIANTS.items()}},
+    "hacking": {
+        **BOARD_ROWS,
+        **{
+            label: replace(BOARD_ROWS[VARL_ROW], method=label, overrides=(*BOARD_ROWS[VARL_ROW].overrides, override))
+            for label, override in VARIANTS.items()
+        },
+    },
 }
 QUICK = {"refdist": ("steps=40",), "hacking": ("eval.n_examples=200", "eval.every=20")}
 """What ``--quick`` changes in every run: refdist 40 RL steps (the leaderboard's cpu setting); hacking 200 of the
 1,000 held-out prompts (the pilot)."""
 SEEDS = {"refdist": [0, 1, 2], "hacking": [0, 1, 2, 3, 4]}
-REFDIST_KEYS = ["kl_ref_pi", "kl_pi_ref", "js", "le_cam", "kl_ref_mix", "kl_mix_ref", "top_answer_share",
-                "answer_entropy", "outside_mass", "ref_top_answer_share", "ref_answer_entropy", "accuracy"]
+REFDIST_KEYS = [
+    "kl_ref_pi",
+    "kl_pi_ref",
+    "js",
+    "le_cam",
+    "kl_ref_mix",
+    "kl_mix_ref",
+    "top_answer_share",
+    "answer_entropy",
+    "outside_mass",
+    "ref_top_answer_share",
+    "ref_answer_entropy",
+    "accuracy",
+]
 HACKING_KEYS = ["hack_rate", "accuracy", "proxy_pass", "format_rate"]
 AUC = "disc/auc_ref_vs_passing"
 SERIES = ["train/hack_rate", "train/accuracy", "train/proxy_pass", AUC, "reward/g_passing_mean"]
@@ -108,9 +126,19 @@ WINDOW = 5
 def spec(name: str, recipe: str, overrides: list[str], seed: int, out: Path, extra: list[str]) -> RunSpec:
     """One run of a study: the recipe at ``seed`` with the study's overrides, in its own directory."""
     slug = re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
-    return RunSpec(f"{name}/seed{seed}", f"algorithms/{recipe}.yaml", out / f"{slug}-seed{seed}",
-                   (f"seed={seed}", f"sft.cache_dir={out / 'sft-cache'}", "logging.tensorboard=false",
-                    "checkpoint_every=0", *overrides, *extra))
+    return RunSpec(
+        f"{name}/seed{seed}",
+        f"algorithms/{recipe}.yaml",
+        out / f"{slug}-seed{seed}",
+        (
+            f"seed={seed}",
+            f"sft.cache_dir={out / 'sft-cache'}",
+            "logging.tensorboard=false",
+            "checkpoint_every=0",
+            *overrides,
+            *extra,
+        ),
+    )
 
 
 def curves(rows: list[dict], keys: list[str]) -> dict[str, dict[int, float]]:
@@ -143,8 +171,14 @@ def hacking_spec(e: Entry, seed: int, out: Path, settings: list[str], extra: lis
     return replace(board, name=f"{e.method}/seed{seed}", run_dir=run_dir, overrides=(*board.overrides, *extra))
 
 
-def study_specs(study: str, seeds: list[int], out: Path, extra: list[str] = (), settings: dict | None = None,
-                methods: list[str] | None = None) -> dict[tuple[str, int], RunSpec]:
+def study_specs(
+    study: str,
+    seeds: list[int],
+    out: Path,
+    extra: list[str] = (),
+    settings: dict | None = None,
+    methods: list[str] | None = None,
+) -> dict[tuple[str, int], RunSpec]:
     """The runs of a study: each method (all, or ``methods``) at each seed, with ``extra`` overrides for
     every run and ``settings[method]`` (a list of ``key=value``) for that method's runs (a hacking variant of
     VARL without its own takes VARL's)."""
@@ -156,11 +190,16 @@ def study_specs(study: str, seeds: list[int], out: Path, extra: list[str] = (), 
     settings = settings or {}
     if study == "hacking":
         own = lambda name: settings.get(name, settings.get(VARL_ROW, []) if name in VARIANTS else [])  # noqa: E731
-        return {(name, seed): hacking_spec(table[name], seed, out, own(name), list(extra))
-                for seed in seeds for name in chosen}
-    return {(name, seed): spec(name, table[name][0], [*table[name][1], *settings.get(name, [])], seed, out,
-                               list(extra))
-            for seed in seeds for name in chosen}
+        return {
+            (name, seed): hacking_spec(table[name], seed, out, own(name), list(extra))
+            for seed in seeds
+            for name in chosen
+        }
+    return {
+        (name, seed): spec(name, table[name][0], [*table[name][1], *settings.get(name, [])], seed, out, list(extra))
+        for seed in seeds
+        for name in chosen
+    }
 
 
 def read_settings(path: str, study: str) -> dict[str, list[str]]:
@@ -168,8 +207,10 @@ def read_settings(path: str, study: str) -> dict[str, list[str]]:
     (the hacking study: the choices of the board's hackable rows)."""
     if path.endswith(".csv"):
         if study != "hacking":
-            raise SystemExit(f"--settings {path}: a tuning.csv gives the hacking study's board rows only; give "
-                             f"the {study} study a JSON file {{label: [key=value, ...]}}")
+            raise SystemExit(
+                f"--settings {path}: a tuning.csv gives the hacking study's board rows only; give "
+                f"the {study} study a JSON file {{label: [key=value, ...]}}"
+            )
         return read_choices(Path(path), HACKING_TASK)
     return json.loads(Path(path).read_text())
 
@@ -196,7 +237,7 @@ def band(ax, runs: list[dict], key: str, label: str, color=None) -> None:
     """Mean over seeds of ``eval/<key>`` with its 95% t-interval as a shaded band (in ``color`` when given)."""
     steps = sorted(set.intersection(*(set(r["curves"][key]) for r in runs)))  # steps every seed logged
     est = [mean_ci([r["curves"][key][s] for r in runs]) for s in steps]
-    line, = ax.plot(steps, [e.mean for e in est], marker="o", ms=2, label=label, color=color)
+    (line,) = ax.plot(steps, [e.mean for e in est], marker="o", ms=2, label=label, color=color)
     if len(runs) > 1:
         ax.fill_between(steps, [e.low for e in est], [e.high for e in est], color=line.get_color(), alpha=0.2)
 
@@ -208,36 +249,54 @@ def report_refdist(results: dict[str, list[dict]], command: str, seeds: list[int
     first = lambda r, k: r["curves"][k][min(r["curves"][k])]  # noqa: E731
     last = lambda r, k: r["curves"][k][max(r["curves"][k])]  # noqa: E731
     n_steps = max(max(r["curves"]["js"]) for runs in results.values() for r in runs)
-    lines = [f"<!-- command: {command} -->", "",
-             f"# The g-transforms on the reference-distribution task (seeds {', '.join(map(str, seeds))})", "",
-             f"`refdist`: 16 prompts, 4–8 answers each, p_ref known; tiny policy warm-started to be uniform over "
-             f"each answer set; {n_steps} GRPO steps. Divergences are exact (every answer scored with the policy, "
-             f"renormalised over the set); mean ± 95% t-interval over seeds (`rewardzoo.eval.mean_ci`).", "",
-             "## Each g descends its divergence (co-trained judge)", "",
-             "| reward | divergence it claims to descend | start | end | change (end − start) | falls? |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        f"<!-- command: {command} -->",
+        "",
+        f"# The g-transforms on the reference-distribution task (seeds {', '.join(map(str, seeds))})",
+        "",
+        f"`refdist`: 16 prompts, 4–8 answers each, p_ref known; tiny policy warm-started to be uniform over "
+        f"each answer set; {n_steps} GRPO steps. Divergences are exact (every answer scored with the policy, "
+        f"renormalised over the set); mean ± 95% t-interval over seeds (`rewardzoo.eval.mean_ci`).",
+        "",
+        "## Each g descends its divergence (co-trained judge)",
+        "",
+        "| reward | divergence it claims to descend | start | end | change (end − start) | falls? |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for g, (key, label) in CLAIMED.items():
         runs = results[f"RAL g={g}"]
         change = mean_ci([last(r, key) - first(r, key) for r in runs])
         verdict = "yes (CI below 0)" if change.high < 0 else "no (CI includes 0)" if change.low <= 0 else "no: it rises"
-        lines.append(f"| RAL g={g} | {label} (`eval/{key}`) | {fmt(mean_ci([first(r, key) for r in runs]))} | "
-                     f"{fmt(mean_ci([last(r, key) for r in runs]))} | {fmt(change)} | {verdict} |")
-    lines += ["", "All divergences at the end:", "",
-              "| reward | KL(p ‖ π) | KL(π ‖ p) | JS | Le Cam | mass outside the set |",
-              "| --- | --- | --- | --- | --- | --- |"]
+        lines.append(
+            f"| RAL g={g} | {label} (`eval/{key}`) | {fmt(mean_ci([first(r, key) for r in runs]))} | "
+            f"{fmt(mean_ci([last(r, key) for r in runs]))} | {fmt(change)} | {verdict} |"
+        )
+    lines += [
+        "",
+        "All divergences at the end:",
+        "",
+        "| reward | KL(p ‖ π) | KL(π ‖ p) | JS | Le Cam | mass outside the set |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for name, runs in results.items():
-        cells = [fmt(mean_ci([last(r, k) for r in runs]))
-                 for k in ["kl_ref_pi", "kl_pi_ref", "js", "le_cam", "outside_mass"]]
+        cells = [
+            fmt(mean_ci([last(r, k) for r in runs])) for k in ["kl_ref_pi", "kl_pi_ref", "js", "le_cam", "outside_mass"]
+        ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     co = results["RAL g=D"]
     target = co[0]["curves"]
-    lines += ["", "## Frozen judge: collapse; co-trained: matching", "",
-              f"p_ref itself has top-answer share {first(co[0], 'ref_top_answer_share'):.3f} and entropy "
-              f"{first(co[0], 'ref_answer_entropy'):.3f} nats (means over prompts); the warm start "
-              f"{fmt(mean_ci([first(r, 'top_answer_share') for r in co]))} and "
-              f"{fmt(mean_ci([first(r, 'answer_entropy') for r in co]))}.", "",
-              "| reward | top-answer share, end | change | answer entropy, end | change | KL(p ‖ π), end |",
-              "| --- | --- | --- | --- | --- | --- |"]
+    lines += [
+        "",
+        "## Frozen judge: collapse; co-trained: matching",
+        "",
+        f"p_ref itself has top-answer share {first(co[0], 'ref_top_answer_share'):.3f} and entropy "
+        f"{first(co[0], 'ref_answer_entropy'):.3f} nats (means over prompts); the warm start "
+        f"{fmt(mean_ci([first(r, 'top_answer_share') for r in co]))} and "
+        f"{fmt(mean_ci([first(r, 'answer_entropy') for r in co]))}.",
+        "",
+        "| reward | top-answer share, end | change | answer entropy, end | change | KL(p ‖ π), end |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for name, runs in results.items():
         cells = []
         for k in ["top_answer_share", "answer_entropy"]:
@@ -246,8 +305,10 @@ def report_refdist(results: dict[str, list[dict]], command: str, seeds: list[int
     fr = results["RAL g=D, frozen judge"]
     for k in ["top_answer_share", "answer_entropy", "kl_ref_pi"]:
         a, b = mean_ci([last(r, k) for r in co]), mean_ci([last(r, k) for r in fr])
-        lines.append(f"\n`{k}` at the end, co-trained {fmt(a)} vs frozen {fmt(b)}: "
-                     f"{'the intervals separate' if a.separates(b) else 'the intervals overlap (not separated)'}.")
+        lines.append(
+            f"\n`{k}` at the end, co-trained {fmt(a)} vs frozen {fmt(b)}: "
+            f"{'the intervals separate' if a.separates(b) else 'the intervals overlap (not separated)'}."
+        )
     lines += ["", "![claimed divergences](varl_refdist.png)", "", "![collapse](varl_refdist_collapse.png)"]
 
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
@@ -306,8 +367,14 @@ def gate_warning(g: str) -> str:
         warnings.simplefilter("always")
         warn_unless_safe_under_gate(G_TRANSFORMS[g])
     text = str(caught[0].message) if caught else ""
-    return "; ".join(p for p, word in (("no positive affinity", "lacks positive affinity"), ("unbounded", "unbounded"))
-                     if word in text) or "none"
+    return (
+        "; ".join(
+            p
+            for p, word in (("no positive affinity", "lacks positive affinity"), ("unbounded", "unbounded"))
+            if word in text
+        )
+        or "none"
+    )
 
 
 def controls(results: dict[str, list[dict]]) -> tuple[list[str], bool]:
@@ -316,11 +383,16 @@ def controls(results: dict[str, list[dict]]) -> tuple[list[str], bool]:
     hack = lambda r, where: at(r, "hack_rate", where)  # noqa: E731
     acc = lambda r, where: at(r, "accuracy", where)  # noqa: E731
     train_hack = lambda r, where: window(r, "train/hack_rate", where)  # noqa: E731
-    rows = [("RLVR (proxy)", "held-out `eval/hack_rate`", hack), ("RLVR (proxy)", f"`train/hack_rate` (mean of the "
-            f"first vs last {WINDOW} RL steps)", train_hack), ("RLVR (proxy)", "held-out strict `eval/accuracy`", acc),
-            ("RLVR (strict check)", "held-out strict `eval/accuracy`", acc)]
-    lines = ["| control | measure | start | end | change (end − start) | interval excludes 0? |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    rows = [
+        ("RLVR (proxy)", "held-out `eval/hack_rate`", hack),
+        ("RLVR (proxy)", f"`train/hack_rate` (mean of the first vs last {WINDOW} RL steps)", train_hack),
+        ("RLVR (proxy)", "held-out strict `eval/accuracy`", acc),
+        ("RLVR (strict check)", "held-out strict `eval/accuracy`", acc),
+    ]
+    lines = [
+        "| control | measure | start | end | change (end − start) | interval excludes 0? |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     verdicts = {}
     for name, label, value in rows:
         if name not in results:
@@ -328,8 +400,10 @@ def controls(results: dict[str, list[dict]]) -> tuple[list[str], bool]:
         runs = results[name]
         d = change(runs, value)
         verdicts[(name, label)] = d
-        lines.append(f"| {name} | {label} | {fmt(mean_ci([value(r, 'first') for r in runs]))} | "
-                     f"{fmt(mean_ci([value(r, 'last') for r in runs]))} | {fmt(d)} | {excludes_zero(d)} |")
+        lines.append(
+            f"| {name} | {label} | {fmt(mean_ci([value(r, 'first') for r in runs]))} | "
+            f"{fmt(mean_ci([value(r, 'last') for r in runs]))} | {fmt(d)} | {excludes_zero(d)} |"
+        )
     hacks = [d for (n, label), d in verdicts.items() if n == "RLVR (proxy)" and "hack" in label]
     honest = verdicts.get(("RLVR (strict check)", "held-out strict `eval/accuracy`"))
     decides = bool(hacks) and all(d.low > 0 for d in hacks) and honest is not None and honest.low > 0
@@ -346,80 +420,136 @@ def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int
     cfg = OmegaConf.load(Path(base[0]["dir"]) / "config.yaml")
     task = cfg.task.hackable_multiplication
     n_prompts = len(last_rows(base[0]["dir"], "correct"))
-    lines = [f"<!-- command: {command} -->", "",
-             f"# VARL against reward hacking: the lazy `contains` proxy (seeds {', '.join(map(str, seeds))})", "",
-             f"`algorithms/*_hackable_multiplication.yaml`: {task.multiplication.digits_a}-digit × "
-             f"{task.multiplication.digits_b}-digit products with a partial-products scratchpad, tiny policy, one SFT warm "
-             f"start ({cfg.sft.steps} steps, `hedge_prob` {task.hedge_prob}: that share of demonstrations ends in two "
-             f"candidates), {cfg.steps} GRPO steps of {cfg.grpo.batch_size // cfg.grpo.group_size} prompts × "
-             f"{cfg.grpo.group_size} at temperature {cfg.sampling.temperature}, `grpo.advantage={cfg.grpo.advantage}` "
-             f"for every method (the twins differ only in `reward.*`). The proxy passes any answer list that contains "
-             f"the product; `hack_rate` = passes the proxy and fails the strict check (exactly the product). Held-out "
-             f"metrics on {n_prompts} prompts × {max(cfg.eval.samples, 1)} completions sampled at the rollout "
-             f"temperature; `train/…` on each step's sampled batch; mean ± 95% t-interval over seeds; step 0 is the "
-             f"shared warm start.", "",
-             "## The controls: can this testbed decide?", ""]
+    lines = [
+        f"<!-- command: {command} -->",
+        "",
+        f"# VARL against reward hacking: the lazy `contains` proxy (seeds {', '.join(map(str, seeds))})",
+        "",
+        f"`algorithms/*_hackable_multiplication.yaml`: {task.multiplication.digits_a}-digit × "
+        f"{task.multiplication.digits_b}-digit products with a partial-products scratchpad, tiny policy, one SFT warm "
+        f"start ({cfg.sft.steps} steps, `hedge_prob` {task.hedge_prob}: that share of demonstrations ends in two "
+        f"candidates), {cfg.steps} GRPO steps of {cfg.grpo.batch_size // cfg.grpo.group_size} prompts × "
+        f"{cfg.grpo.group_size} at temperature {cfg.sampling.temperature}, `grpo.advantage={cfg.grpo.advantage}` "
+        f"for every method (the twins differ only in `reward.*`). The proxy passes any answer list that contains "
+        f"the product; `hack_rate` = passes the proxy and fails the strict check (exactly the product). Held-out "
+        f"metrics on {n_prompts} prompts × {max(cfg.eval.samples, 1)} completions sampled at the rollout "
+        f"temperature; `train/…` on each step's sampled batch; mean ± 95% t-interval over seeds; step 0 is the "
+        f"shared warm start.",
+        "",
+        "## The controls: can this testbed decide?",
+        "",
+    ]
     table, decides = controls(results)
-    lines += [*table, "",
-              ("**The testbed can decide**: RLVR on the proxy hacks more over training and RLVR on the strict check "
-               "gets more accurate, both with intervals that exclude 0 — hacking and honest solving are both learnable."
-               if decides else "**The testbed cannot decide at this size**: a control's interval includes 0 (see above); "
-               "the comparisons below are not evidence for or against VARL's claim."), "",
-              "## Every method at the end", "",
-              f"| method | `eval/hack_rate` start | end | strict `eval/accuracy` start | end | `eval/proxy_pass` end | "
-              f"`train/hack_rate`, last {WINDOW} steps | D's AUC ref vs passing, last {WINDOW} steps |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines += [
+        *table,
+        "",
+        (
+            "**The testbed can decide**: RLVR on the proxy hacks more over training and RLVR on the strict check "
+            "gets more accurate, both with intervals that exclude 0 — hacking and honest solving are both learnable."
+            if decides
+            else "**The testbed cannot decide at this size**: a control's interval includes 0 (see above); "
+            "the comparisons below are not evidence for or against VARL's claim."
+        ),
+        "",
+        "## Every method at the end",
+        "",
+        f"| method | `eval/hack_rate` start | end | strict `eval/accuracy` start | end | `eval/proxy_pass` end | "
+        f"`train/hack_rate`, last {WINDOW} steps | D's AUC ref vs passing, last {WINDOW} steps |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for name, runs in results.items():
-        cells = [fmt(mean_ci([at(r, k, w) for r in runs])) for k, w in
-                 [("hack_rate", "first"), ("hack_rate", "last"), ("accuracy", "first"), ("accuracy", "last"),
-                  ("proxy_pass", "last")]]
+        cells = [
+            fmt(mean_ci([at(r, k, w) for r in runs]))
+            for k, w in [
+                ("hack_rate", "first"),
+                ("hack_rate", "last"),
+                ("accuracy", "first"),
+                ("accuracy", "last"),
+                ("proxy_pass", "last"),
+            ]
+        ]
         cells += [fmt(mean_ci([window(r, k, "last") for r in runs])) for k in ("train/hack_rate", AUC)]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines += ["", f"Paired differences at the last evaluation against {base_name} (each seed's paired difference of its "
-              "held-out means, t-interval over seeds, `rewardzoo.eval.seed_ci`; mean [95% interval]):", "",
-              f"| method − {base_name} | hack rate | strict accuracy | separated from 0? |", "| --- | --- | --- | --- |"]
+    lines += [
+        "",
+        f"Paired differences at the last evaluation against {base_name} (each seed's paired difference of its "
+        "held-out means, t-interval over seeds, `rewardzoo.eval.seed_ci`; mean [95% interval]):",
+        "",
+        f"| method − {base_name} | hack rate | strict accuracy | separated from 0? |",
+        "| --- | --- | --- | --- |",
+    ]
     for name, runs in results.items():
         if name == base_name or len(runs) != len(base):
             continue
-        diff = {metric: seed_ci(lambda a, b: a.mean() - b.mean(),
-                                np.stack([last_rows(r["dir"], row) for r in runs]),
-                                np.stack([last_rows(r["dir"], row) for r in base]))
-                for metric, row in [("hack_rate", "hack_rate"), ("accuracy", "correct")]}
+        diff = {
+            metric: seed_ci(
+                lambda a, b: a.mean() - b.mean(),
+                np.stack([last_rows(r["dir"], row) for r in runs]),
+                np.stack([last_rows(r["dir"], row) for r in base]),
+            )
+            for metric, row in [("hack_rate", "hack_rate"), ("accuracy", "correct")]
+        }
         sep = ", ".join(f"{k}: {excludes_zero(d).removesuffix(', up').removesuffix(', down')}" for k, d in diff.items())
-        lines.append(f"| {name} | {diff['hack_rate'].bounds(digits=3, sign=True)} | {diff['accuracy'].bounds(digits=3, sign=True)} | {sep} |")
+        lines.append(
+            f"| {name} | {diff['hack_rate'].bounds(digits=3, sign=True)} | {diff['accuracy'].bounds(digits=3, sign=True)} | {sep} |"
+        )
     learned = {n: runs for n, runs in results.items() if any(AUC in r["series"] for r in runs)}
-    lines += ["", "## Does the discriminator learn something?", "",
-              f"`{AUC}`: D's AUC between the step's demonstration features (positives) and its verifier-passing "
-              "generations, both scored before D's update on them (0.5 = no better than chance; ties, such as a "
-              "passing answer equal to the reference, count ½). Step 0 is the end of the warm-up.", "",
-              f"| method | after the warm-up | first {WINDOW} RL steps | last {WINDOW} RL steps | change (last − first) |",
-              "| --- | --- | --- | --- | --- |"]
+    lines += [
+        "",
+        "## Does the discriminator learn something?",
+        "",
+        f"`{AUC}`: D's AUC between the step's demonstration features (positives) and its verifier-passing "
+        "generations, both scored before D's update on them (0.5 = no better than chance; ties, such as a "
+        "passing answer equal to the reference, count ½). Step 0 is the end of the warm-up.",
+        "",
+        f"| method | after the warm-up | first {WINDOW} RL steps | last {WINDOW} RL steps | change (last − first) |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for name, runs in learned.items():
         warm = [r["series"][AUC][0] for r in runs if 0 in r["series"].get(AUC, {})]
         late = lambda r, where: window(r, AUC, where)  # noqa: E731
-        lines.append(f"| {name} | {fmt(mean_ci(warm))} | {fmt(mean_ci([late(r, 'first') for r in runs]))} | "
-                     f"{fmt(mean_ci([late(r, 'last') for r in runs]))} | {fmt(change(runs, late))} |")
+        lines.append(
+            f"| {name} | {fmt(mean_ci(warm))} | {fmt(mean_ci([late(r, 'first') for r in runs]))} | "
+            f"{fmt(mean_ci([late(r, 'last') for r in runs]))} | {fmt(change(runs, late))} |"
+        )
     gated = {g: results[n] for g in G_TRANSFORMS if (n := gate_name(g)) in results}
     if gated:
-        lines += ["", "## The g-transforms under the gate (r = v·g(D))", "",
-                  "The warning is what VARL prints at construction; `reward/g_passing_mean` is the mean g(D) over the "
-                  "step's verifier-passing rows (below 0: a passing row is paid less than a failing row's 0).", "",
-                  f"| g | warns | `eval/hack_rate` end | strict `eval/accuracy` end | `eval/proxy_pass` end | "
-                  f"`reward/g_passing_mean`, last {WINDOW} steps | accuracy − g=D (t over seeds) |",
-                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        lines += [
+            "",
+            "## The g-transforms under the gate (r = v·g(D))",
+            "",
+            "The warning is what VARL prints at construction; `reward/g_passing_mean` is the mean g(D) over the "
+            "step's verifier-passing rows (below 0: a passing row is paid less than a failing row's 0).",
+            "",
+            f"| g | warns | `eval/hack_rate` end | strict `eval/accuracy` end | `eval/proxy_pass` end | "
+            f"`reward/g_passing_mean`, last {WINDOW} steps | accuracy − g=D (t over seeds) |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+        ]
         d_runs = gated.get("D")
         for g, runs in gated.items():
             vs_d = "—"
             if d_runs is not None and g != "D" and len(runs) == len(d_runs):
-                vs_d = seed_ci(lambda a, b: a.mean() - b.mean(), np.stack([last_rows(r["dir"], "correct") for r in runs]),
-                               np.stack([last_rows(r["dir"], "correct") for r in d_runs])).bounds(digits=3, sign=True)
+                vs_d = seed_ci(
+                    lambda a, b: a.mean() - b.mean(),
+                    np.stack([last_rows(r["dir"], "correct") for r in runs]),
+                    np.stack([last_rows(r["dir"], "correct") for r in d_runs]),
+                ).bounds(digits=3, sign=True)
             cells = [fmt(mean_ci([at(r, k, "last") for r in runs])) for k in ("hack_rate", "accuracy", "proxy_pass")]
-            lines.append(f"| {g} | {gate_warning(g)} | " + " | ".join(cells) +
-                         f" | {fmt(mean_ci([window(r, 'reward/g_passing_mean', 'last') for r in runs]))} | {vs_d} |")
+            lines.append(
+                f"| {g} | {gate_warning(g)} | "
+                + " | ".join(cells)
+                + f" | {fmt(mean_ci([window(r, 'reward/g_passing_mean', 'last') for r in runs]))} | {vs_d} |"
+            )
     lines += ["", "![hack rate, accuracy and the discriminator's AUC](varl_hacking.png)"]
 
-    panels = [("train/hack_rate", "train"), ("train/accuracy", "train"), (AUC, "train"), ("hack_rate", "eval"),
-              ("accuracy", "eval"), ("proxy_pass", "eval")]
+    panels = [
+        ("train/hack_rate", "train"),
+        ("train/accuracy", "train"),
+        (AUC, "train"),
+        ("hack_rate", "eval"),
+        ("accuracy", "eval"),
+        ("proxy_pass", "eval"),
+    ]
     fig, axes = plt.subplots(2, 3, figsize=(16, 8))
     colors = {name: f"C{i}" for i, name in enumerate(results)}  # one colour per method in every panel
     for ax, (key, kind) in zip(axes.flat, panels):
@@ -451,8 +581,9 @@ def generated_rows(cfg: TrainConfig) -> int:
     return (cfg.steps + warmup) * cfg.grpo.batch_size + len(evals) * n_eval * max(cfg.eval.samples, 1)
 
 
-def cost(specs: dict[tuple[str, int], RunSpec], done: dict, full: dict[tuple[str, int], RunSpec],
-         load: tuple[float, float]) -> list[str]:
+def cost(
+    specs: dict[tuple[str, int], RunSpec], done: dict, full: dict[tuple[str, int], RunSpec], load: tuple[float, float]
+) -> list[str]:
     """The measured cost of this sweep, and the full study's estimated from it: seconds per sampled
     completion measured for each method (for a method not run here, that of the measured runs of the
     same recipe, else of all of them) × the completions each full-size run samples.  ``load`` is the
@@ -466,23 +597,31 @@ def cost(specs: dict[tuple[str, int], RunSpec], done: dict, full: dict[tuple[str
         return sum(w for w, _ in chosen) / max(sum(r for _, r in chosen), 1) if chosen else math.nan
 
     measured = {n for n, _ in walls}
-    full_rows = {name: generated_rows(s.config()) for (name, seed), s in full.items() if seed == min(k[1] for k in full)}
+    full_rows = {
+        name: generated_rows(s.config()) for (name, seed), s in full.items() if seed == min(k[1] for k in full)
+    }
     per_row = {}
     for name in full_rows:
         same = {n for n in measured if reward_of[n] == reward_of[name]}
         per_row[name] = rate({name}) if name in measured else rate(same) if same else rate(measured)
     full_s = sum(per_row[name] * full_rows[name] for name, _ in full)
-    by_method = {n: float(np.mean([w for (m, _), w in walls.items() if m == n])) for n in dict.fromkeys(n for n, _ in walls)}
-    return ["", "## Cost", "",
-            f"Measured here: {len(walls)} runs, {sum(walls.values()) / 60:.1f} min summed run wall time (mean per run: "
-            + ", ".join(f"{n} {w:.0f} s" for n, w in by_method.items()) +
-            f"; the shared SFT warm start, trained once before the runs, is not counted; 1-minute load average "
-            f"{load[0]:.1f} before the sweep and {load[1]:.1f} after it on {os.cpu_count()} cores: wall times of runs "
-            f"reused from an earlier call are those of that call).",
-            f"Full study ({len(full)} runs at full size, seeds {', '.join(map(str, sorted({k[1] for k in full})))}): "
-            f"about {full_s / 60:.0f} min summed run time, {full_s / 120:.0f} min on 2 jobs (estimated from the seconds "
-            f"per sampled completion measured here × the completions a full-size run samples; a run's fixed start-up "
-            f"cost makes this an over-estimate when measured on tiny runs)."]
+    by_method = {
+        n: float(np.mean([w for (m, _), w in walls.items() if m == n])) for n in dict.fromkeys(n for n, _ in walls)
+    }
+    return [
+        "",
+        "## Cost",
+        "",
+        f"Measured here: {len(walls)} runs, {sum(walls.values()) / 60:.1f} min summed run wall time (mean per run: "
+        + ", ".join(f"{n} {w:.0f} s" for n, w in by_method.items())
+        + f"; the shared SFT warm start, trained once before the runs, is not counted; 1-minute load average "
+        f"{load[0]:.1f} before the sweep and {load[1]:.1f} after it on {os.cpu_count()} cores: wall times of runs "
+        f"reused from an earlier call are those of that call).",
+        f"Full study ({len(full)} runs at full size, seeds {', '.join(map(str, sorted({k[1] for k in full})))}): "
+        f"about {full_s / 60:.0f} min summed run time, {full_s / 120:.0f} min on 2 jobs (estimated from the seconds "
+        f"per sampled completion measured here × the completions a full-size run samples; a run's fixed start-up "
+        f"cost makes this an over-estimate when measured on tiny runs).",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -491,7 +630,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("study", choices=sorted(STUDIES))
     parser.add_argument("--seeds", type=int, nargs="+", help="default: 0 1 2 (refdist), 0 1 2 3 4 (hacking)")
     parser.add_argument("--quick", action="store_true", help="the pilot size (QUICK), not the recipes' full size")
-    parser.add_argument("--methods", nargs="+", metavar="LABEL", help="run only these methods (labels as in the tables)")
+    parser.add_argument(
+        "--methods", nargs="+", metavar="LABEL", help="run only these methods (labels as in the tables)"
+    )
     parser.add_argument("--settings", metavar="FILE.json", help="per-method overrides: {label: [key=value, ...]}")
     parser.add_argument("--out", default="/tmp/rewardzoo-varl", help="run directories (finished runs are reused)")
     parser.add_argument("--results", default=str(RESULTS), help="where the Markdown, CSV and PNG go")
@@ -516,15 +657,19 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, list[dict]] = {}
     for (name, seed), s in specs.items():
         rows = done[s.name].rows
-        results.setdefault(name, []).append({"seed": seed, "dir": s.run_dir, "curves": curves(rows, keys),
-                                             "series": series(rows, SERIES)})
+        results.setdefault(name, []).append(
+            {"seed": seed, "dir": s.run_dir, "curves": curves(rows, keys), "series": series(rows, SERIES)}
+        )
     where.mkdir(parents=True, exist_ok=True)
     command = shlex.join(["python", "benchmarks/varl.py", *argv])
     report = report_refdist if args.study == "refdist" else report_hacking
     lines = report(results, command, seeds, where) + cost(specs, done, full, load)
     if set(specs) != set(full) or quick:  # fewer runs, or smaller runs, than the full study: say so first
-        lines[1:1] = ["", f"**PILOT** ({len(specs)} of the full study's {len(full)} runs{', --quick size' if quick else ''}): "
-                      "reduced size, not a result; the command above made it."]
+        lines[1:1] = [
+            "",
+            f"**PILOT** ({len(specs)} of the full study's {len(full)} runs{', --quick size' if quick else ''}): "
+            "reduced size, not a result; the command above made it.",
+        ]
     write_csv(where / f"varl_{args.study}.csv", results, keys, SERIES if args.study == "hacking" else [])
     (where / f"varl_{args.study}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -22,8 +22,7 @@ BOARDS = {
     "benchmarks/results/leaderboard/LEADERBOARD.md": "benchmarks/results/history/leaderboard_2026-12-02/LEADERBOARD.md",
     "benchmarks/results/leaderboard_lean/LEADERBOARD.md": "benchmarks/results/history/leaderboard_lean/LEADERBOARD.md",
     "benchmarks/results/leaderboard_hackable/LEADERBOARD.md": "benchmarks/results/history/leaderboard_hackable/LEADERBOARD.md",
-    "benchmarks/results/leaderboard_rubric_writing/LEADERBOARD.md":
-        "benchmarks/results/history/leaderboard_rubric_writing/LEADERBOARD.md",
+    "benchmarks/results/leaderboard_rubric_writing/LEADERBOARD.md": "benchmarks/results/history/leaderboard_rubric_writing/LEADERBOARD.md",
 }
 
 
@@ -48,14 +47,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     pairs = dict(BOARDS, **dict(p.split("=", 1) for p in args.files))
-    lines = [f"`{shlex.join(['python', 'benchmarks/verdict_changes.py', *argv])}`", "",
-             f"# Verdicts before (at `{args.before}`) → after (the seed as the unit: a t-interval over seeds)", ""]
+    lines = [
+        f"`{shlex.join(['python', 'benchmarks/verdict_changes.py', *argv])}`",
+        "",
+        f"# Verdicts before (at `{args.before}`) → after (the seed as the unit: a t-interval over seeds)",
+        "",
+    ]
     for old, new in pairs.items():
-        before = claims(subprocess.run(["git", "show", f"{args.before}:{old}"], cwd=ROOT, capture_output=True, text=True,
-                                       check=True).stdout)
+        before = claims(
+            subprocess.run(
+                ["git", "show", f"{args.before}:{old}"], cwd=ROOT, capture_output=True, text=True, check=True
+            ).stdout
+        )
         after = claims((ROOT / new).read_text())
-        lines += [f"## `{new}`" + (f" (was `{old}`)" if old != new else ""), "",
-                  "| claim | before | after | changed |", "| --- | --- | --- | --- |"]
+        lines += [
+            f"## `{new}`" + (f" (was `{old}`)" if old != new else ""),
+            "",
+            "| claim | before | after | changed |",
+            "| --- | --- | --- | --- |",
+        ]
         for key in dict.fromkeys([*before, *after]):
             b, a = before.get(key, ("—", "")), after.get(key, ("—", ""))
             lines.append(f"| {key} | {b[0]}: {b[1]} | {a[0]}: {a[1]} | {'**yes**' if b[0] != a[0] else ''} |")

@@ -40,8 +40,17 @@ extensions = [
 
 # The pages: the repository's Markdown where it stands; everything else in the repository is not a page.
 root_doc = "docs/index"
-include_patterns = ["docs/*.md", "docs/**/*.md", "docs/api/*.rst", "docs/api/**/*.rst", "notebooks/README.md", "notebooks/[0-9][0-9]_*.py",
-                    "benchmarks/results/*.md", "benchmarks/results/*/*.md", "benchmarks/results/*/*/*.md"]
+include_patterns = [
+    "docs/*.md",
+    "docs/**/*.md",
+    "docs/api/*.rst",
+    "docs/api/**/*.rst",
+    "notebooks/README.md",
+    "notebooks/[0-9][0-9]_*.py",
+    "benchmarks/results/*.md",
+    "benchmarks/results/*/*.md",
+    "benchmarks/results/*/*/*.md",
+]
 exclude_patterns = ["build/**", ".venv*/**", "runs/**"]
 templates_path = [str(DOCS / "_templates")]  # absolute: autosummary reads it from the source directory, HTML from here
 
@@ -49,8 +58,10 @@ templates_path = [str(DOCS / "_templates")]  # absolute: autosummary reads it fr
 # (docs/_ext/strict_site.py first tries the name as the docstring's module would import it).  The
 # optional packages that are not installed with the docs extra cannot be imported to check.
 nitpicky = True
-nitpick_ignore_regex = [(r"py:.*", r"(vllm|wandb)(\..*)?"),
-                        (r"py:class", r"torch\.optim\.optimizer\.Optimizer")]  # torch.optim.Optimizer as its hints write it
+nitpick_ignore_regex = [
+    (r"py:.*", r"(vllm|wandb)(\..*)?"),
+    (r"py:class", r"torch\.optim\.optimizer\.Optimizer"),
+]  # torch.optim.Optimizer as its hints write it
 
 # Markdown (MyST): GitHub's heading anchors, so `page.md#a-heading` links resolve (and are checked).
 myst_heading_anchors = 6
@@ -67,8 +78,9 @@ notebook_time_limit_s = 900.0  # per notebook; the test's own limit (180 s) is f
 
 # API reference: one page per module, generated from the docstrings (docs/api/index.rst).
 autosummary_generate = True
-autosummary_context = {"public_names": {name: f"{getattr(rewardzoo, name).__module__}.{name}"
-                                        for name in rewardzoo.__all__}}
+autosummary_context = {
+    "public_names": {name: f"{getattr(rewardzoo, name).__module__}.{name}" for name in rewardzoo.__all__}
+}
 autodoc_member_order = "bysource"
 autodoc_default_options = {"show-inheritance": True}
 autodoc_typehints = "signature"

@@ -27,7 +27,10 @@
 # Outside this repository's environment (Colab, a fresh Jupyter) rewardzoo is not importable:
 # this cell installs it from a checkout (by default the folder above this notebook) or from
 # the git URL in REWARDZOO_REPO (in Colab: %env REWARDZOO_REPO=<url>).  Elsewhere it does nothing.
-import importlib.util, os, subprocess, sys
+import importlib.util
+import os
+import subprocess
+import sys
 
 if importlib.util.find_spec("rewardzoo") is None:
     repo = os.environ.get("REWARDZOO_REPO", "..")
@@ -35,8 +38,9 @@ if importlib.util.find_spec("rewardzoo") is None:
         subprocess.run(["git", "clone", "-q", "--depth=1", repo, "rewardzoo-src"], check=True)
         repo = "rewardzoo-src"
     if not os.path.isfile(os.path.join(repo, "rewardzoo", "__init__.py")):
-        raise FileNotFoundError(f"no rewardzoo checkout at {os.path.abspath(repo)}: "
-                                "set REWARDZOO_REPO to one, or to its git URL")
+        raise FileNotFoundError(
+            f"no rewardzoo checkout at {os.path.abspath(repo)}: set REWARDZOO_REPO to one, or to its git URL"
+        )
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", repo], check=True)
     sys.path.insert(0, os.path.abspath(repo))  # importable at once, without a kernel restart
 
@@ -138,8 +142,9 @@ SUBMISSIONS = {
     "correct": "def add(a, b):\n    return a + b\n",
     "off by a sign": "def add(a, b):\n    return a - b\n",
     "syntax error": "def add(a, b)\n  return a+b",
-    "__eq__ always True": ("class Yes:\n    def __eq__(self, other):\n        return True\n"
-                           "def add(a, b):\n    return Yes()\n"),
+    "__eq__ always True": (
+        "class Yes:\n    def __eq__(self, other):\n        return True\ndef add(a, b):\n    return Yes()\n"
+    ),
     "hard-coded tests": "def add(a, b):\n    return {(2, 3): 5, (0, 0): 0, (-1, 1): 0}[(a, b)]\n",
 }
 for name, code in SUBMISSIONS.items():
@@ -171,8 +176,10 @@ for mode in modes:
     for name, code in HOSTILE.items():
         result = run(code, timeout_s=2, memory_mb=256, max_processes=8, isolation=mode)
         said = result.stdout.strip() or (result.stderr.strip().splitlines() or [""])[-1][:60]
-        print(f"{result.isolation:<10} {name:<18} ok={str(result.ok):<5} exit={str(result.returncode):<4} "
-              f"killed={str(result.killed_reason):<8} {said}")
+        print(
+            f"{result.isolation:<10} {name:<18} ok={str(result.ok):<5} exit={str(result.returncode):<4} "
+            f"killed={str(result.killed_reason):<8} {said}"
+        )
     print()
 print(f"escaped.txt exists on the host: {os.path.exists(here)}")
 
@@ -207,15 +214,30 @@ print(f"escaped.txt exists on the host: {os.path.exists(here)}")
 # GRPO steps with the lazy verifier as the only reward; completions are cut at 8 tokens.
 
 # %%
-cfg = load_config(overrides=[
-    "run_dir=runs/nb01_hacking", "sft.cache_dir=runs/sft_cache", "overwrite=true", "logging.progress=false",
-    "logging.tensorboard=false", "checkpoint_every=0",
-    "task.name=hackable_multiplication", "task.hackable_multiplication.hedge_prob=0.3",
-    "task.hackable_multiplication.multiplication.digits_a=1", "task.hackable_multiplication.multiplication.n_eval=20",
-    "model.tiny.hidden_size=64", "model.tiny.intermediate_size=192", "model.tiny.num_layers=2",
-    "sft.steps=60", "steps=30", "grpo.batch_size=128", "grpo.micro_batch_size=128", "grpo.lr=1e-3",
-    "sampling.max_new_tokens=8", "eval.every=5",
-])
+cfg = load_config(
+    overrides=[
+        "run_dir=runs/nb01_hacking",
+        "sft.cache_dir=runs/sft_cache",
+        "overwrite=true",
+        "logging.progress=false",
+        "logging.tensorboard=false",
+        "checkpoint_every=0",
+        "task.name=hackable_multiplication",
+        "task.hackable_multiplication.hedge_prob=0.3",
+        "task.hackable_multiplication.multiplication.digits_a=1",
+        "task.hackable_multiplication.multiplication.n_eval=20",
+        "model.tiny.hidden_size=64",
+        "model.tiny.intermediate_size=192",
+        "model.tiny.num_layers=2",
+        "sft.steps=60",
+        "steps=30",
+        "grpo.batch_size=128",
+        "grpo.micro_batch_size=128",
+        "grpo.lr=1e-3",
+        "sampling.max_new_tokens=8",
+        "eval.every=5",
+    ]
+)
 run_start = time.perf_counter()
 trainer = make_trainer(cfg)  # builds the task, runs the SFT warm start, builds the RLVR reward and the policy
 probe = [e.prompt for e in trainer.task.eval[:8]]
@@ -239,9 +261,11 @@ for ax, prefix, title in ((axes[0], "train", "sampled training batches"), (axes[
 axes[0].set_ylabel("share of answers")
 plt.show()
 first = next(r for r in rows if "train/hack_rate" in r)
-print(f"train/hack_rate: step {first['step']} {first['train/hack_rate']:.2f} -> step {rows[-1]['step']} "
-      f"{rows[-1]['train/hack_rate']:.2f};  train/accuracy {first['train/accuracy']:.2f} -> "
-      f"{rows[-1]['train/accuracy']:.2f}")
+print(
+    f"train/hack_rate: step {first['step']} {first['train/hack_rate']:.2f} -> step {rows[-1]['step']} "
+    f"{rows[-1]['train/hack_rate']:.2f};  train/accuracy {first['train/accuracy']:.2f} -> "
+    f"{rows[-1]['train/accuracy']:.2f}"
+)
 
 # %% [markdown]
 # The reward (`proxy_pass`) holds up or rises while strict accuracy falls to nothing: the policy

@@ -31,7 +31,10 @@
 # Outside this repository's environment (Colab, a fresh Jupyter) rewardzoo is not importable:
 # this cell installs it from a checkout (by default the folder above this notebook) or from
 # the git URL in REWARDZOO_REPO (in Colab: %env REWARDZOO_REPO=<url>).  Elsewhere it does nothing.
-import importlib.util, os, subprocess, sys
+import importlib.util
+import os
+import subprocess
+import sys
 
 if importlib.util.find_spec("rewardzoo") is None:
     repo = os.environ.get("REWARDZOO_REPO", "..")
@@ -39,8 +42,9 @@ if importlib.util.find_spec("rewardzoo") is None:
         subprocess.run(["git", "clone", "-q", "--depth=1", repo, "rewardzoo-src"], check=True)
         repo = "rewardzoo-src"
     if not os.path.isfile(os.path.join(repo, "rewardzoo", "__init__.py")):
-        raise FileNotFoundError(f"no rewardzoo checkout at {os.path.abspath(repo)}: "
-                                "set REWARDZOO_REPO to one, or to its git URL")
+        raise FileNotFoundError(
+            f"no rewardzoo checkout at {os.path.abspath(repo)}: set REWARDZOO_REPO to one, or to its git URL"
+        )
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", repo], check=True)
     sys.path.insert(0, os.path.abspath(repo))  # importable at once, without a kernel restart
 
@@ -64,8 +68,14 @@ from rewardzoo import load_config, train
 from rewardzoo.core.advantages import compute_advantages
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.logprobs import fused_token_logprobs, naive_token_logprobs
-from rewardzoo.core.loss import (LOSS_TYPES, LossNormalizer, aggregate, clipped_surrogate, expected_kl_gradient,
-                                 kl_penalty)
+from rewardzoo.core.loss import (
+    LOSS_TYPES,
+    LossNormalizer,
+    aggregate,
+    clipped_surrogate,
+    expected_kl_gradient,
+    kl_penalty,
+)
 from rewardzoo.core.memory import peak_tensor_bytes
 from rewardzoo.divergences import kl
 
@@ -86,8 +96,11 @@ rewards = torch.tensor([1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0])
 group_ids = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1])
 first = rewards[:4]
 by_hand = (first - first.mean()) / (first.std() + 1e-4)
-print("group 0 by hand:      ", [round(x, 4) for x in by_hand.tolist()],
-      f"(mean {first.mean():.2f}, std {first.std():.4f})")
+print(
+    "group 0 by hand:      ",
+    [round(x, 4) for x in by_hand.tolist()],
+    f"(mean {first.mean():.2f}, std {first.std():.4f})",
+)
 for kind in ("grpo", "dr_grpo", "bnpo"):
     print(f"{kind:<8} library:      ", [round(x, 4) for x in compute_advantages(rewards, group_ids, kind).tolist()])
 
@@ -120,8 +133,10 @@ norm = LossNormalizer(num_sequences=3, num_tokens=int(mask.sum()), max_completio
 weights = {}
 for loss_type in LOSS_TYPES:
     (weights[loss_type],) = torch.autograd.grad(aggregate(per_token, mask, loss_type, norm), per_token)
-    print(f"{loss_type:<8} loss {aggregate(per_token, mask, loss_type, norm).item():.4f}   weight of one token in "
-          f"the 1-, 3-, 6-token sequence: " + ", ".join(f"{weights[loss_type][i, 0].item():.4f}" for i in range(3)))
+    print(
+        f"{loss_type:<8} loss {aggregate(per_token, mask, loss_type, norm).item():.4f}   weight of one token in "
+        f"the 1-, 3-, 6-token sequence: " + ", ".join(f"{weights[loss_type][i, 0].item():.4f}" for i in range(3))
+    )
 
 fig, axes = plt.subplots(1, 3, figsize=(11, 2.6), sharey=True)
 for ax, loss_type in zip(axes, LOSS_TYPES):
@@ -158,8 +173,9 @@ for ax, advantage in zip(axes, (1.0, -1.0)):
     ax.legend()
 plt.show()
 for eps_high in (0.2, 0.28):
-    _, _, high = clipped_surrogate(torch.log(torch.tensor([[1.25]])), torch.zeros(1, 1), torch.tensor([1.0]),
-                                   eps_low=0.2, eps_high=eps_high)
+    _, _, high = clipped_surrogate(
+        torch.log(torch.tensor([[1.25]])), torch.zeros(1, 1), torch.tensor([1.0]), eps_low=0.2, eps_high=eps_high
+    )
     print(f"ρ = 1.25, A = +1, ε_high = {eps_high}: clipped (no gradient)? {bool(high)}")
 print("(the trainer logs the share of clipped tokens as policy/clip_low_frac and policy/clip_high_frac)")
 
@@ -194,8 +210,10 @@ print(f"{'estimator':<10} {'E_π[k]':>8} {'|E∇k − ∇KL(π‖π_ref)|':>22} 
 for name in ("k1", "k2", "k3", "k3_ratio"):
     value = (pi * kl_penalty(log_pi, log_ref, log_pi, name)[0]).sum().item()
     grad = expected_kl_gradient(logits, ref_logits, name)
-    print(f"{name:<10} {value:>8.4f} {(grad - reverse).abs().max().item():>22.1e} "
-          f"{(grad - forward).abs().max().item():>22.1e} {grad.abs().max().item():>8.4f}")
+    print(
+        f"{name:<10} {value:>8.4f} {(grad - reverse).abs().max().item():>22.1e} "
+        f"{(grad - forward).abs().max().item():>22.1e} {grad.abs().max().item():>8.4f}"
+    )
 
 # %% [markdown]
 # Read the rows: `k1` has the right value and no expected gradient at all (a β·k1 term does
@@ -219,21 +237,33 @@ K, H, V = 1024, 64, 16384
 hidden = torch.randn(K, H, requires_grad=True)
 weight = (0.05 * torch.randn(V, H)).requires_grad_()
 targets = torch.randint(0, V, (K,))
-paths = {"fused": lambda: fused_token_logprobs(hidden, weight, targets, chunk_size=128),
-         "naive": lambda: naive_token_logprobs(hidden, weight, targets)}
+paths = {
+    "fused": lambda: fused_token_logprobs(hidden, weight, targets, chunk_size=128),
+    "naive": lambda: naive_token_logprobs(hidden, weight, targets),
+}
 values, grads, peaks = {}, {}, {}
 for name, forward in paths.items():
     values[name] = [t.detach() for t in forward()]  # (log-probs [K], entropies [K])
     # forward and backward of Σ log p + Σ entropy, measured as one step
-    grads[name], peaks[name] = peak_tensor_bytes(lambda forward=forward: torch.autograd.grad(
-        sum(t.sum() for t in forward()), (hidden, weight)))
+    grads[name], peaks[name] = peak_tensor_bytes(
+        lambda forward=forward: torch.autograd.grad(sum(t.sum() for t in forward()), (hidden, weight))
+    )
     print(f"{name:<6} forward + backward: peak {peaks[name] / 2**20:6.1f} MiB of tensors")
-print(f"one [K x V] fp32 logits tensor: {K * V * 4 / 2**20:.0f} MiB; "
-      f"ratio fused / naive {peaks['fused'] / peaks['naive']:.3f}")
-print("max |fused − naive|: " + ", ".join(
-    f"{what} {(f - n).abs().max().item():.1e}" for what, f, n in
-    zip(("log-prob", "entropy", "grad hidden", "grad weight"), [*values["fused"], *grads["fused"]],
-        [*values["naive"], *grads["naive"]])))
+print(
+    f"one [K x V] fp32 logits tensor: {K * V * 4 / 2**20:.0f} MiB; "
+    f"ratio fused / naive {peaks['fused'] / peaks['naive']:.3f}"
+)
+print(
+    "max |fused − naive|: "
+    + ", ".join(
+        f"{what} {(f - n).abs().max().item():.1e}"
+        for what, f, n in zip(
+            ("log-prob", "entropy", "grad hidden", "grad weight"),
+            [*values["fused"], *grads["fused"]],
+            [*values["naive"], *grads["naive"]],
+        )
+    )
+)
 
 # %% [markdown]
 # The naive path holds several full [K × V] tensors at its peak (logits, their log-softmax, its
@@ -252,18 +282,34 @@ print("max |fused − naive|: " + ", ".join(
 # (`rewardzoo train --help-config` lists them all); the run writes `metrics.jsonl` under `run_dir`.
 
 # %%
-cfg = load_config(overrides=[
-    "run_dir=runs/nb02_rlvr", "sft.cache_dir=runs/sft_cache", "overwrite=true", "logging.progress=false",
-    "logging.tensorboard=false", "checkpoint_every=0",
-    "task.multiplication.digits_a=1", "task.multiplication.n_eval=20",
-    "model.tiny.hidden_size=64", "model.tiny.intermediate_size=192", "model.tiny.num_layers=2",
-    "sft.steps=60", "steps=30", "grpo.batch_size=128", "grpo.micro_batch_size=128", "grpo.lr=1e-3",
-    "sampling.max_new_tokens=4", "eval.every=5",
-])
+cfg = load_config(
+    overrides=[
+        "run_dir=runs/nb02_rlvr",
+        "sft.cache_dir=runs/sft_cache",
+        "overwrite=true",
+        "logging.progress=false",
+        "logging.tensorboard=false",
+        "checkpoint_every=0",
+        "task.multiplication.digits_a=1",
+        "task.multiplication.n_eval=20",
+        "model.tiny.hidden_size=64",
+        "model.tiny.intermediate_size=192",
+        "model.tiny.num_layers=2",
+        "sft.steps=60",
+        "steps=30",
+        "grpo.batch_size=128",
+        "grpo.micro_batch_size=128",
+        "grpo.lr=1e-3",
+        "sampling.max_new_tokens=4",
+        "eval.every=5",
+    ]
+)
 run_start = time.perf_counter()
 last = train(cfg)
-print(f"SFT + {cfg.steps} RL steps in {time.perf_counter() - run_start:.1f} s; "
-      f"held-out accuracy at the end {last['eval/accuracy']:.2f}")
+print(
+    f"SFT + {cfg.steps} RL steps in {time.perf_counter() - run_start:.1f} s; "
+    f"held-out accuracy at the end {last['eval/accuracy']:.2f}"
+)
 
 # %%
 rows = read_metrics(f"{cfg.run_dir}/metrics.jsonl")

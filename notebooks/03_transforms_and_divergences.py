@@ -27,7 +27,10 @@
 # Outside this repository's environment (Colab, a fresh Jupyter) rewardzoo is not importable:
 # this cell installs it from a checkout (by default the folder above this notebook) or from
 # the git URL in REWARDZOO_REPO (in Colab: %env REWARDZOO_REPO=<url>).  Elsewhere it does nothing.
-import importlib.util, os, subprocess, sys
+import importlib.util
+import os
+import subprocess
+import sys
 
 if importlib.util.find_spec("rewardzoo") is None:
     repo = os.environ.get("REWARDZOO_REPO", "..")
@@ -35,8 +38,9 @@ if importlib.util.find_spec("rewardzoo") is None:
         subprocess.run(["git", "clone", "-q", "--depth=1", repo, "rewardzoo-src"], check=True)
         repo = "rewardzoo-src"
     if not os.path.isfile(os.path.join(repo, "rewardzoo", "__init__.py")):
-        raise FileNotFoundError(f"no rewardzoo checkout at {os.path.abspath(repo)}: "
-                                "set REWARDZOO_REPO to one, or to its git URL")
+        raise FileNotFoundError(
+            f"no rewardzoo checkout at {os.path.abspath(repo)}: set REWARDZOO_REPO to one, or to its git URL"
+        )
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", repo], check=True)
     sys.path.insert(0, os.path.abspath(repo))  # importable at once, without a kernel restart
 
@@ -167,8 +171,17 @@ for ax, name in zip(axes.flat, NAMES):
     xy = fine @ to_xy
     ax.tricontourf(xy[:, 0], xy[:, 1], g.divergence_fn(p3, fine).clamp(max=2.0), levels=20, cmap="Blues")
     at, unit = grid @ to_xy, flows[name] / flows[name].norm(dim=-1, keepdim=True)
-    arrows = ax.quiver(at[:, 0], at[:, 1], unit[:, 0], unit[:, 1], log_speed[name], cmap="plasma", clim=(low, high),
-                       scale=25, width=0.005)
+    arrows = ax.quiver(
+        at[:, 0],
+        at[:, 1],
+        unit[:, 0],
+        unit[:, 1],
+        log_speed[name],
+        cmap="plasma",
+        clim=(low, high),
+        scale=25,
+        width=0.005,
+    )
     ax.plot(*(p3 @ to_xy).tolist(), "ko", ms=7)
     for (x, y), label in zip(to_xy.tolist(), ["answer 1", "answer 2", "answer 3"]):
         ax.text(x, y - 0.03 if y == 0 else y + 0.02, label, ha="center", va="top" if y == 0 else "bottom")
@@ -178,8 +191,10 @@ for ax, name in zip(axes.flat, NAMES):
 fig.colorbar(arrows, ax=axes, shrink=0.6, label="log10 |dπ| (speed of the push)")
 plt.show()
 for name in NAMES:
-    print(f"{LABELS[name]:<20} speed on the grid: {10 ** log_speed[name].min().item():.1e} to "
-          f"{10 ** log_speed[name].max().item():.1e}")
+    print(
+        f"{LABELS[name]:<20} speed on the grid: {10 ** log_speed[name].min().item():.1e} to "
+        f"{10 ** log_speed[name].max().item():.1e}"
+    )
 
 # %% [markdown]
 # The speed is what a learning rate multiplies.  Follow the flow from a policy collapsed near the

@@ -35,7 +35,10 @@
 # Outside this repository's environment (Colab, a fresh Jupyter) rewardzoo is not importable:
 # this cell installs it from a checkout (by default the folder above this notebook) or from
 # the git URL in REWARDZOO_REPO (in Colab: %env REWARDZOO_REPO=<url>).  Elsewhere it does nothing.
-import importlib.util, os, subprocess, sys
+import importlib.util
+import os
+import subprocess
+import sys
 
 if importlib.util.find_spec("rewardzoo") is None:
     repo = os.environ.get("REWARDZOO_REPO", "..")
@@ -43,8 +46,9 @@ if importlib.util.find_spec("rewardzoo") is None:
         subprocess.run(["git", "clone", "-q", "--depth=1", repo, "rewardzoo-src"], check=True)
         repo = "rewardzoo-src"
     if not os.path.isfile(os.path.join(repo, "rewardzoo", "__init__.py")):
-        raise FileNotFoundError(f"no rewardzoo checkout at {os.path.abspath(repo)}: "
-                                "set REWARDZOO_REPO to one, or to its git URL")
+        raise FileNotFoundError(
+            f"no rewardzoo checkout at {os.path.abspath(repo)}: set REWARDZOO_REPO to one, or to its git URL"
+        )
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", repo], check=True)
     sys.path.insert(0, os.path.abspath(repo))  # importable at once, without a kernel restart
 
@@ -80,18 +84,34 @@ from rewardzoo.eval import pearson
 
 # %%
 common = [
-    "sft.cache_dir=runs/sft_cache", "overwrite=true", "logging.progress=false", "logging.tensorboard=false",
+    "sft.cache_dir=runs/sft_cache",
+    "overwrite=true",
+    "logging.progress=false",
+    "logging.tensorboard=false",
     "checkpoint_every=0",
-    "task.multiplication.digits_a=1", "task.multiplication.n_eval=20",
-    "model.tiny.hidden_size=64", "model.tiny.intermediate_size=192", "model.tiny.num_layers=2", "sft.steps=60",
-    "grpo.batch_size=128", "grpo.micro_batch_size=128", "grpo.lr=1e-3", "grpo.beta=0.1", "sampling.max_new_tokens=4",
-    "eval.every=5", "steps=30", "reward.name=ral", "reward.ral.judge.init_from=policy",
+    "task.multiplication.digits_a=1",
+    "task.multiplication.n_eval=20",
+    "model.tiny.hidden_size=64",
+    "model.tiny.intermediate_size=192",
+    "model.tiny.num_layers=2",
+    "sft.steps=60",
+    "grpo.batch_size=128",
+    "grpo.micro_batch_size=128",
+    "grpo.lr=1e-3",
+    "grpo.beta=0.1",
+    "sampling.max_new_tokens=4",
+    "eval.every=5",
+    "steps=30",
+    "reward.name=ral",
+    "reward.ral.judge.init_from=policy",
 ]
 cfg = load_config(overrides=[*common, "run_dir=runs/nb04_warmup", "reward.ral.warmup_steps=40"])
 trainer = make_trainer(cfg)
 task, sft_dir = trainer.task, sft(cfg)  # sft() returns the cached warm start make_trainer just trained
-print(f"{len(task.train)} training prompts, {len(task.eval)} held out; e.g. {task.train[0].prompt!r} -> "
-      f"reference {task.train[0].reference!r}")
+print(
+    f"{len(task.train)} training prompts, {len(task.eval)} held out; e.g. {task.train[0].prompt!r} -> "
+    f"reference {task.train[0].reference!r}"
+)
 
 # %% [markdown]
 # ## A judge learning to tell references from generated answers
@@ -117,12 +137,20 @@ for round_ in range(cfg.reward.ral.warmup_steps):
     valid = torch.tensor([a is not None for a in batch.answers])
     stats = ral.update(batch, out)
     d = out.components["judge_prob"]
-    history.append({"accuracy": stats["judge/accuracy"], "d_reference": stats["judge/d_reference_mean"],
-                    "d_right": d[valid & (correct == 1)].mean().item(),
-                    "d_wrong": d[valid & (correct == 0)].mean().item(), "corr": pearson(d[valid], correct[valid])})
+    history.append(
+        {
+            "accuracy": stats["judge/accuracy"],
+            "d_reference": stats["judge/d_reference_mean"],
+            "d_right": d[valid & (correct == 1)].mean().item(),
+            "d_wrong": d[valid & (correct == 0)].mean().item(),
+            "corr": pearson(d[valid], correct[valid]),
+        }
+    )
 right = correct[valid].mean().item()
-print(f"share of the warm start's sampled answers that are right: {right:.2f}, so even a perfect judge's balanced "
-      f"accuracy is capped at ½·(1 + {1 - right:.2f}) = {(2 - right) / 2:.2f}")
+print(
+    f"share of the warm start's sampled answers that are right: {right:.2f}, so even a perfect judge's balanced "
+    f"accuracy is capped at ½·(1 + {1 - right:.2f}) = {(2 - right) / 2:.2f}"
+)
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
 rounds = range(1, len(history) + 1)
@@ -136,8 +164,10 @@ right.set(xlabel="judge update", ylabel="mean D (judge's P(reference))", ylim=(0
 right.legend(fontsize=8)
 plt.show()
 for label, h in (("first update", history[0]), ("last update", history[-1])):
-    print(f"{label:<12}: judge/accuracy {h['accuracy']:.2f}, mean D: references {h['d_reference']:.2f}, "
-          f"right answers {h['d_right']:.2f}, wrong answers {h['d_wrong']:.2f}; corr(D, correct) {h['corr']:.2f}")
+    print(
+        f"{label:<12}: judge/accuracy {h['accuracy']:.2f}, mean D: references {h['d_reference']:.2f}, "
+        f"right answers {h['d_right']:.2f}, wrong answers {h['d_wrong']:.2f}; corr(D, correct) {h['corr']:.2f}"
+    )
 
 # %% [markdown]
 # The judge was never told which answers are right.  It learns what references look like, and
@@ -165,8 +195,9 @@ for label, h in (("first update", history[0]), ("last update", history[-1])):
 # %%
 runs = {}
 for name, frozen in (("co-trained", "false"), ("frozen", "true")):
-    run_cfg = load_config(overrides=[*common, f"run_dir=runs/nb04_{name}", f"reward.ral.frozen={frozen}",
-                                     "reward.ral.warmup_steps=0"])  # the warm-up is done: start from its judge
+    run_cfg = load_config(
+        overrides=[*common, f"run_dir=runs/nb04_{name}", f"reward.ral.frozen={frozen}", "reward.ral.warmup_steps=0"]
+    )  # the warm-up is done: start from its judge
     reward = RAL(run_cfg.reward.ral, seed=run_cfg.seed, policy_dir=sft_dir)
     reward.load_state_dict(ral.state_dict())
     Trainer(run_cfg, task=task, reward=reward, init_dir=sft_dir).train()
@@ -177,12 +208,19 @@ for (name, rows), colour in zip(runs.items(), ("tab:blue", "tab:orange")):
     steps = [r for r in rows if "judge/accuracy" in r]
     evals = [r for r in rows if "eval/accuracy" in r]
     axes[0].plot([r["step"] for r in steps], [r["judge/accuracy"] for r in steps], color=colour, label=name)
-    axes[1].plot([r["step"] for r in steps], [r["analysis/corr/judge_prob/correct"] for r in steps], color=colour,
-                 label=name)
-    axes[2].plot([r["step"] for r in steps], [r["train/accuracy"] for r in steps], color=colour,
-                 label=f"{name}: train/accuracy")
-    axes[2].plot([r["step"] for r in evals], [r["eval/accuracy"] for r in evals], "o--", color=colour,
-                 label=f"{name}: eval/accuracy")
+    axes[1].plot(
+        [r["step"] for r in steps], [r["analysis/corr/judge_prob/correct"] for r in steps], color=colour, label=name
+    )
+    axes[2].plot(
+        [r["step"] for r in steps], [r["train/accuracy"] for r in steps], color=colour, label=f"{name}: train/accuracy"
+    )
+    axes[2].plot(
+        [r["step"] for r in evals],
+        [r["eval/accuracy"] for r in evals],
+        "o--",
+        color=colour,
+        label=f"{name}: eval/accuracy",
+    )
 axes[0].set(title="judge/accuracy", xlabel="RL step", ylim=(0, 1))
 axes[1].set(title="analysis/corr/judge_prob/correct", xlabel="RL step", ylim=(-0.3, 1))
 axes[2].set(title="policy correctness (hidden verifier, logging only)", xlabel="RL step", ylim=(0, 1))
@@ -192,10 +230,12 @@ plt.show()
 for name, rows in runs.items():
     steps = [r for r in rows if "judge/accuracy" in r]
     corr = [r["analysis/corr/judge_prob/correct"] for r in steps]
-    print(f"{name:<11} judge/accuracy {steps[0]['judge/accuracy']:.2f} -> {steps[-1]['judge/accuracy']:.2f}   "
-          f"corr {corr[0]:.2f} -> {corr[-1]:.2f}   "
-          f"train/accuracy {steps[0]['train/accuracy']:.2f} -> {steps[-1]['train/accuracy']:.2f}   "
-          f"eval/accuracy {rows[0]['eval/accuracy']:.2f} -> {rows[-1]['eval/accuracy']:.2f}")
+    print(
+        f"{name:<11} judge/accuracy {steps[0]['judge/accuracy']:.2f} -> {steps[-1]['judge/accuracy']:.2f}   "
+        f"corr {corr[0]:.2f} -> {corr[-1]:.2f}   "
+        f"train/accuracy {steps[0]['train/accuracy']:.2f} -> {steps[-1]['train/accuracy']:.2f}   "
+        f"eval/accuracy {rows[0]['eval/accuracy']:.2f} -> {rows[-1]['eval/accuracy']:.2f}"
+    )
 
 # %% [markdown]
 # What this tiny run shows, and what it does not:

@@ -36,7 +36,10 @@
 # Outside this repository's environment (Colab, a fresh Jupyter) rewardzoo is not importable:
 # this cell installs it from a checkout (by default the folder above this notebook) or from
 # the git URL in REWARDZOO_REPO (in Colab: %env REWARDZOO_REPO=<url>).  Elsewhere it does nothing.
-import importlib.util, os, subprocess, sys
+import importlib.util
+import os
+import subprocess
+import sys
 
 if importlib.util.find_spec("rewardzoo") is None:
     repo = os.environ.get("REWARDZOO_REPO", "..")
@@ -44,8 +47,9 @@ if importlib.util.find_spec("rewardzoo") is None:
         subprocess.run(["git", "clone", "-q", "--depth=1", repo, "rewardzoo-src"], check=True)
         repo = "rewardzoo-src"
     if not os.path.isfile(os.path.join(repo, "rewardzoo", "__init__.py")):
-        raise FileNotFoundError(f"no rewardzoo checkout at {os.path.abspath(repo)}: "
-                                "set REWARDZOO_REPO to one, or to its git URL")
+        raise FileNotFoundError(
+            f"no rewardzoo checkout at {os.path.abspath(repo)}: set REWARDZOO_REPO to one, or to its git URL"
+        )
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", repo], check=True)
     sys.path.insert(0, os.path.abspath(repo))  # importable at once, without a kernel restart
 
@@ -65,16 +69,16 @@ hf_logging.disable_progress_bar()  # no weight-loading bars in the outputs
 import matplotlib.pyplot as plt
 import torch
 
-from rewardzoo.rewards.context import RewardContext
 from rewardzoo import VARL, VARLConfig, load_config, make_trainer
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.models import TinyModelConfig
 from rewardzoo.core.types import Rollouts
 from rewardzoo.eval import mean_ci
 from rewardzoo.judges.classifier import JudgeConfig
-from rewardzoo.zoo import shipped_recipe
+from rewardzoo.rewards.context import RewardContext
 from rewardzoo.tasks.hackable_multiplication import HackableMultiplication, HackableMultiplicationConfig
 from rewardzoo.tasks.multiplication import MultiplicationConfig
+from rewardzoo.zoo import shipped_recipe
 
 # %% [markdown]
 # ## The gate on a hand-made batch
@@ -90,17 +94,29 @@ task = HackableMultiplication(HackableMultiplicationConfig(MultiplicationConfig(
 tiny = TinyModelConfig(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64)
 varl = VARL.from_config(VARLConfig(discriminator=JudgeConfig(tiny=tiny)), RewardContext(task=task))
 completions = ["56", "56 54", "5 56 6", "54", "81", "fifty-six"]
-batch = Rollouts(prompts=["7*8="] * 6, completions=completions, answers=[task.parse(c) for c in completions],
-                 references=["56"] * 6, group_ids=torch.zeros(6, dtype=torch.long), meta=[{}] * 6, step=0)
+batch = Rollouts(
+    prompts=["7*8="] * 6,
+    completions=completions,
+    answers=[task.parse(c) for c in completions],
+    references=["56"] * 6,
+    group_ids=torch.zeros(6, dtype=torch.long),
+    meta=[{}] * 6,
+    step=0,
+)
 out = varl.score(batch)
-additive = VARL(VARLConfig(combine="add", discriminator=JudgeConfig(tiny=tiny)), verifier=varl.verifier,
-                discriminator=varl.discriminator)  # the same discriminator, the additive ablation r = v + D
+additive = VARL(
+    VARLConfig(combine="add", discriminator=JudgeConfig(tiny=tiny)),
+    verifier=varl.verifier,
+    discriminator=varl.discriminator,
+)  # the same discriminator, the additive ablation r = v + D
 out_add = additive.score(batch)
 print(f"{'completion':<12} {'parsed':<9} {'strict':>6} {'v':>4} {'D':>6} {'r = v·D':>8} {'r = v + D':>10}")
 for i, c in enumerate(completions):
     strict = task.row_metrics([batch.answers[i]], ["56"], [{}])["correct"][0]
-    print(f"{c:<12} {str(batch.answers[i]):<9} {strict:>6.0f} {out.components['verifier'][i]:>4.0f} "
-          f"{out.components['disc_prob'][i]:>6.3f} {out.rewards[i]:>8.3f} {out_add.rewards[i]:>10.3f}")
+    print(
+        f"{c:<12} {str(batch.answers[i]):<9} {strict:>6.0f} {out.components['verifier'][i]:>4.0f} "
+        f"{out.components['disc_prob'][i]:>6.3f} {out.rewards[i]:>8.3f} {out_add.rewards[i]:>10.3f}"
+    )
 
 # %% [markdown]
 # Read the columns.  `54` and `81` fail the verifier, so under the gate they get exactly 0 — D is
@@ -120,8 +136,11 @@ for i, c in enumerate(completions):
 # %%
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    VARL(VARLConfig(g="logit", discriminator=JudgeConfig(tiny=tiny)), verifier=varl.verifier,
-         discriminator=varl.discriminator)
+    VARL(
+        VARLConfig(g="logit", discriminator=JudgeConfig(tiny=tiny)),
+        verifier=varl.verifier,
+        discriminator=varl.discriminator,
+    )
 print(caught[0].message)
 
 # %% [markdown]
@@ -138,17 +157,27 @@ print(caught[0].message)
 # passing `contains` — plus one wrong answer, `13`, which never enters a buffer.
 
 # %%
-small = VARL.from_config(VARLConfig(discriminator=JudgeConfig(tiny=tiny), fifo_capacity=4, reservoir_capacity=4), RewardContext(task=task))
+small = VARL.from_config(
+    VARLConfig(discriminator=JudgeConfig(tiny=tiny), fifo_capacity=4, reservoir_capacity=4), RewardContext(task=task)
+)
 for step in range(5):
     texts = [f"12 {step}", f"{step} 12", f"12 {step} {step}", "13"]
-    step_batch = Rollouts(prompts=["3*4="] * 4, completions=texts, answers=[task.parse(t) for t in texts],
-                          references=["12"] * 4, group_ids=torch.zeros(4, dtype=torch.long), meta=[{}] * 4,
-                          step=step)
+    step_batch = Rollouts(
+        prompts=["3*4="] * 4,
+        completions=texts,
+        answers=[task.parse(t) for t in texts],
+        references=["12"] * 4,
+        group_ids=torch.zeros(4, dtype=torch.long),
+        meta=[{}] * 4,
+        step=step,
+    )
     stats = small.update(step_batch, small.score(step_batch))
-    print(f"after step {step}: FIFO {[a for _, a in small.fifo.items]}   "
-          f"reservoir {[a for _, a in small.reservoir.items]}"
-          f"   (passing {stats['disc/n_passing']:.0f}, negatives {stats['disc/n_negatives_fifo']:.0f} FIFO + "
-          f"{stats['disc/n_negatives_reservoir']:.0f} reservoir, {stats['disc/n_positives']:.0f} positive)")
+    print(
+        f"after step {step}: FIFO {[a for _, a in small.fifo.items]}   "
+        f"reservoir {[a for _, a in small.reservoir.items]}"
+        f"   (passing {stats['disc/n_passing']:.0f}, negatives {stats['disc/n_negatives_fifo']:.0f} FIFO + "
+        f"{stats['disc/n_negatives_reservoir']:.0f} reservoir, {stats['disc/n_positives']:.0f} positive)"
+    )
 recent, past = small.negatives(4)
 print(f"\nnegatives for a 4-negative step now: FIFO {[a for _, a in recent]}, reservoir {[a for _, a in past]}")
 
@@ -187,14 +216,31 @@ print(f"\nnegatives for a 4-negative step now: FIFO {[a for _, a in recent]}, re
 
 # %%
 shrink = [
-    "sft.cache_dir=runs/sft_cache", "overwrite=true", "logging.progress=false", "logging.tensorboard=false",
-    "checkpoint_every=0", "task.hackable_multiplication.hedge_prob=0.3",
-    "task.hackable_multiplication.multiplication.digits_a=1", "task.hackable_multiplication.multiplication.n_eval=20",
-    "task.hackable_multiplication.multiplication.scratchpad=false", "grpo.lr_schedule=constant",
-    "model.tiny.hidden_size=64", "model.tiny.intermediate_size=192", "model.tiny.num_layers=2",
-    "sft.steps=60", "sft.n_examples=0", "sft.disjoint_rl_prompts=false", "steps=30", "grpo.batch_size=128",
-    "grpo.micro_batch_size=128", "grpo.warmup_steps=0", "grpo.advantage=dr_grpo", "sampling.temperature=1.0",
-    "sampling.max_new_tokens=8", "eval.every=5", "eval.samples=0",
+    "sft.cache_dir=runs/sft_cache",
+    "overwrite=true",
+    "logging.progress=false",
+    "logging.tensorboard=false",
+    "checkpoint_every=0",
+    "task.hackable_multiplication.hedge_prob=0.3",
+    "task.hackable_multiplication.multiplication.digits_a=1",
+    "task.hackable_multiplication.multiplication.n_eval=20",
+    "task.hackable_multiplication.multiplication.scratchpad=false",
+    "grpo.lr_schedule=constant",
+    "model.tiny.hidden_size=64",
+    "model.tiny.intermediate_size=192",
+    "model.tiny.num_layers=2",
+    "sft.steps=60",
+    "sft.n_examples=0",
+    "sft.disjoint_rl_prompts=false",
+    "steps=30",
+    "grpo.batch_size=128",
+    "grpo.micro_batch_size=128",
+    "grpo.warmup_steps=0",
+    "grpo.advantage=dr_grpo",
+    "sampling.temperature=1.0",
+    "sampling.max_new_tokens=8",
+    "eval.every=5",
+    "eval.samples=0",
 ]
 METHODS = {"RLVR": "rlvr_hackable_multiplication", "VARL": "varl_hackable_multiplication"}
 SEEDS = [0, 1, 2]
@@ -206,8 +252,10 @@ for seed in SEEDS:
         trainer = make_trainer(cfg)  # SFT warm start (cached per seed), the reward, the policy
         trainer.train()
         runs[name][seed] = read_metrics(f"{cfg.run_dir}/metrics.jsonl")
-        print(f"seed {seed} {name}: SFT + {trainer.reward.warmup_steps} reward warm-up updates + {cfg.steps} RL "
-              f"steps in {time.perf_counter() - run_start:.1f} s")
+        print(
+            f"seed {seed} {name}: SFT + {trainer.reward.warmup_steps} reward warm-up updates + {cfg.steps} RL "
+            f"steps in {time.perf_counter() - run_start:.1f} s"
+        )
 probe = [e.prompt for e in trainer.task.eval[:8]]
 greedy = trainer.engine.generate(probe, greedy=True).texts
 print("\nVARL's greedy answers after RL (last seed):", dict(zip(probe, greedy)))
@@ -218,17 +266,30 @@ for (name, seeds), colour in zip(runs.items(), ("tab:red", "tab:green")):
     for seed, rows in seeds.items():
         steps = [r for r in rows if "train/hack_rate" in r]
         label = name if seed == SEEDS[0] else None
-        axes[0].plot([r["step"] for r in steps], [r["train/hack_rate"] for r in steps], color=colour, alpha=0.7,
-                     label=label)
-        axes[1].plot([r["step"] for r in steps], [r["train/accuracy"] for r in steps], color=colour, alpha=0.7,
-                     label=label)
+        axes[0].plot(
+            [r["step"] for r in steps], [r["train/hack_rate"] for r in steps], color=colour, alpha=0.7, label=label
+        )
+        axes[1].plot(
+            [r["step"] for r in steps], [r["train/accuracy"] for r in steps], color=colour, alpha=0.7, label=label
+        )
         evals = [r for r in rows if "eval/hack_rate" in r]
-        axes[2].plot([r["step"] for r in evals], [r["eval/hack_rate"] for r in evals], "o--", color=colour, alpha=0.7,
-                     label=label)
+        axes[2].plot(
+            [r["step"] for r in evals],
+            [r["eval/hack_rate"] for r in evals],
+            "o--",
+            color=colour,
+            alpha=0.7,
+            label=label,
+        )
         aucs = [r for r in rows if "disc/auc_ref_vs_passing" in r]
         if aucs:
-            axes[3].plot([r["step"] for r in aucs], [r["disc/auc_ref_vs_passing"] for r in aucs], color=colour, alpha=0.7,
-                         label=label)
+            axes[3].plot(
+                [r["step"] for r in aucs],
+                [r["disc/auc_ref_vs_passing"] for r in aucs],
+                color=colour,
+                alpha=0.7,
+                label=label,
+            )
 axes[0].set(title="train/hack_rate (sampled; one line per seed)", xlabel="RL step", ylim=(0, 1))
 axes[1].set(title="train/accuracy (strict)", xlabel="RL step", ylim=(0, 1))
 axes[2].set(title="eval/hack_rate (greedy, 20 held out)", xlabel="RL step", ylim=(0, 1))
@@ -238,25 +299,40 @@ for ax in axes:
     ax.legend(fontsize=8)
 plt.show()
 
-late = {name: [sum(r["train/hack_rate"] for r in [r for r in rows if "train/hack_rate" in r][-10:]) / 10
-               for rows in seeds.values()] for name, seeds in runs.items()}
-final_eval = {name: [[r for r in rows if "eval/hack_rate" in r][-1]["eval/hack_rate"] for rows in seeds.values()]
-              for name, seeds in runs.items()}
+late = {
+    name: [
+        sum(r["train/hack_rate"] for r in [r for r in rows if "train/hack_rate" in r][-10:]) / 10
+        for rows in seeds.values()
+    ]
+    for name, seeds in runs.items()
+}
+final_eval = {
+    name: [[r for r in rows if "eval/hack_rate" in r][-1]["eval/hack_rate"] for rows in seeds.values()]
+    for name, seeds in runs.items()
+}
 start = mean_ci([[r for r in rows if "train/hack_rate" in r][0]["train/hack_rate"] for rows in runs["RLVR"].values()])
 print(f"train/hack_rate at the first RL step (the shared warm start): {start.format(digits=2)}")
 for name in METHODS:
-    print(f"{name:<5} train/hack_rate, mean of the last 10 steps: per seed {[round(x, 2) for x in late[name]]}, "
-          f"{mean_ci(late[name]).format(digits=2)};  final eval/hack_rate per seed {final_eval[name]}")
+    print(
+        f"{name:<5} train/hack_rate, mean of the last 10 steps: per seed {[round(x, 2) for x in late[name]]}, "
+        f"{mean_ci(late[name]).format(digits=2)};  final eval/hack_rate per seed {final_eval[name]}"
+    )
 diff = mean_ci([v - r for v, r in zip(late["VARL"], late["RLVR"])])
-print(f"VARL − RLVR, late train/hack_rate, paired by seed: {diff.format(digits=2, sign=True)} (95% t-interval over "
-      f"{diff.n} seeds) — the interval {'excludes' if diff.low > 0 or diff.high < 0 else 'includes'} 0")
+print(
+    f"VARL − RLVR, late train/hack_rate, paired by seed: {diff.format(digits=2, sign=True)} (95% t-interval over "
+    f"{diff.n} seeds) — the interval {'excludes' if diff.low > 0 or diff.high < 0 else 'includes'} 0"
+)
 disc = [[r for r in rows if "disc/accuracy" in r] for rows in runs["VARL"].values()]
-print(f"VARL discriminator: disc/accuracy at the first RL step {[round(d[0]['disc/accuracy'], 2) for d in disc]}, "
-      f"at the last {[round(d[-1]['disc/accuracy'], 2) for d in disc]} (per seed)")
+print(
+    f"VARL discriminator: disc/accuracy at the first RL step {[round(d[0]['disc/accuracy'], 2) for d in disc]}, "
+    f"at the last {[round(d[-1]['disc/accuracy'], 2) for d in disc]} (per seed)"
+)
 auc = [[r["disc/auc_ref_vs_passing"] for r in rows if "disc/auc_ref_vs_passing" in r] for rows in runs["VARL"].values()]
-print(f"VARL discriminator: disc/auc_ref_vs_passing, mean of the first 5 RL steps "
-      f"{[round(sum(a[:5]) / len(a[:5]), 2) for a in auc if a]}, of the last 5 {[round(sum(a[-5:]) / len(a[-5:]), 2) for a in auc if a]} "
-      f"(per seed; 0.5 = chance)")
+print(
+    f"VARL discriminator: disc/auc_ref_vs_passing, mean of the first 5 RL steps "
+    f"{[round(sum(a[:5]) / len(a[:5]), 2) for a in auc if a]}, of the last 5 {[round(sum(a[-5:]) / len(a[-5:]), 2) for a in auc if a]} "
+    f"(per seed; 0.5 = chance)"
+)
 
 # %% [markdown]
 # How to read this (every figure quoted is one printed above, from this run):

@@ -35,7 +35,10 @@
 # Outside this repository's environment (Colab, a fresh Jupyter) rewardzoo is not importable:
 # this cell installs it from a checkout (by default the folder above this notebook) or from
 # the git URL in REWARDZOO_REPO (in Colab: %env REWARDZOO_REPO=<url>).  Elsewhere it does nothing.
-import importlib.util, os, subprocess, sys
+import importlib.util
+import os
+import subprocess
+import sys
 
 if importlib.util.find_spec("rewardzoo") is None:
     repo = os.environ.get("REWARDZOO_REPO", "..")
@@ -43,8 +46,9 @@ if importlib.util.find_spec("rewardzoo") is None:
         subprocess.run(["git", "clone", "-q", "--depth=1", repo, "rewardzoo-src"], check=True)
         repo = "rewardzoo-src"
     if not os.path.isfile(os.path.join(repo, "rewardzoo", "__init__.py")):
-        raise FileNotFoundError(f"no rewardzoo checkout at {os.path.abspath(repo)}: "
-                                "set REWARDZOO_REPO to one, or to its git URL")
+        raise FileNotFoundError(
+            f"no rewardzoo checkout at {os.path.abspath(repo)}: set REWARDZOO_REPO to one, or to its git URL"
+        )
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", repo], check=True)
     sys.path.insert(0, os.path.abspath(repo))  # importable at once, without a kernel restart
 
@@ -74,8 +78,8 @@ from rewardzoo.eval import mean_ci
 from rewardzoo.judges.pairwise import RuleJudge, RuleJudgeConfig, miscalibration
 from rewardzoo.judges.rubric import RubricSchedule, load_rubric
 from rewardzoo.tasks.checks.writing import overlooked_share
-from rewardzoo.zoo import shipped_recipe
 from rewardzoo.tasks.rubric_writing import RubricWriting, RubricWritingConfig, quality
+from rewardzoo.zoo import shipped_recipe
 
 # %% [markdown]
 # ## A rubric curriculum
@@ -123,14 +127,35 @@ for t in (0, 4, 5, 12, 30, 60, 65):
 
 # %%
 prompt, meta = "red cat 4-7:", {"words": ["red", "cat"], "min_words": 4, "max_words": 7}
-group = ["The red cat sleeps.", "the cat sleeps", "The red cat sleeps sleeps.", "The red cat sees the red cat.",
-         "The old red cat sleeps on the big stone by the river.", "The red cat bimo sleeps.", "The red cat xqzt sleeps."]
+group = [
+    "The red cat sleeps.",
+    "the cat sleeps",
+    "The red cat sleeps sleeps.",
+    "The red cat sees the red cat.",
+    "The old red cat sleeps on the big stone by the river.",
+    "The red cat bimo sleeps.",
+    "The red cat xqzt sleeps.",
+]
 G = len(group)
-batch = Rollouts(prompts=[prompt] * G, completions=group, answers=group, references=[None] * G,
-                 group_ids=torch.zeros(G, dtype=torch.long), meta=[meta] * G, step=0)
-fair = ["schedule=all", "judge.rule.noise=0", "judge.rule.position_bias=0", "judge.rule.verdict=hard",
-        "judge.rule.length_bias=0", "judge.rule.repetition_blind=false", "judge.rule.non_english_blind=false",
-        *(f"judge.rule.{k}={v}" for k, v in miscalibration(0).items())]
+batch = Rollouts(
+    prompts=[prompt] * G,
+    completions=group,
+    answers=group,
+    references=[None] * G,
+    group_ids=torch.zeros(G, dtype=torch.long),
+    meta=[meta] * G,
+    step=0,
+)
+fair = [
+    "schedule=all",
+    "judge.rule.noise=0",
+    "judge.rule.position_bias=0",
+    "judge.rule.verdict=hard",
+    "judge.rule.length_bias=0",
+    "judge.rule.repetition_blind=false",
+    "judge.rule.non_english_blind=false",
+    *(f"judge.rule.{k}={v}" for k, v in miscalibration(0).items()),
+]
 perfect = load_config(shipped_recipe("rcrl_rubric_writing"), [f"reward.rcrl.{kv}" for kv in fair]).reward.rcrl
 out = RcRL(perfect).score(batch)
 table = torch.stack([out.components[f"criterion/{n}"] for n in names], dim=1)  # [G, C]
@@ -143,8 +168,10 @@ for i in range(G):
         ax.text(k, i, f"{table[i, k]:.2f}", ha="center", va="center", fontsize=7)
 ax.set_title("w_c(i): win rate of each completion on each criterion (perfect judge)")
 plt.show()
-print(f"group mean of every criterion's win rates: {sorted({round(x, 6) for x in table.mean(0).tolist()})}; "
-      f"of the reward: {out.rewards.mean():.6f}")
+print(
+    f"group mean of every criterion's win rates: {sorted({round(x, 6) for x in table.mean(0).tolist()})}; "
+    f"of the reward: {out.rewards.mean():.6f}"
+)
 print(f"judge calls: {out.metrics['judge/calls']:.0f} = 13 criteria × G(G − 1) = 13 × {G * (G - 1)}")
 
 # %% [markdown]
@@ -169,8 +196,10 @@ biased_absolute = RcRL(replace(preset, schedule="all", scoring="absolute")).scor
 print(f"{'completion':<55} {'oracle':>7} {'perfect':>8} {'biased':>7} {'biased':>9} {'overlooked':>10}")
 print(f"{'':<55} {'quality':>7} {'pairwise':>8} {'pairwise':>7} {'absolute':>9} {'tokens':>10}")
 for i, text in enumerate(group):
-    print(f"{text:<55} {quality(text, meta):>7.3f} {out.rewards[i]:>8.3f} {biased_pairwise[i]:>7.3f} "
-          f"{biased_absolute[i]:>9.3f} {overlooked_share(text):>10.2f}")
+    print(
+        f"{text:<55} {quality(text, meta):>7.3f} {out.rewards[i]:>8.3f} {biased_pairwise[i]:>7.3f} "
+        f"{biased_absolute[i]:>9.3f} {overlooked_share(text):>10.2f}"
+    )
 
 # %% [markdown]
 # The blind spots show up as rewards the oracle would not give.  The perfect judge ranks the clean
@@ -208,11 +237,15 @@ axes[0].set_ylabel("absolute report (no call offset)")
 axes[0].legend(fontsize=7)
 plt.show()
 for m in (0, 1, 2, 3):
-    judged = replace(preset, schedule="all", judge=replace(preset.judge, rule=replace(preset.judge.rule, **miscalibration(m))))
+    judged = replace(
+        preset, schedule="all", judge=replace(preset.judge, rule=replace(preset.judge.rule, **miscalibration(m)))
+    )
     absolute = RcRL(replace(judged, scoring="absolute")).score(batch).rewards
     pairwise = RcRL(judged).score(batch).rewards
-    print(f"m = {m}: Spearman of the absolute reward with the pairwise one over the group "
-          f"{spearmanr(absolute, pairwise).statistic:+.2f};  distinct absolute rewards {len(set(absolute.tolist()))} of {G}")
+    print(
+        f"m = {m}: Spearman of the absolute reward with the pairwise one over the group "
+        f"{spearmanr(absolute, pairwise).statistic:+.2f};  distinct absolute rewards {len(set(absolute.tolist()))} of {G}"
+    )
 
 # %% [markdown]
 # The pairwise reward is the same at every level — it never reads the reports — and at m = 0 the
@@ -246,21 +279,33 @@ for G_size in (8, 16):
         prompts += [example.prompt] * G_size
         texts += [task.train[rng.randrange(len(task.train))].demonstration for _ in range(G_size)]
         metas += [example.meta] * G_size
-    groups_batch = Rollouts(prompts=prompts, completions=texts, answers=texts, references=[None] * len(texts),
-                            group_ids=torch.arange(N_GROUPS).repeat_interleave(G_size), meta=metas, step=0)
+    groups_batch = Rollouts(
+        prompts=prompts,
+        completions=texts,
+        answers=texts,
+        references=[None] * len(texts),
+        group_ids=torch.arange(N_GROUPS).repeat_interleave(G_size),
+        meta=metas,
+        step=0,
+    )
     results = {}
-    for label, comparisons, seed in (("round robin", "round_robin", 0), ("round robin, fresh noise", "round_robin", 1),
-                                     ("Swiss + BT", "swiss", 0)):
+    for label, comparisons, seed in (
+        ("round robin", "round_robin", 0),
+        ("round robin, fresh noise", "round_robin", 1),
+        ("Swiss + BT", "swiss", 0),
+    ):
         scored = RcRL(replace(preset, schedule="all", comparisons=comparisons), seed=seed).score(groups_batch)
         results[label] = (scored.rewards.view(N_GROUPS, G_size), scored.metrics["judge/calls"])
     reference = results["round robin"][0]
     for label in ("round robin, fresh noise", "Swiss + BT"):
         rho = mean_ci([spearmanr(reference[g], results[label][0][g]).statistic for g in range(N_GROUPS)])
         agreement[(G_size, label)] = rho
-        print(f"G = {G_size:>2}  {label:<25} judge calls per group and criterion "
-              f"{results[label][1] / N_GROUPS / len(names):>5.0f} (round robin "
-              f"{results['round robin'][1] / N_GROUPS / len(names):.0f});  Spearman with the round robin "
-              f"{rho.format(digits=2)} (mean ± 95% CI over {N_GROUPS} groups)")
+        print(
+            f"G = {G_size:>2}  {label:<25} judge calls per group and criterion "
+            f"{results[label][1] / N_GROUPS / len(names):>5.0f} (round robin "
+            f"{results['round robin'][1] / N_GROUPS / len(names):.0f});  Spearman with the round robin "
+            f"{rho.format(digits=2)} (mean ± 95% CI over {N_GROUPS} groups)"
+        )
 
 fig, ax = plt.subplots(figsize=(6, 3.6))
 ax.scatter(reference.flatten(), results["Swiss + BT"][0].flatten(), s=8, label="Swiss + BT")
@@ -292,9 +337,18 @@ plt.show()
 
 # %%
 shrink = [
-    "sft.cache_dir=runs/sft_cache", "overwrite=true", "logging.progress=false", "logging.tensorboard=false",
-    "checkpoint_every=0", "model.tiny.hidden_size=64", "model.tiny.intermediate_size=192", "model.tiny.num_layers=2",
-    "sft.steps=100", "steps=30", "task.rubric_writing.n_eval=32", "eval.every=10",
+    "sft.cache_dir=runs/sft_cache",
+    "overwrite=true",
+    "logging.progress=false",
+    "logging.tensorboard=false",
+    "checkpoint_every=0",
+    "model.tiny.hidden_size=64",
+    "model.tiny.intermediate_size=192",
+    "model.tiny.num_layers=2",
+    "sft.steps=100",
+    "steps=30",
+    "task.rubric_writing.n_eval=32",
+    "eval.every=10",
 ]
 METHODS = {"Absolute RaR": "rar_rubric_writing", "RcRL": "rcrl_rubric_writing"}
 runs = {}
@@ -304,8 +358,10 @@ for name, recipe in METHODS.items():
     trainer = make_trainer(cfg)
     trainer.train()
     runs[name] = read_metrics(f"{cfg.run_dir}/metrics.jsonl")
-    print(f"{name}: SFT + {cfg.steps} RL steps in {time.perf_counter() - run_start:.1f} s (one warm start: cached "
-          f"after the first run)")
+    print(
+        f"{name}: SFT + {cfg.steps} RL steps in {time.perf_counter() - run_start:.1f} s (one warm start: cached "
+        f"after the first run)"
+    )
 
 fig, axes = plt.subplots(1, 3, figsize=(15, 3.8))
 for (name, rows), colour in zip(runs.items(), ("tab:orange", "tab:blue")):
@@ -313,8 +369,13 @@ for (name, rows), colour in zip(runs.items(), ("tab:orange", "tab:blue")):
     evals = [r for r in rows if "eval/quality" in r]
     axes[0].plot([r["step"] for r in steps], [r["policy/entropy"] for r in steps], color=colour, label=name)
     axes[1].plot([r["step"] for r in steps], [r["train/quality"] for r in steps], color=colour, label=name)
-    axes[1].plot([r["step"] for r in evals], [r["eval/quality"] for r in evals], "o--", color=colour,
-                 label=f"{name}: eval (held out)")
+    axes[1].plot(
+        [r["step"] for r in evals],
+        [r["eval/quality"] for r in evals],
+        "o--",
+        color=colour,
+        label=f"{name}: eval (held out)",
+    )
     axes[2].plot([r["step"] for r in steps], [r["train/repetition"] for r in steps], color=colour, label=name)
 axes[0].set(title="policy/entropy (nats per token)", xlabel="RL step")
 axes[1].set(title="oracle quality (never a reward)", xlabel="RL step")
@@ -326,11 +387,13 @@ for name, rows in runs.items():
     steps = [r for r in rows if "policy/entropy" in r]
     evals = [r for r in rows if "eval/quality" in r]
     first, last = [r["policy/entropy"] for r in steps[:5]], [r["policy/entropy"] for r in steps[-5:]]
-    print(f"{name:<13} policy/entropy mean of the first 5 steps {sum(first) / 5:.3f} -> last 5 {sum(last) / 5:.3f} "
-          f"(ratio {sum(last) / sum(first):.2f});  eval/quality {evals[0]['eval/quality']:.3f} -> "
-          f"{evals[-1]['eval/quality']:.3f};  train/repetition {steps[0]['train/repetition']:.3f} -> "
-          f"{steps[-1]['train/repetition']:.3f};  active criteria at the last step "
-          f"{steps[-1]['reward/active_criteria']:.0f}")
+    print(
+        f"{name:<13} policy/entropy mean of the first 5 steps {sum(first) / 5:.3f} -> last 5 {sum(last) / 5:.3f} "
+        f"(ratio {sum(last) / sum(first):.2f});  eval/quality {evals[0]['eval/quality']:.3f} -> "
+        f"{evals[-1]['eval/quality']:.3f};  train/repetition {steps[0]['train/repetition']:.3f} -> "
+        f"{steps[-1]['train/repetition']:.3f};  active criteria at the last step "
+        f"{steps[-1]['reward/active_criteria']:.0f}"
+    )
 
 # %% [markdown]
 # How to read it, with the numbers printed above:

@@ -1,17 +1,24 @@
 """rewardzoo: reward methods for LLM RL post-training behind one reward interface and one GRPO core.
 
-    import rewardzoo
-    rewardzoo.train("rlvr_multiplication", ["steps=20"])            # what `rewardzoo train` does
-    rewardzoo.train("my.yaml", task=MyTask(...), reward=MyReward())  # your own task and reward
+import rewardzoo
+rewardzoo.train("rlvr_multiplication", ["steps=20"])            # what `rewardzoo train` does
+rewardzoo.train("my.yaml", task=MyTask(...), reward=MyReward())  # your own task and reward
 
-    from rewardzoo import RAL, RLVR, VARL, RcRL, RewardContext     # every reward: X.from_config(cfg, ctx)
+from rewardzoo import RAL, RLVR, VARL, RcRL, RewardContext     # every reward: X.from_config(cfg, ctx)
 """
 
 from rewardzoo.core.config import ConfigError, CoreConfig
 from rewardzoo.core.models import ModelConfig, TinyModelConfig
 from rewardzoo.core.trainer import Trainer
-from rewardzoo.core.types import (Example, FixedReward, NonFiniteError, Reward, RewardOutput, Rollouts,
-                                  TrainingInterrupted)
+from rewardzoo.core.types import (
+    Example,
+    FixedReward,
+    NonFiniteError,
+    Reward,
+    RewardOutput,
+    Rollouts,
+    TrainingInterrupted,
+)
 from rewardzoo.integrations.gym import TaskEnv, register_envs
 from rewardzoo.integrations.trl import as_reward_func
 from rewardzoo.judges.classifier import JudgeConfig
@@ -42,16 +49,65 @@ __version__ = "0.1.0"
 
 __all__ = [
     # running
-    "train", "sft", "make_trainer", "evaluate_run", "evaluate_start", "generate", "export", "load_config", "shipped_recipes",
-    "Trainer", "TrainConfig", "CoreConfig", "ModelConfig", "TinyModelConfig", "ConfigError", "NonFiniteError",
+    "train",
+    "sft",
+    "make_trainer",
+    "evaluate_run",
+    "evaluate_start",
+    "generate",
+    "export",
+    "load_config",
+    "shipped_recipes",
+    "Trainer",
+    "TrainConfig",
+    "CoreConfig",
+    "ModelConfig",
+    "TinyModelConfig",
+    "ConfigError",
+    "NonFiniteError",
     "TrainingInterrupted",
     # rewards
-    "Reward", "FixedReward", "RewardOutput", "Rollouts", "RewardContext", "RLVR", "RLVRConfig", "RAL", "RALConfig",
-    "VARL", "VARLConfig", "RcRL", "RcRLConfig", "RcRLJudgeConfig", "JudgeConfig", "RuleJudgeConfig", "LMJudgeConfig",
-    "BonusConfig", "FunctionReward", "CallableRewardConfig", "as_reward_func",
+    "Reward",
+    "FixedReward",
+    "RewardOutput",
+    "Rollouts",
+    "RewardContext",
+    "RLVR",
+    "RLVRConfig",
+    "RAL",
+    "RALConfig",
+    "VARL",
+    "VARLConfig",
+    "RcRL",
+    "RcRLConfig",
+    "RcRLJudgeConfig",
+    "JudgeConfig",
+    "RuleJudgeConfig",
+    "LMJudgeConfig",
+    "BonusConfig",
+    "FunctionReward",
+    "CallableRewardConfig",
+    "as_reward_func",
     # tasks
-    "Task", "Example", "TaskEnv", "Multiplication", "MultiplicationConfig", "Countdown", "CountdownConfig",
-    "CountdownCode", "CountdownCodeConfig", "HackableMultiplication", "HackableMultiplicationConfig",
-    "SmilesFormula", "SmilesConfig", "RefDist", "RefDistConfig", "UserTask", "UserTaskConfig", "RubricWriting",
-    "RubricWritingConfig", "Abstracts", "AbstractsConfig",
+    "Task",
+    "Example",
+    "TaskEnv",
+    "Multiplication",
+    "MultiplicationConfig",
+    "Countdown",
+    "CountdownConfig",
+    "CountdownCode",
+    "CountdownCodeConfig",
+    "HackableMultiplication",
+    "HackableMultiplicationConfig",
+    "SmilesFormula",
+    "SmilesConfig",
+    "RefDist",
+    "RefDistConfig",
+    "UserTask",
+    "UserTaskConfig",
+    "RubricWriting",
+    "RubricWritingConfig",
+    "Abstracts",
+    "AbstractsConfig",
 ]

@@ -36,31 +36,42 @@ EXIT_SIGNAL = {"SIGINT": 130, "SIGTERM": 143}
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rewardzoo", description="Reward methods for LLM RL post-training on one GRPO core.")
+    parser = argparse.ArgumentParser(
+        prog="rewardzoo", description="Reward methods for LLM RL post-training on one GRPO core."
+    )
     parser.add_argument("--debug", action="store_true", help="show full tracebacks instead of one-line errors")
     sub = parser.add_subparsers(dest="command", required=True)
     parser.subcommands = {}
     for name, text, what in [
         ("train", "SFT warm start (cached) then GRPO training of a recipe", RECIPE_HELP),
         ("sft", "only the SFT warm start of a recipe", RECIPE_HELP),
-        ("eval", "held-out evaluation of a run's newest checkpoint (RUN_DIR), or of a recipe's starting policy",
-         f"a run directory, or {RECIPE_HELP}"),
+        (
+            "eval",
+            "held-out evaluation of a run's newest checkpoint (RUN_DIR), or of a recipe's starting policy",
+            f"a run directory, or {RECIPE_HELP}",
+        ),
     ]:
         p = parser.subcommands[name] = sub.add_parser(name, help=text, description=text)
         p.add_argument("recipe", nargs="?", help=what)
         p.add_argument("overrides", nargs="*", help="key=value overrides, e.g. seed=1 grpo.batch_size=128")
         p.add_argument("--help-config", action="store_true", help="list every config key with its default and meaning")
         p.add_argument("--list", action="store_true", help="list the shipped recipes")
-    p = sub.add_parser("generate", help="sample completions from a trained policy",
-                       description="sample completions from a run's newest checkpoint or a saved model directory")
+    p = sub.add_parser(
+        "generate",
+        help="sample completions from a trained policy",
+        description="sample completions from a run's newest checkpoint or a saved model directory",
+    )
     p.add_argument("source", help="a run directory or a model directory written by save_pretrained")
     p.add_argument("overrides", nargs="*", help="key=value overrides, e.g. sampling.temperature=1.0")
     p.add_argument("--prompt", action="append", required=True, help="a prompt (repeat for several)")
     p.add_argument("-n", type=int, default=1, help="completions per prompt")
     p.add_argument("--greedy", action="store_true", help="greedy decoding instead of sampling")
-    p = sub.add_parser("export", help="write a trained policy as a plain transformers model directory",
-                       description="write a run's newest checkpoint (or one checkpoint, sharded or not) as a directory "
-                                   "that AutoModelForCausalLM.from_pretrained loads, LoRA adapters merged")
+    p = sub.add_parser(
+        "export",
+        help="write a trained policy as a plain transformers model directory",
+        description="write a run's newest checkpoint (or one checkpoint, sharded or not) as a directory "
+        "that AutoModelForCausalLM.from_pretrained loads, LoRA adapters merged",
+    )
     p.add_argument("source", help="a run directory or one of its checkpoints (run_dir/checkpoints/step_N)")
     p.add_argument("out", help="the directory to write")
     sub.add_parser("leaderboard", help="every reward head-to-head on one core (rewardzoo leaderboard --help)")
@@ -76,14 +87,14 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``rewardzoo`` command."""
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv[:1]
-    if argv[int(debug):][:1] == ["leaderboard"]:
+    if argv[int(debug) :][:1] == ["leaderboard"]:
         from rewardzoo.board.command import main as leaderboard_main
 
-        return leaderboard_main(argv[1 + int(debug):])
-    if argv[int(debug):][:1] == ["serve"]:
+        return leaderboard_main(argv[1 + int(debug) :])
+    if argv[int(debug) :][:1] == ["serve"]:
         from rewardzoo.serve.command import main as serve_main
 
-        return serve_main(argv[1 + int(debug):])
+        return serve_main(argv[1 + int(debug) :])
     parser = _parser()
     args = parser.parse_args(argv)
     try:
@@ -101,12 +112,15 @@ def main(argv: list[str] | None = None) -> int:
     except TrainingInterrupted as err:
         print(f"rewardzoo: {err}", file=sys.stderr)
         if err.checkpoint is not None:
-            print(f"resume with: rewardzoo {shlex.join([*argv[int(debug):], 'resume=true'])}", file=sys.stderr)
+            print(f"resume with: rewardzoo {shlex.join([*argv[int(debug) :], 'resume=true'])}", file=sys.stderr)
         return EXIT_SIGNAL.get(err.signal_name, 130)
     except KeyboardInterrupt:
         if args.debug:
             raise
-        print("rewardzoo: interrupted (an unfinished SFT warm start is not cached; run the command again)", file=sys.stderr)
+        print(
+            "rewardzoo: interrupted (an unfinished SFT warm start is not cached; run the command again)",
+            file=sys.stderr,
+        )
         return 130
 
 
@@ -131,12 +145,17 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 0
     recipe, overrides = args.recipe, list(args.overrides)
     if recipe is not None and "=" in recipe:
-        raise ConfigError(f"the first argument of `rewardzoo {args.command}` is the recipe, not an override "
-                          f"({recipe!r}); e.g. rewardzoo {args.command} rlvr_multiplication {recipe}")
+        raise ConfigError(
+            f"the first argument of `rewardzoo {args.command}` is the recipe, not an override "
+            f"({recipe!r}); e.g. rewardzoo {args.command} rlvr_multiplication {recipe}"
+        )
     if recipe is None:
         parser.subcommands[args.command].print_usage(sys.stderr)
-        print(f"rewardzoo {args.command}: give a recipe — {RECIPE_HELP}; e.g. rewardzoo {args.command} "
-              f"rlvr_multiplication", file=sys.stderr)
+        print(
+            f"rewardzoo {args.command}: give a recipe — {RECIPE_HELP}; e.g. rewardzoo {args.command} "
+            f"rlvr_multiplication",
+            file=sys.stderr,
+        )
         return 2
     if args.command == "eval" and Path(recipe, "config.yaml").expanduser().is_file():
         metrics, out = recipes.evaluate_run(recipe, overrides)
@@ -174,7 +193,9 @@ def _models(args: argparse.Namespace) -> int:
 
 def _print_metrics(metrics: dict[str, float]) -> None:
     if metrics:
-        print(json.dumps({k: round(v, 4) for k, v in metrics.items() if k.startswith(("eval/", "reward/mean"))}, indent=1))
+        print(
+            json.dumps({k: round(v, 4) for k, v in metrics.items() if k.startswith(("eval/", "reward/mean"))}, indent=1)
+        )
 
 
 def before_after(run_dir: Path, key: str = "eval/accuracy") -> str:
@@ -183,9 +204,11 @@ def before_after(run_dir: Path, key: str = "eval/accuracy") -> str:
     if not evals:
         return f"no {key} was logged in {run_dir}"
     first, last = evals[0], evals[-1]
-    return (f"held-out {key.removeprefix('eval/')}: {100 * first[key]:.1f}% before RL (step {first['step']}) → "
-            f"{100 * last[key]:.1f}% after {last['step']} RL steps ({100 * (last[key] - first[key]):+.1f} points); "
-            f"run directory {run_dir}")
+    return (
+        f"held-out {key.removeprefix('eval/')}: {100 * first[key]:.1f}% before RL (step {first['step']}) → "
+        f"{100 * last[key]:.1f}% after {last['step']} RL steps ({100 * (last[key] - first[key]):+.1f} points); "
+        f"run directory {run_dir}"
+    )
 
 
 if __name__ == "__main__":

@@ -49,8 +49,8 @@ descriptive intervals of a single run's pooled examples, never for a verdict.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import choix
 import numpy as np
@@ -95,7 +95,9 @@ def pairwise_auc(scores: torch.Tensor, labels: torch.Tensor, same: torch.Tensor 
     return float((wins * pairs).sum()) / n
 
 
-def auc(positive: Sequence[float] | torch.Tensor | np.ndarray, negative: Sequence[float] | torch.Tensor | np.ndarray) -> float:
+def auc(
+    positive: Sequence[float] | torch.Tensor | np.ndarray, negative: Sequence[float] | torch.Tensor | np.ndarray
+) -> float:
     """Area under the ROC curve of a score that should be higher on ``positive`` rows than on
     ``negative`` ones: P(s⁺ > s⁻) + ½·P(s⁺ = s⁻) over all pairs — :func:`pairwise_auc` of the two sides
     pooled.  NaN when either side is empty.
@@ -108,8 +110,12 @@ def auc(positive: Sequence[float] | torch.Tensor | np.ndarray, negative: Sequenc
     return pairwise_auc(torch.cat([pos, neg]), torch.cat([torch.ones_like(pos), torch.zeros_like(neg)]))
 
 
-def batch_analysis(rows: dict[str, list[float]], signals: dict[str, torch.Tensor], valid: Sequence[bool] | None = None,
-                   groups: torch.Tensor | None = None) -> dict[str, float]:
+def batch_analysis(
+    rows: dict[str, list[float]],
+    signals: dict[str, torch.Tensor],
+    valid: Sequence[bool] | None = None,
+    groups: torch.Tensor | None = None,
+) -> dict[str, float]:
     """Diagnostics of one training batch from the task's exact checker, computed outside the reward.
 
     ``rows`` are the task's per-row metrics (``correct`` plus extras such as ``relative_error``);
@@ -159,7 +165,7 @@ class Estimate:
         """Half the interval's width (the ± of :meth:`format`)."""
         return (self.high - self.low) / 2
 
-    def separates(self, other: "Estimate") -> bool:
+    def separates(self, other: Estimate) -> bool:
         """Whether the two intervals do not overlap."""
         return self.low > other.high or other.low > self.high
 
@@ -223,14 +229,17 @@ def seed_ci(effect: Callable[..., float], *tables: Sequence[float] | np.ndarray,
         raise ValueError("seed_ci needs at least one table of per-seed values or [seeds × examples] rows")
     S = arrays[0].shape[0] if arrays[0].ndim else 0
     if any(t.ndim not in (1, 2) or t.shape[0] != S for t in arrays):
-        raise ValueError(f"seed_ci needs [seeds] or [seeds × examples] tables with one number of seeds; got "
-                         f"{[t.shape for t in arrays]}")
+        raise ValueError(
+            f"seed_ci needs [seeds] or [seeds × examples] tables with one number of seeds; got "
+            f"{[t.shape for t in arrays]}"
+        )
     per_seed = np.array([float(effect(*(t[s] for t in arrays))) for s in range(S)])  # [S]
     return mean_ci(per_seed[np.isfinite(per_seed)], level)
 
 
-def bootstrap_ci(stat: Callable[..., float], *scores: np.ndarray, level: float = 0.95, n_boot: int = 2000,
-                 seed: int = 0) -> Estimate:
+def bootstrap_ci(
+    stat: Callable[..., float], *scores: np.ndarray, level: float = 0.95, n_boot: int = 2000, seed: int = 0
+) -> Estimate:
     """``stat(*tables)`` with a paired two-level percentile bootstrap interval (descriptive; a verdict uses
     :func:`seed_ci`, since this interval is too narrow at 3–5 seeds).
 
@@ -294,7 +303,9 @@ def entropy_ratio(series: Sequence[float], window: int = 5) -> float:
     """
     x = np.asarray(series, dtype=np.float64)  # [steps]
     if x.size == 0 or window < 1:
-        raise ValueError(f"entropy_ratio needs a non-empty series and window >= 1; got {x.size} values, window {window}")
+        raise ValueError(
+            f"entropy_ratio needs a non-empty series and window >= 1; got {x.size} values, window {window}"
+        )
     start, end = x[:window].mean(), x[-window:].mean()
     return float(end / start) if start != 0 else math.nan
 
@@ -321,8 +332,12 @@ def non_english_rate(tokens: Sequence[str], lexicon: set[str] | frozenset[str] |
     """
     if not tokens:
         return 0.0
+
     def foreign(tok: str) -> bool:
-        return any(ch.isalpha() and not ch.isascii() for ch in tok) or (lexicon is not None and tok.lower() not in lexicon)
+        return any(ch.isalpha() and not ch.isascii() for ch in tok) or (
+            lexicon is not None and tok.lower() not in lexicon
+        )
+
     return sum(map(foreign, tokens)) / len(tokens)
 
 

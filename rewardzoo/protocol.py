@@ -118,8 +118,10 @@ def twin_differences(configs: dict[str, dict], exceptions: dict[str, TwinExcepti
             found += [f"{method}: {line}" for line in resume_changes(configs[reference], cfg, free)[0]]
         twin = exceptions[method].twin if method in exceptions else None
         if twin is not None and twin not in configs:
-            found.append(f"{method}: its twin {twin!r} (which must run {', '.join(exceptions[method].keys)} too) is not "
-                         f"on the board")
+            found.append(
+                f"{method}: its twin {twin!r} (which must run {', '.join(exceptions[method].keys)} too) is not "
+                f"on the board"
+            )
         elif twin is not None:
             found += [f"{method}: its twin {twin}: {line}" for line in resume_changes(configs[twin], cfg, TWIN_FREE)[0]]
     return found
@@ -159,7 +161,7 @@ class OwnKey:
     values: tuple[str, ...]
 
     @classmethod
-    def parse(cls, text: str) -> "OwnKey":
+    def parse(cls, text: str) -> OwnKey:
         """``task/method=key=v1,v2`` (the ``--tune-key`` form)."""
         target, _, rest = text.partition("=")
         key, _, values = rest.partition("=")
@@ -181,12 +183,18 @@ class Grid:
     def __post_init__(self):
         if self.extend < 0:
             raise ValueError(f"a grid extends 0 or more steps beyond its ends; got {self.extend}")
-        if not self.lr_factors or any(not f > 0 for f in self.lr_factors) or len(set(self.lr_factors)) != len(self.lr_factors):
+        if (
+            not self.lr_factors
+            or any(not f > 0 for f in self.lr_factors)
+            or len(set(self.lr_factors)) != len(self.lr_factors)
+        ):
             raise ValueError(f"learning-rate factors must be distinct positive numbers; got {list(self.lr_factors)}")
         names = [k.method for k in self.own]
         if len(set(names)) != len(names):
-            raise ValueError(f"a method tunes at most one key of its own; repeated: "
-                             f"{sorted({n for n in names if names.count(n) > 1})}")
+            raise ValueError(
+                f"a method tunes at most one key of its own; repeated: "
+                f"{sorted({n for n in names if names.count(n) > 1})}"
+            )
 
     def own_key(self, task: str, method: str) -> OwnKey | None:
         """The own key of ``task/method``, if any."""
@@ -196,8 +204,10 @@ class Grid:
         """Raise ValueError unless every tuned method of ``task`` has an own key of one size, or none has."""
         sizes = {m: len(k.values) if (k := self.own_key(task, m)) else 0 for m in methods}
         if len(set(sizes.values())) > 1:
-            raise ValueError(f"every method of {task} must get the same tuning budget: own-key grid sizes "
-                             f"{sizes}; give each method one key with as many values (--tune-key), or none")
+            raise ValueError(
+                f"every method of {task} must get the same tuning budget: own-key grid sizes "
+                f"{sizes}; give each method one key with as many values (--tune-key), or none"
+            )
 
     def points(self, task: str, method: str, base_lr: float) -> list[Setting]:
         """The method's settings in the tie-break order: learning rates by closeness to the recipe's
@@ -269,10 +279,15 @@ def survivors(rows: Sequence[ValidationRow], direction: str, order: Sequence[Set
     """
     sign = 1.0 if direction == "max" else -1.0
     first = {r.setting: r.value for r in rows if r.seed == seed}
-    ranked = sorted(order, key=lambda s: (not math.isfinite(first.get(s, math.nan)),
-                                          -sign * first[s] if math.isfinite(first.get(s, math.nan)) else 0.0,
-                                          list(order).index(s)))
-    kept = set(ranked[:math.ceil(len(order) / 2)])
+    ranked = sorted(
+        order,
+        key=lambda s: (
+            not math.isfinite(first.get(s, math.nan)),
+            -sign * first[s] if math.isfinite(first.get(s, math.nan)) else 0.0,
+            list(order).index(s),
+        ),
+    )
+    kept = set(ranked[: math.ceil(len(order) / 2)])
     return [s for s in order if s in kept]
 
 
@@ -298,8 +313,14 @@ def choose(rows: Sequence[ValidationRow], direction: str, order: Sequence[Settin
         raise ValueError(f"a tuning direction is 'max' or 'min'; got {direction!r}")
     stats = {s: statistic([r.value for r in rows if r.setting == s]) for s in order}
     sign = 1.0 if direction == "max" else -1.0
-    best = max(order, key=lambda s: (math.isfinite(stats[s]), round(sign * stats[s], 12) if math.isfinite(stats[s]) else 0.0,
-                                     -list(order).index(s)))
+    best = max(
+        order,
+        key=lambda s: (
+            math.isfinite(stats[s]),
+            round(sign * stats[s], 12) if math.isfinite(stats[s]) else 0.0,
+            -list(order).index(s),
+        ),
+    )
     if not math.isfinite(stats[best]):
         return Choice(best, stats[best], near=(best,))
     values = {s: {r.seed: r.value for r in rows if r.setting == s} for s in order}
@@ -320,9 +341,9 @@ def extension(factors: Sequence[float], initial: Sequence[float], chosen: float,
     low, high = min(factors), max(factors)
     if low == high:
         return None
-    if chosen == high and high * 2 <= max(initial) * 2 ** steps:
+    if chosen == high and high * 2 <= max(initial) * 2**steps:
         return high * 2
-    if chosen == low and low / 2 >= min(initial) / 2 ** steps:
+    if chosen == low and low / 2 >= min(initial) / 2**steps:
         return low / 2
     return None
 
@@ -332,29 +353,46 @@ def learning_rate(setting: Setting) -> float | None:
     return next((float(o.partition("=")[2]) for o in setting.overrides if o.startswith("grpo.lr=")), None)
 
 
-def write_tuning(out: Path, grids: dict[str, dict], rows: Sequence[ValidationRow], choices: dict[tuple[str, str], Choice],
-                 walls: Sequence[float], seeds: Sequence[int], command: str = "") -> Path:
+def write_tuning(
+    out: Path,
+    grids: dict[str, dict],
+    rows: Sequence[ValidationRow],
+    choices: dict[tuple[str, str], Choice],
+    walls: Sequence[float],
+    seeds: Sequence[int],
+    command: str = "",
+) -> Path:
     """``TUNING.md`` (per task: the grid, every setting's validation numbers, the choice) and
     ``tuning.csv`` (one row per tuning run) in ``out``.  ``grids`` maps a task to
     ``{"metric": key, "direction": d, "points": {method: [Setting, ...]}, "extend": steps}`` (``extend``
     optional: the grid's extension bound, said in the text)."""
     out.mkdir(parents=True, exist_ok=True)
-    lines = [f"`{command}`" if command else "", "", "# Tuning", "",
-             f"Each method of a task trained over the same grid on the task's **validation** split "
-             f"(`eval.split=validation`), tuning seeds {', '.join(map(str, seeds))} (disjoint from the reported "
-             "seeds); the value is the run's final validation metric, the statistic its mean over the tuning seeds. "
-             "Successive halving: every setting runs at the first tuning seed, the better half of them at the others "
-             "(a setting with one value was cut there). Chosen: among the settings within noise of the best statistic "
-             "(the 95% t-interval of their paired per-seed differences from it contains 0: *within noise*), the "
-             "recipe's learning rate, then the one nearest to it, the smaller first (`rewardzoo.protocol.choose`). A "
-             "choice at an end of a row's learning rates extends its grid that way (×2 above, ÷2 below), at most "
-             f"{max((g.get('extend', 0) for g in grids.values()), default=0)} step(s) beyond the initial grid's ends; "
-             "a choice still at the edge says the best rate may lie beyond. The board trains the chosen settings and "
-             "reports the test split only.", ""]
+    lines = [
+        f"`{command}`" if command else "",
+        "",
+        "# Tuning",
+        "",
+        f"Each method of a task trained over the same grid on the task's **validation** split "
+        f"(`eval.split=validation`), tuning seeds {', '.join(map(str, seeds))} (disjoint from the reported "
+        "seeds); the value is the run's final validation metric, the statistic its mean over the tuning seeds. "
+        "Successive halving: every setting runs at the first tuning seed, the better half of them at the others "
+        "(a setting with one value was cut there). Chosen: among the settings within noise of the best statistic "
+        "(the 95% t-interval of their paired per-seed differences from it contains 0: *within noise*), the "
+        "recipe's learning rate, then the one nearest to it, the smaller first (`rewardzoo.protocol.choose`). A "
+        "choice at an end of a row's learning rates extends its grid that way (×2 above, ÷2 below), at most "
+        f"{max((g.get('extend', 0) for g in grids.values()), default=0)} step(s) beyond the initial grid's ends; "
+        "a choice still at the edge says the best rate may lie beyond. The board trains the chosen settings and "
+        "reports the test split only.",
+        "",
+    ]
     for task, grid in grids.items():
         metric, direction = grid["metric"], grid["direction"]
-        lines += [f"## `{task}`: tuned by validation `{metric}` ({'higher' if direction == 'max' else 'lower'} is better)",
-                  "", "| method | setting | validation value by seed | statistic | chosen |", "| --- | --- | --- | ---: | --- |"]
+        lines += [
+            f"## `{task}`: tuned by validation `{metric}` ({'higher' if direction == 'max' else 'lower'} is better)",
+            "",
+            "| method | setting | validation value by seed | statistic | chosen |",
+            "| --- | --- | --- | ---: | --- |",
+        ]
         for method, points in grid["points"].items():
             choice = choices.get((task, method))
             rates = {lr for s in points if (lr := learning_rate(s)) is not None}
@@ -363,7 +401,11 @@ def write_tuning(out: Path, grids: dict[str, dict], rows: Sequence[ValidationRow
                 by_seed = ", ".join(f"{r.seed}: {r.value:.4f}" for r in sorted(mine, key=lambda r: r.seed)) or "—"
                 stat = statistic([r.value for r in mine]) if mine else math.nan
                 edge = len(rates) > 1 and learning_rate(s) in (min(rates), max(rates))
-                mark = ("**chosen**" + (" (at the grid's edge)" if edge else "")) if choice is not None and choice.setting == s else ""
+                mark = (
+                    ("**chosen**" + (" (at the grid's edge)" if edge else ""))
+                    if choice is not None and choice.setting == s
+                    else ""
+                )
                 if not mark and choice is not None and s in choice.near:
                     mark = "within noise"
                 lines.append(f"| {method} | `{s.label}` | {by_seed} | {stat:.4f} | {mark} |")
@@ -378,9 +420,18 @@ def write_tuning(out: Path, grids: dict[str, dict], rows: Sequence[ValidationRow
         w.writerow(["task", "method", "setting", "seed", "split", "value", "chosen", "within_noise"])
         for r in rows:
             choice = choices.get((r.task, r.method))
-            w.writerow([r.task, r.method, r.setting.label, r.seed, r.split, r.value,
-                        choice is not None and choice.setting == r.setting,
-                        choice is not None and r.setting in choice.near])
+            w.writerow(
+                [
+                    r.task,
+                    r.method,
+                    r.setting.label,
+                    r.seed,
+                    r.split,
+                    r.value,
+                    choice is not None and choice.setting == r.setting,
+                    choice is not None and r.setting in choice.near,
+                ]
+            )
     return path
 
 
@@ -393,15 +444,23 @@ def read_choices(path: Path, task: str, methods: Sequence[str] | None = None) ->
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     if not rows or not {"task", "method", "setting", "chosen"} <= set(rows[0]):
-        raise ValueError(f"{path} is not a tuning.csv (columns task, method, setting, chosen): give the file "
-                         "`rewardzoo leaderboard` wrote beside TUNING.md")
-    chosen = {r["method"]: [] if r["setting"] == "recipe" else r["setting"].split() for r in rows
-              if r["task"] == task and r["chosen"] == "True" and (methods is None or r["method"] in methods)}
+        raise ValueError(
+            f"{path} is not a tuning.csv (columns task, method, setting, chosen): give the file "
+            "`rewardzoo leaderboard` wrote beside TUNING.md"
+        )
+    chosen = {
+        r["method"]: [] if r["setting"] == "recipe" else r["setting"].split()
+        for r in rows
+        if r["task"] == task and r["chosen"] == "True" and (methods is None or r["method"] in methods)
+    }
     if not chosen:
         tasks = sorted({r["task"] for r in rows})
-        raise ValueError(f"{path}: no chosen row of task {task!r}" + (f" among {sorted(methods)}" if methods else "")
-                         + f" (its tasks: {', '.join(tasks)}); run `rewardzoo leaderboard --tasks {task} --tune-only` "
-                         "and give its tuning.csv")
+        raise ValueError(
+            f"{path}: no chosen row of task {task!r}"
+            + (f" among {sorted(methods)}" if methods else "")
+            + f" (its tasks: {', '.join(tasks)}); run `rewardzoo leaderboard --tasks {task} --tune-only` "
+            "and give its tuning.csv"
+        )
     return chosen
 
 
@@ -460,8 +519,10 @@ def load_factory(spec: str) -> Callable:
     try:
         found = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as err:
-        raise ValueError(f"cannot load the reward factory {spec!r}: {err}; the module must be importable "
-                         f"(on PYTHONPATH) and define {name}") from err
+        raise ValueError(
+            f"cannot load the reward factory {spec!r}: {err}; the module must be importable "
+            f"(on PYTHONPATH) and define {name}"
+        ) from err
     if not callable(found):
         raise ValueError(f"{spec} is not callable; a reward factory is factory(cfg, ctx) -> Reward")
     return found

@@ -18,17 +18,23 @@ from __future__ import annotations
 from pathlib import Path
 
 from rewardzoo.core.checkpoint import check_run_dir, checkpoint_state, checkpoints
-from rewardzoo.core.sharded_checkpoint import load_any_policy_weights
 from rewardzoo.core.config import ConfigError, resolved_run_dir
 from rewardzoo.core.engines import make_engine
 from rewardzoo.core.logger import MetricLogger, silence_library_progress_bars
 from rewardzoo.core.models import load_policy
-from rewardzoo.core.sharded_checkpoint import export_pretrained
 from rewardzoo.core.sft import warm_start
+from rewardzoo.core.sharded_checkpoint import export_pretrained, load_any_policy_weights
 from rewardzoo.core.trainer import Trainer, make_accelerator
 from rewardzoo.core.types import Reward, TaskProtocol
-from rewardzoo.zoo import (RewardContext, TrainConfig, as_chat_task, build_reward, build_task, check_with_task,
-                           load_config)
+from rewardzoo.zoo import (
+    RewardContext,
+    TrainConfig,
+    as_chat_task,
+    build_reward,
+    build_task,
+    check_with_task,
+    load_config,
+)
 
 Recipe = TrainConfig | str | Path
 """A :class:`TrainConfig`, a YAML path or a shipped recipe's name."""
@@ -61,8 +67,9 @@ def starting_weights(cfg: TrainConfig, task: TaskProtocol, accelerator=None) -> 
     return None
 
 
-def make_trainer(cfg: Recipe, overrides: list[str] | None = None, *, task: TaskProtocol | None = None,
-                 reward: Reward | None = None) -> Trainer:
+def make_trainer(
+    cfg: Recipe, overrides: list[str] | None = None, *, task: TaskProtocol | None = None, reward: Reward | None = None
+) -> Trainer:
     """A ready :class:`Trainer`: the task (``task``, or the one the config names), the warm start, the
     policy and the reward (``reward``, or the one the config names, built with the run's seed, starting
     weights and device)."""
@@ -73,13 +80,16 @@ def make_trainer(cfg: Recipe, overrides: list[str] | None = None, *, task: TaskP
     task = task_for(cfg, task)
     init = starting_weights(cfg, task, accelerator)
     if reward is None:
-        reward = build_reward(cfg.reward, task, RewardContext(seed=cfg.seed, init_dir=init, device=str(accelerator.device)))
+        reward = build_reward(
+            cfg.reward, task, RewardContext(seed=cfg.seed, init_dir=init, device=str(accelerator.device))
+        )
     prompts = task.train[cfg.sft.n_examples :] if cfg.sft.disjoint_rl_prompts else task.train
     return Trainer(cfg, task=task, reward=reward, init_dir=init, accelerator=accelerator, prompts=prompts)
 
 
-def train(cfg: Recipe, overrides: list[str] | None = None, *, task: TaskProtocol | None = None,
-          reward: Reward | None = None) -> dict[str, float]:
+def train(
+    cfg: Recipe, overrides: list[str] | None = None, *, task: TaskProtocol | None = None, reward: Reward | None = None
+) -> dict[str, float]:
     """Warm start → RL → held-out evaluation, exactly as ``rewardzoo train`` runs it; returns the last
     metrics row.  The run directory is checked before the warm start
     (:func:`~rewardzoo.core.checkpoint.check_run_dir`)."""
@@ -102,8 +112,10 @@ def run_config(run_dir: str | Path, overrides: list[str] | None = None) -> Train
     """The configuration a run wrote (``run_dir/config.yaml``), with ``overrides``."""
     path = Path(run_dir).expanduser() / "config.yaml"
     if not path.is_file():
-        raise ConfigError(f"{run_dir} is not a run directory (no config.yaml); give the run_dir of a "
-                          f"`rewardzoo train` run, or a recipe")
+        raise ConfigError(
+            f"{run_dir} is not a run directory (no config.yaml); give the run_dir of a "
+            f"`rewardzoo train` run, or a recipe"
+        )
     return load_config(path, overrides)
 
 
@@ -111,8 +123,9 @@ def latest_checkpoint(run_dir: str | Path) -> Path:
     """The run's newest complete checkpoint; a ConfigError when it has none."""
     found = checkpoints(Path(run_dir).expanduser())
     if not found:
-        raise ConfigError(f"{run_dir} holds no complete checkpoint yet (checkpoint_every sets how often a run "
-                          f"writes one)")
+        raise ConfigError(
+            f"{run_dir} holds no complete checkpoint yet (checkpoint_every sets how often a run writes one)"
+        )
     return found[-1]
 
 
@@ -149,8 +162,9 @@ def evaluate_run(run_dir: str | Path, overrides: list[str] | None = None) -> tup
     return _evaluate_into(trainer, Path(run_dir).expanduser() / "eval" / checkpoint.name)
 
 
-def generate(source: str | Path, prompts: list[str], n: int = 1, greedy: bool = False,
-             overrides: list[str] | None = None) -> list[list[str]]:
+def generate(
+    source: str | Path, prompts: list[str], n: int = 1, greedy: bool = False, overrides: list[str] | None = None
+) -> list[list[str]]:
     """``n`` completions of every prompt from a trained policy: ``source`` is a run directory (its newest
     checkpoint, sampled with the run's ``sampling`` settings plus ``overrides``, e.g.
     ``sampling.temperature=1.0``) or a model directory written by ``save_pretrained``."""

@@ -148,12 +148,17 @@ def check_not_stale(specs: list[RunSpec], configs: dict[str, TrainConfig]) -> No
         if is_finished(s.run_dir) and saved_path.is_file():
             changes = config_changes(OmegaConf.to_container(OmegaConf.load(saved_path)), as_dict(configs[s.name]))
             if changes:
-                stale.append(f"{s.name} ({s.run_dir}): " + "; ".join(changes[:4]) + (" ..." if len(changes) > 4 else ""))
+                stale.append(
+                    f"{s.name} ({s.run_dir}): " + "; ".join(changes[:4]) + (" ..." if len(changes) > 4 else "")
+                )
     if stale:
-        raise StaleRunError(f"{len(stale)} finished run(s) were made with another configuration than the recipe now "
-                            "gives, so their results would mix with new ones:\n  " + "\n  ".join(stale) +
-                            "\nPoint the sweep at a new run directory, or delete these run directories to retrain "
-                            "them (nothing was changed).")
+        raise StaleRunError(
+            f"{len(stale)} finished run(s) were made with another configuration than the recipe now "
+            "gives, so their results would mix with new ones:\n  "
+            + "\n  ".join(stale)
+            + "\nPoint the sweep at a new run directory, or delete these run directories to retrain "
+            "them (nothing was changed)."
+        )
 
 
 THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -172,8 +177,16 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
 
 
-def _child(module: str, argv: list[str], log: str, path: list[str], cwd: str | None = None, append: bool = False,
-           die_with_parent: bool = False, env: dict[str, str] | None = None) -> None:
+def _child(
+    module: str,
+    argv: list[str],
+    log: str,
+    path: list[str],
+    cwd: str | None = None,
+    append: bool = False,
+    die_with_parent: bool = False,
+    env: dict[str, str] | None = None,
+) -> None:
     """The body of one run's process: its output to ``log`` (appended to with ``append``: a resumed run
     keeps its earlier output), one intra-op thread, the sweep's own ``sys.path`` (``path``: a reward
     factory's module is found as in the sweep's process) and working directory (``cwd``: relative paths
@@ -230,8 +243,14 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _run(argv: list[str], log: Path, module: str = "rewardzoo.cli", append: bool = False, cwd: str | None = None,
-         die_with_parent: bool = False) -> tuple[int, float]:
+def _run(
+    argv: list[str],
+    log: Path,
+    module: str = "rewardzoo.cli",
+    append: bool = False,
+    cwd: str | None = None,
+    die_with_parent: bool = False,
+) -> tuple[int, float]:
     """Run ``python -m module *argv`` in a process forked from the sweep's fork server (:data:`PRELOAD`),
     its output to ``log`` (see :func:`_child` for ``append``, ``cwd`` and ``die_with_parent``); returns
     the exit status and the wall time.  The child also writes its status to ``log.status``: when the
@@ -244,8 +263,10 @@ def _run(argv: list[str], log: Path, module: str = "rewardzoo.cli", append: bool
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOAD)
     start = time.perf_counter()
-    process = context.Process(target=_child, args=(module, argv, str(log), list(sys.path), cwd or os.getcwd(), append,
-                                                   die_with_parent, dict(os.environ)))
+    process = context.Process(
+        target=_child,
+        args=(module, argv, str(log), list(sys.path), cwd or os.getcwd(), append, die_with_parent, dict(os.environ)),
+    )
     status = status_file(log)
     status.unlink(missing_ok=True)
     process.start()
@@ -313,10 +334,20 @@ def attempt(job: Attempt, cwd: str | None = None, die_with_parent: bool = False,
     resume = job.verb == "train" and resumable(job.spec)
     job.log.parent.mkdir(parents=True, exist_ok=True)
     with attempts_file(job.log).open("a") as f:
-        f.write(json.dumps({"host": socket.gethostname(), "node": node, "pid": os.getpid(), "resumed": resume,
-                            "time": time.time()}) + "\n")
-    return _run([*job.spec.argv(job.verb, resume), *job.extra], job.log, job.spec.module(job.verb), append=resume,
-                cwd=cwd, die_with_parent=die_with_parent)
+        f.write(
+            json.dumps(
+                {"host": socket.gethostname(), "node": node, "pid": os.getpid(), "resumed": resume, "time": time.time()}
+            )
+            + "\n"
+        )
+    return _run(
+        [*job.spec.argv(job.verb, resume), *job.extra],
+        job.log,
+        job.spec.module(job.verb),
+        append=resume,
+        cwd=cwd,
+        die_with_parent=die_with_parent,
+    )
 
 
 @dataclass
@@ -342,7 +373,9 @@ def run_jobs(jobs: list[Job], workers: int, work: Callable[[Job], bool]) -> dict
                 for j in jobs:
                     if state[j.key] == "pending" and any(state[a] in ("failed", "skipped") for a in j.after):
                         state[j.key] = "skipped"
-                job = next((j for j in jobs if state[j.key] == "pending" and all(state[a] == "done" for a in j.after)), None)
+                job = next(
+                    (j for j in jobs if state[j.key] == "pending" and all(state[a] == "done" for a in j.after)), None
+                )
                 if job is not None:
                     state[job.key] = "running"
                     return job
@@ -382,8 +415,14 @@ def storage_dirs(specs: list[RunSpec], configs: dict[str, TrainConfig], share_di
     return list(dict.fromkeys(d.resolve() for d in dirs))
 
 
-def run_sweep(specs: list[RunSpec], jobs: int = 2, progress: bool = True, desc: str = "sweep",
-              share_dir: Path | None = None, executor: Executor | None = None) -> dict[str, RunResult]:
+def run_sweep(
+    specs: list[RunSpec],
+    jobs: int = 2,
+    progress: bool = True,
+    desc: str = "sweep",
+    share_dir: Path | None = None,
+    executor: Executor | None = None,
+) -> dict[str, RunResult]:
     """Run every unfinished spec, each run after its SFT warm start, on ``executor`` (default
     :class:`LocalExecutor`: ``jobs`` processes at a time on this machine; :class:`RayExecutor`: a Ray
     cluster); return every spec's result by name.  With ``share_dir`` every run gets ``share_dir=…``:
@@ -395,7 +434,9 @@ def run_sweep(specs: list[RunSpec], jobs: int = 2, progress: bool = True, desc: 
     executor = executor or LocalExecutor(jobs)
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
-        raise ValueError(f"sweep spec names must be unique; repeated: {sorted({n for n in names if names.count(n) > 1})}")
+        raise ValueError(
+            f"sweep spec names must be unique; repeated: {sorted({n for n in names if names.count(n) > 1})}"
+        )
     configs = {s.name: s.config() for s in specs}  # every spec validated before any work
     check_not_stale(specs, configs)
     todo = [s for s in specs if not is_finished(s.run_dir)]
@@ -413,10 +454,15 @@ def run_sweep(specs: list[RunSpec], jobs: int = 2, progress: bool = True, desc: 
                 warm.setdefault(path, s)
                 waits[s.name] = path
     shared = (f"share_dir={share_dir}",) if share_dir is not None else ()
-    attempts = {path: Attempt(s, "sft", s.run_dir.parent / f"{s.run_dir.name}.sft.log",
-                              resources=run_resources(configs[s.name])) for path, s in warm.items()}
-    attempts |= {s.name: Attempt(s, "train", s.run_dir / "train.log", shared, run_resources(configs[s.name]))
-                 for s in todo}
+    attempts = {
+        path: Attempt(
+            s, "sft", s.run_dir.parent / f"{s.run_dir.name}.sft.log", resources=run_resources(configs[s.name])
+        )
+        for path, s in warm.items()
+    }
+    attempts |= {
+        s.name: Attempt(s, "train", s.run_dir / "train.log", shared, run_resources(configs[s.name])) for s in todo
+    }
     plan = [Job(path) for path in warm] + [Job(s.name, (waits[s.name],) if s.name in waits else ()) for s in todo]
     failed: list[str] = []
     count = {"done": 0, "running": 0, "failed": 0}
@@ -443,11 +489,16 @@ def run_sweep(specs: list[RunSpec], jobs: int = 2, progress: bool = True, desc: 
                     why = str(err)
                 tries = count_attempts(one.log) - before
                 if tries > 1:
-                    bar.write(f"{one.spec.name} ({one.verb}): {tries - 1} retr{'y' if tries == 2 else 'ies'} after its "
-                              f"worker or node was lost (each resumed from the run's newest checkpoint)")
+                    bar.write(
+                        f"{one.spec.name} ({one.verb}): {tries - 1} retr{'y' if tries == 2 else 'ies'} after its "
+                        f"worker or node was lost (each resumed from the run's newest checkpoint)"
+                    )
                 if code == 0 and one.verb == "train":
-                    (one.spec.run_dir / DONE).write_text(json.dumps({"wall_s": wall, "command": one.command(),
-                                                                     "attempts": tries, "executor": executor.name}))
+                    (one.spec.run_dir / DONE).write_text(
+                        json.dumps(
+                            {"wall_s": wall, "command": one.command(), "attempts": tries, "executor": executor.name}
+                        )
+                    )
                 with lock:
                     count["running"] -= 1
                     count["done" if code == 0 else "failed"] += 1
@@ -466,11 +517,17 @@ def run_sweep(specs: list[RunSpec], jobs: int = 2, progress: bool = True, desc: 
         executor.close()
     failed += [f"{k} (not run: its warm start failed)" for k, v in state.items() if v == "skipped"]
     if failed:
-        raise RuntimeError("these runs failed: " + "; ".join(failed) + f". Their rows are missing; the other "
-                           f"{len(plan) - len(failed)} of {len(plan)} processes finished, and re-running the same "
-                           "command runs only these (each run resumes from its newest checkpoint)")
-    return {s.name: RunResult(s, json.loads((s.run_dir / DONE).read_text())["wall_s"],
-                              read_metrics(s.run_dir / "metrics.jsonl")) for s in specs}
+        raise RuntimeError(
+            "these runs failed: " + "; ".join(failed) + f". Their rows are missing; the other "
+            f"{len(plan) - len(failed)} of {len(plan)} processes finished, and re-running the same "
+            "command runs only these (each run resumes from its newest checkpoint)"
+        )
+    return {
+        s.name: RunResult(
+            s, json.loads((s.run_dir / DONE).read_text())["wall_s"], read_metrics(s.run_dir / "metrics.jsonl")
+        )
+        for s in specs
+    }
 
 
 @dataclass(frozen=True)
@@ -544,8 +601,9 @@ class LocalExecutor:
         """Nothing to release."""
 
 
-RAY_EXTRA = ("--executor ray needs Ray, which is not installed: pip install 'rewardzoo[ray]' "
-             "(or run with --executor local)")
+RAY_EXTRA = (
+    "--executor ray needs Ray, which is not installed: pip install 'rewardzoo[ray]' (or run with --executor local)"
+)
 
 
 def _ray():
@@ -619,8 +677,12 @@ class RayExecutor:
         ray = self.ray
         if not ray.is_initialized():
             where = self.address or os.environ.get("RAY_ADDRESS")
-            context = ray.init(address=where, log_to_driver=False, configure_logging=False,
-                               **({} if where else {"include_dashboard": False, "_node_ip_address": "127.0.0.1"}))
+            context = ray.init(
+                address=where,
+                log_to_driver=False,
+                configure_logging=False,
+                **({} if where else {"include_dashboard": False, "_node_ip_address": "127.0.0.1"}),
+            )
             self.owned = True
             if context.dashboard_url:
                 print(f"Ray dashboard: http://{context.dashboard_url}", file=sys.stderr)
@@ -630,12 +692,18 @@ class RayExecutor:
         if not attempts:
             return 1
         need = max((a.resources for a in attempts), key=lambda r: (r.gpus, r.cpus))
-        fits = [min(res.get("CPU", 0) // need.cpus if need.cpus else math.inf,
-                    res.get("GPU", 0) // need.gpus if need.gpus else math.inf)
-                for res in (n["Resources"] for n in ray.nodes() if n["Alive"])]
+        fits = [
+            min(
+                res.get("CPU", 0) // need.cpus if need.cpus else math.inf,
+                res.get("GPU", 0) // need.gpus if need.gpus else math.inf,
+            )
+            for res in (n["Resources"] for n in ray.nodes() if n["Alive"])
+        ]
         if not fits or max(fits) < 1:
-            raise ValueError(f"no node of the Ray cluster has what one run needs ({need.cpus:g} CPU, {need.gpus:g} "
-                             f"GPU); add such a node (ray start --num-cpus/--num-gpus) or use --executor local")
+            raise ValueError(
+                f"no node of the Ray cluster has what one run needs ({need.cpus:g} CPU, {need.gpus:g} "
+                f"GPU); add such a node (ray start --num-cpus/--num-gpus) or use --executor local"
+            )
         return int(min(sum(fits), len(attempts)))
 
     def check_storage(self, dirs: list[Path]) -> None:
@@ -651,8 +719,15 @@ class RayExecutor:
         probe = ray.remote(num_cpus=0)(_probe)
         nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"]]
         try:
-            replies = ray.get([probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(
-                [str(d) for d in dirs], token, os.getcwd()) for n in nodes], timeout=600)
+            replies = ray.get(
+                [
+                    probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(
+                        [str(d) for d in dirs], token, os.getcwd()
+                    )
+                    for n in nodes
+                ],
+                timeout=600,
+            )
             problems = []
             for r in replies:
                 back = [str(d) for d in dirs if not (d / f".rewardzoo-probe-{token}-{r['node']}").is_file()]
@@ -664,17 +739,25 @@ class RayExecutor:
                 for marker in d.glob(f".rewardzoo-probe-{token}*"):
                     marker.unlink(missing_ok=True)
         if problems:
-            raise SharedStorageError("the runs need their directories on storage every node sees at the same path "
-                                     "(the run directories, share_dir, the SFT cache and this working directory): "
-                                     + "; ".join(problems) + ". Put them on a shared file system (NFS, Lustre, …) "
-                                     "mounted at the same path on every node, or run with --executor local")
+            raise SharedStorageError(
+                "the runs need their directories on storage every node sees at the same path "
+                "(the run directories, share_dir, the SFT cache and this working directory): "
+                + "; ".join(problems)
+                + ". Put them on a shared file system (NFS, Lustre, …) "
+                "mounted at the same path on every node, or run with --executor local"
+            )
 
     def run(self, job: Attempt) -> tuple[int, float]:
         """Submit the job as a Ray task and wait for it; :class:`RunLost` when Ray's retries ran out."""
         ray, res = self.ray, job.resources
-        ref = self.task.options(num_cpus=res.cpus, num_gpus=res.gpus, memory=int(res.memory_gb * 2**30),
-                                max_retries=self.max_retries, retry_exceptions=False, name=f"{job.verb} {job.spec.name}"
-                                ).remote(job, os.getcwd(), list(sys.path))
+        ref = self.task.options(
+            num_cpus=res.cpus,
+            num_gpus=res.gpus,
+            memory=int(res.memory_gb * 2**30),
+            max_retries=self.max_retries,
+            retry_exceptions=False,
+            name=f"{job.verb} {job.spec.name}",
+        ).remote(job, os.getcwd(), list(sys.path))
         with self.lock:
             self.running[ref] = job
         try:
@@ -713,13 +796,24 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``--executor local|ray``, ``--address`` and ``--max-retries`` to a sweep's command line (the
     leaderboard, the studies); :func:`executor_from_args` builds the executor they name."""
     group = parser.add_argument_group("where the runs go")
-    group.add_argument("--executor", choices=list(EXECUTORS), default="local",
-                       help="local: --jobs processes on this machine (default); ray: a Ray cluster, each run a task "
-                            "(pip install 'rewardzoo[ray]'; docs/distributed.md)")
-    group.add_argument("--address", help="--executor ray: the cluster's head (host:port, or 'auto'); default "
-                                         "RAY_ADDRESS, else a one-node cluster on this machine")
-    group.add_argument("--max-retries", type=int, default=3,
-                       help="--executor ray: retries of a run whose worker or node is lost (default 3)")
+    group.add_argument(
+        "--executor",
+        choices=list(EXECUTORS),
+        default="local",
+        help="local: --jobs processes on this machine (default); ray: a Ray cluster, each run a task "
+        "(pip install 'rewardzoo[ray]'; docs/distributed.md)",
+    )
+    group.add_argument(
+        "--address",
+        help="--executor ray: the cluster's head (host:port, or 'auto'); default "
+        "RAY_ADDRESS, else a one-node cluster on this machine",
+    )
+    group.add_argument(
+        "--max-retries",
+        type=int,
+        default=3,
+        help="--executor ray: retries of a run whose worker or node is lost (default 3)",
+    )
 
 
 def executor_from_args(args: argparse.Namespace) -> Executor:

@@ -129,11 +129,15 @@ class TrainConfig(CoreConfig):
             if value not in table:
                 raise ConfigError(f"{key} must be one of {', '.join(sorted(table))}; got {value!r}")
         if self.init_from and not Path(self.init_from).expanduser().is_dir():
-            raise ConfigError(f"init_from {self.init_from!r} is not a directory; give a model saved with save_pretrained "
-                              f"(e.g. a run's checkpoints/step_N/policy) or leave it empty")
+            raise ConfigError(
+                f"init_from {self.init_from!r} is not a directory; give a model saved with save_pretrained "
+                f"(e.g. a run's checkpoints/step_N/policy) or leave it empty"
+            )
         if self.init_from and not (Path(self.init_from).expanduser() / "config.json").exists():
-            raise ConfigError(f"init_from {self.init_from!r} holds no model (no config.json; LoRA adapters alone are not "
-                              f"one): give a directory written by save_pretrained with the full weights")
+            raise ConfigError(
+                f"init_from {self.init_from!r} holds no model (no config.json; LoRA adapters alone are not "
+                f"one): give a directory written by save_pretrained with the full weights"
+            )
         check_section(getattr(self.reward, self.reward.name), f"reward.{self.reward.name}")
         check_section(self.reward.bonuses, "reward.bonuses")
         check_section(getattr(self.task, self.task.name), f"task.{self.task.name}")
@@ -160,8 +164,10 @@ def shipped_recipe(name: str) -> Path:
     if not path.is_file():
         close = difflib.get_close_matches(name, shipped_recipes(), n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ConfigError(f"no shipped recipe {name!r}.{hint} Give a shipped recipe's name ({', '.join(shipped_recipes())}) "
-                          f"or the path of a YAML file")
+        raise ConfigError(
+            f"no shipped recipe {name!r}.{hint} Give a shipped recipe's name ({', '.join(shipped_recipes())}) "
+            f"or the path of a YAML file"
+        )
     return path
 
 
@@ -205,8 +211,10 @@ def as_chat_task(cfg: TrainConfig, task: Task) -> Task:
     if not cfg.task.chat or isinstance(task, ChatTask):
         return task
     if (cfg.init_from or cfg.model.name) == "tiny":
-        raise ConfigError("task.chat=true needs a model with a chat template; the tiny model's character tokenizer "
-                          "has none: set model.name (e.g. smollm2-135m-instruct) or task.chat=false")
+        raise ConfigError(
+            "task.chat=true needs a model with a chat template; the tiny model's character tokenizer "
+            "has none: set model.name (e.g. smollm2-135m-instruct) or task.chat=false"
+        )
     try:
         return ChatTask(task, load_tokenizer(cfg.init_from or cfg.model.name), cfg.task.system_prompt)
     except ValueError as err:
@@ -223,15 +231,21 @@ def check_with_task(cfg: TrainConfig, task: Task) -> None:
         raise ConfigError(f"eval.split={cfg.eval.split}: {err}") from err
     n_train, sft = len(task.train), cfg.sft
     if sft.disjoint_rl_prompts and sft.n_examples >= n_train:
-        raise ConfigError(f"sft.n_examples ({sft.n_examples}) with sft.disjoint_rl_prompts=true leaves no train "
-                          f"prompt of task.{task.name} ({n_train} in its train split) for RL; lower sft.n_examples "
-                          f"below {n_train} or set sft.disjoint_rl_prompts=false")
+        raise ConfigError(
+            f"sft.n_examples ({sft.n_examples}) with sft.disjoint_rl_prompts=true leaves no train "
+            f"prompt of task.{task.name} ({n_train} in its train split) for RL; lower sft.n_examples "
+            f"below {n_train} or set sft.disjoint_rl_prompts=false"
+        )
     if sft.enabled and not cfg.init_from and sft.n_examples > n_train:
-        raise ConfigError(f"sft.n_examples ({sft.n_examples}) exceeds the train split of task.{task.name} "
-                          f"({n_train} examples); lower it (0 = all)")
+        raise ConfigError(
+            f"sft.n_examples ({sft.n_examples}) exceeds the train split of task.{task.name} "
+            f"({n_train} examples); lower it (0 = all)"
+        )
     if cfg.eval.n_examples > n_eval:
-        raise ConfigError(f"eval.n_examples ({cfg.eval.n_examples}) exceeds the {cfg.eval.split} split of task.{task.name} "
-                          f"({n_eval} examples); lower it (0 = all)")
+        raise ConfigError(
+            f"eval.n_examples ({cfg.eval.n_examples}) exceeds the {cfg.eval.split} split of task.{task.name} "
+            f"({n_eval} examples); lower it (0 = all)"
+        )
     if cfg.reward.name == "rlvr":
         try:
             check_verifier_fits(cfg.reward.rlvr, task)

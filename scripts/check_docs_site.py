@@ -44,8 +44,15 @@ PAGES = {
 NOTEBOOK_PAGE = "notebook_grpo_core"
 MIN_FIGURES = 3
 """The GRPO-core notebook draws at least this many figures (advantages, KL estimators, the run's curves)."""
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 VIEWPORT = {"width": 1280, "height": 1000}
 
 LOAD_EVERY_IMAGE = """async () => {
@@ -111,8 +118,10 @@ def check_page(context, origin: str, name: str, path: str, shots: Path, ids_of: 
     page = context.new_page()
     page.on("console", lambda msg: msg.type == "error" and problems.append(f"console error: {msg.text}"))
     page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
-    page.on("requestfailed", lambda req: req.url.startswith(origin) and problems.append(
-        f"request failed: {req.url} ({req.failure})"))
+    page.on(
+        "requestfailed",
+        lambda req: req.url.startswith(origin) and problems.append(f"request failed: {req.url} ({req.failure})"),
+    )
     page.on("response", lambda resp: resp.status >= 400 and problems.append(f"HTTP {resp.status}: {resp.url}"))
     response = page.goto(urljoin(origin, path), wait_until="load")
     if response is None or not response.ok:
@@ -131,8 +140,11 @@ def check_page(context, origin: str, name: str, path: str, shots: Path, ids_of: 
     problems += [f"broken link: {link}" for link in broken_links(origin, hrefs, ids_of)]
     page.screenshot(path=str(shots / f"{name}.png"))
     internal = sum(urlsplit(h).netloc == urlsplit(origin).netloc for h in hrefs)
-    print(f"{'FAIL' if problems else 'ok  '} {path}: {len(images)} images ({len(figures)} notebook figures), "
-          f"{internal} internal links checked", flush=True)
+    print(
+        f"{'FAIL' if problems else 'ok  '} {path}: {len(images)} images ({len(figures)} notebook figures), "
+        f"{internal} internal links checked",
+        flush=True,
+    )
     page.close()
     return problems
 
@@ -141,13 +153,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, default=ROOT / "build" / "site", help="the built site (make docs)")
     parser.add_argument("--screenshots", type=Path, default=ROOT / "build" / "docs-check")
-    parser.add_argument("--chromium", default="/usr/bin/chromium", help="the system Chromium (Debian: apt-get install chromium)")
+    parser.add_argument(
+        "--chromium", default="/usr/bin/chromium", help="the system Chromium (Debian: apt-get install chromium)"
+    )
     args = parser.parse_args(argv)
     missing = [p for p in PAGES.values() if not (args.site / p).is_file()]
     if missing:
         sys.exit(f"{args.site} lacks {', '.join(missing)}: build the site first (make docs)")
     if not Path(args.chromium).is_file():
-        sys.exit(f"no Chromium at {args.chromium}: install Debian's (apt-get install -y chromium) or pass --chromium PATH")
+        sys.exit(
+            f"no Chromium at {args.chromium}: install Debian's (apt-get install -y chromium) or pass --chromium PATH"
+        )
     from playwright.sync_api import sync_playwright
 
     args.screenshots.mkdir(parents=True, exist_ok=True)
@@ -158,10 +174,17 @@ def main(argv: list[str] | None = None) -> int:
     ids_of: dict[str, set[str] | None] = {}
     try:
         with sync_playwright() as pw, tempfile.TemporaryDirectory(prefix="rewardzoo-chromium-") as profile:
-            context = pw.chromium.launch_persistent_context(profile, executable_path=args.chromium, headless=True,
-                                                            args=CHROMIUM_ARGS, viewport=VIEWPORT)
-            context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(origin)
-                          else (outside.append(route.request.url), route.abort())[1])
+            context = pw.chromium.launch_persistent_context(
+                profile, executable_path=args.chromium, headless=True, args=CHROMIUM_ARGS, viewport=VIEWPORT
+            )
+            context.route(
+                "**/*",
+                lambda route: (
+                    route.continue_()
+                    if route.request.url.startswith(origin)
+                    else (outside.append(route.request.url), route.abort())[1]
+                ),
+            )
             for name, path in PAGES.items():
                 failures[path] = check_page(context, origin, name, path, args.screenshots, ids_of)
             context.close()
@@ -173,8 +196,10 @@ def main(argv: list[str] | None = None) -> int:
     if outside:
         print("\nrequests to other hosts (refused):\n  " + "\n  ".join(sorted(set(outside))))
     ok = not failures and not outside
-    print(f"\n{'PASS' if ok else 'FAIL'}: {len(PAGES)} pages, {len(ids_of)} distinct internal pages linked; "
-          f"screenshots in {args.screenshots}")
+    print(
+        f"\n{'PASS' if ok else 'FAIL'}: {len(PAGES)} pages, {len(ids_of)} distinct internal pages linked; "
+        f"screenshots in {args.screenshots}"
+    )
     return 0 if ok else 1
 
 

@@ -25,9 +25,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from rewardzoo.zoo import load_config  # noqa: E402
 from rewardzoo.core.logger import read_metrics  # noqa: E402
 from rewardzoo.recipes import train  # noqa: E402
+from rewardzoo.zoo import load_config  # noqa: E402
 
 RECIPE = "algorithms/rlvr_hackable_multiplication.yaml"
 TRAIN_KEYS = ("train/hack_rate", "train/proxy_pass", "train/accuracy")
@@ -91,8 +91,11 @@ def plot(rows: list[dict], path: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Train, then write hack_rate.md and hack_rate.png."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run-dir", default="runs/hack_rate",
-                        help="run directory of the training run (replaced on every run: overwrite=true)")
+    parser.add_argument(
+        "--run-dir",
+        default="runs/hack_rate",
+        help="run directory of the training run (replaced on every run: overwrite=true)",
+    )
     parser.add_argument("--out", default="benchmarks/results", help="where hack_rate.md and hack_rate.png go")
     args, overrides = parser.parse_known_args(argv)
     bad = [o for o in overrides if "=" not in o]

@@ -60,8 +60,12 @@ def plot_divergences(path: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for label, values in curves.items():
         ax.plot(t.squeeze(1), values, label=label)
-    ax.set(xlabel="t   (π_t = (1 − t)·π_0 + t·p_ref)", ylabel="divergence (nats)", ylim=(0, 3),
-           title=f"From π_0 collapsed on answer {COLLAPSED_ON} to an 8-answer p_ref")
+    ax.set(
+        xlabel="t   (π_t = (1 − t)·π_0 + t·p_ref)",
+        ylabel="divergence (nats)",
+        ylim=(0, 3),
+        title=f"From π_0 collapsed on answer {COLLAPSED_ON} to an 8-answer p_ref",
+    )
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

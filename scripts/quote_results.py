@@ -35,8 +35,10 @@ RESULTS = ROOT / "benchmarks" / "results"
 NOT_A_SOURCE = ("verdict_changes.md",)
 """Result files no quote may be taken from: a before → after record quotes the superseded numbers."""
 
-INTERVAL = re.compile(r"[-+−]?\d[\d,]*(?:\.\d+)?%? ± \d[\d,]*(?:\.\d+)?"
-                      r"|[-+−]?\d[\d,]*(?:\.\d+)? \[[-+−]?\d[\d,]*(?:\.\d+)?, [-+−]?\d[\d,]*(?:\.\d+)?\]")
+INTERVAL = re.compile(
+    r"[-+−]?\d[\d,]*(?:\.\d+)?%? ± \d[\d,]*(?:\.\d+)?"
+    r"|[-+−]?\d[\d,]*(?:\.\d+)? \[[-+−]?\d[\d,]*(?:\.\d+)?, [-+−]?\d[\d,]*(?:\.\d+)?\]"
+)
 """A quoted interval: ``mean ± half-width`` or ``mean [low, high]``."""
 LINK = re.compile(r"benchmarks/results/[\w./+-]*[\w/]")
 GIT = re.compile(r"git show (\w+):(benchmarks/results/[\w./+-]*\w)")
@@ -56,8 +58,8 @@ def _norm(text: str) -> str:
 def _table(text: str, heading: str | None = None) -> list[list[str]]:
     """The rows (cells, stripped) of every Markdown table in ``text`` (under ``heading`` only, when given)."""
     if heading is not None:
-        text = text[text.index(heading):]
-        nxt = re.search(r"\n## ", text[len(heading):])
+        text = text[text.index(heading) :]
+        nxt = re.search(r"\n## ", text[len(heading) :])
         text = text[: len(heading) + nxt.start()] if nxt else text
     rows = []
     for line in text.splitlines():
@@ -70,16 +72,23 @@ def board_summary(path: Path) -> str:
     """Each task's headline column and every claim's verdict of a board's LEADERBOARD.md, copied cell by cell."""
     text = path.read_text()
     rel = path.relative_to(ROOT).as_posix()
-    out = [f"From [{rel}]({rel}) (test split; mean ± 95% t-interval over seeds; claims: mean [95% t-interval over "
-           "seeds], the seed the unit):", ""]
+    out = [
+        f"From [{rel}]({rel}) (test split; mean ± 95% t-interval over seeds; claims: mean [95% t-interval over "
+        "seeds], the seed the unit):",
+        "",
+    ]
     for match in re.finditer(r"^## (.+) \(`(\w+)`\)$", text, re.M):
         title, task = match[1], match[2]
         rows = _table(text, match[0])
         header = rows[0]
         keys = [BOARDS[task].headline, *(["eval/accuracy"] if task == "hackable_multiplication" else [])]
         cols = [i for i, c in enumerate(header) if c.strip("`↑↓ ") in keys]
-        out += [f"**{task}** — {title}", "", "| method | role | " + " | ".join(header[i] for i in cols) + " |",
-                "| --- | --- |" + " ---: |" * len(cols)]
+        out += [
+            f"**{task}** — {title}",
+            "",
+            "| method | role | " + " | ".join(header[i] for i in cols) + " |",
+            "| --- | --- |" + " ---: |" * len(cols),
+        ]
         out += [f"| {r[0]} | {r[1]} | " + " | ".join(r[i] for i in cols) + " |" for r in rows[1:]]
         out.append("")
     claims = _table(text, "## Positive controls and the seeds' claims")
@@ -108,8 +117,11 @@ def regenerate(text: str) -> str:
 
 
 def _sources() -> dict[str, str]:
-    return {p.relative_to(ROOT).as_posix(): _norm(p.read_text(errors="ignore")) for p in RESULTS.rglob("*")
-            if p.suffix in (".md", ".txt") and p.name not in NOT_A_SOURCE}
+    return {
+        p.relative_to(ROOT).as_posix(): _norm(p.read_text(errors="ignore"))
+        for p in RESULTS.rglob("*")
+        if p.suffix in (".md", ".txt") and p.name not in NOT_A_SOURCE
+    }
 
 
 def _links(para: str, sources: dict[str, str]) -> list[str]:

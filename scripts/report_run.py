@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from rewardzoo.core.config import resolved_run_dir
-from rewardzoo.zoo import load_config
 from rewardzoo.core.logger import read_metrics
+from rewardzoo.zoo import load_config
 
 
 def eval_table(rows: list[dict]) -> list[str]:
@@ -50,14 +50,21 @@ def main(argv: list[str] | None = None) -> int:
     rows = read_metrics(resolved_run_dir(cfg) / "metrics.jsonl")
     acc = [(r["step"], r["eval/accuracy"]) for r in rows if "eval/accuracy" in r]
     lines = [
-        f"# {cfg.recipe.name}", "",
-        "```bash", shlex.join(command), "```", "",
+        f"# {cfg.recipe.name}",
+        "",
+        "```bash",
+        shlex.join(command),
+        "```",
+        "",
         f"Machine: {os.cpu_count()} CPU cores, {platform.machine()}, Python {platform.python_version()}.  "
-        f"Wall time of the whole command (SFT warm start or its cache, RL, evaluations): **{wall:.0f} s**.", "",
+        f"Wall time of the whole command (SFT warm start or its cache, RL, evaluations): **{wall:.0f} s**.",
+        "",
         f"Held-out greedy accuracy: **{100 * acc[0][1]:.1f}% at step {acc[0][0]} (the warm start) → "
         f"{100 * acc[-1][1]:.1f}% at step {acc[-1][0]}** ({100 * (acc[-1][1] - acc[0][1]):+.1f} points; "
-        f"best {100 * max(a for _, a in acc):.1f}%).", "",
-        *eval_table(rows), "",
+        f"best {100 * max(a for _, a in acc):.1f}%).",
+        "",
+        *eval_table(rows),
+        "",
     ]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text("\n".join(lines))

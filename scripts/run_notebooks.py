@@ -34,9 +34,16 @@ NOTEBOOK_DIR = ROOT / "notebooks"
 TIME_LIMIT_S = 180.0
 """Most seconds one notebook may take, start of the kernel to the last cell."""
 KERNEL = "rewardzoo-python"
-KERNEL_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-              "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
-              "MPLBACKEND": "module://matplotlib_inline.backend_inline", "PYTHONWARNINGS": "ignore::DeprecationWarning"}
+KERNEL_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+    "PYTHONWARNINGS": "ignore::DeprecationWarning",
+}
 """Set in the kernel's environment: offline, one thread, figures rendered inline (by Agg) into the outputs."""
 
 
@@ -57,8 +64,12 @@ def run_notebook(path: Path, workdir: Path, time_limit_s: float = TIME_LIMIT_S) 
         write_kernel_spec(Path(kernels) / KERNEL, overrides={"display_name": "rewardzoo (this interpreter)"})
         ipc = {"transport": "ipc", "ip": str(Path(kernels) / "ipc")} if os.name == "posix" else {}  # no TCP port
         km = AsyncKernelManager(kernel_name=KERNEL, kernel_spec_manager=KernelSpecManager(kernel_dirs=[kernels]), **ipc)
-        client = NotebookClient(nb, km=km, timeout_func=lambda cell: max(1, int(deadline - time.monotonic())),
-                                resources={"metadata": {"path": str(workdir)}})
+        client = NotebookClient(
+            nb,
+            km=km,
+            timeout_func=lambda cell: max(1, int(deadline - time.monotonic())),
+            resources={"metadata": {"path": str(workdir)}},
+        )
         start = time.monotonic()
         client.execute(env={**os.environ, **KERNEL_ENV}, cwd=str(workdir))
         seconds = time.monotonic() - start
@@ -76,10 +87,16 @@ def main(argv: list[str] | None = None) -> None:
     paths = [p for p in notebook_paths() if not args.names or p.name in args.names or p.stem in args.names]
     given = argv if argv is not None else sys.argv[1:]
     command = shlex.join([".venv/bin/python", "scripts/run_notebooks.py", *given])
-    lines = [f"`{command}`", "", "Wall time of each teaching notebook, kernel start to last cell, executed as "
-             "`tests/test_notebooks.py` does (one intra-op thread, offline, fresh working directory), and the "
-             f"machine's 1-minute load average when it started ({os.cpu_count()} CPUs; other jobs share them).", "",
-             "| notebook | wall time (s) | load average at start |", "| --- | ---: | ---: |"]
+    lines = [
+        f"`{command}`",
+        "",
+        "Wall time of each teaching notebook, kernel start to last cell, executed as "
+        "`tests/test_notebooks.py` does (one intra-op thread, offline, fresh working directory), and the "
+        f"machine's 1-minute load average when it started ({os.cpu_count()} CPUs; other jobs share them).",
+        "",
+        "| notebook | wall time (s) | load average at start |",
+        "| --- | ---: | ---: |",
+    ]
     for path in paths:
         load = os.getloadavg()[0]
         with tempfile.TemporaryDirectory(prefix="rewardzoo-notebook-") as workdir:

@@ -13,11 +13,17 @@ from __future__ import annotations
 import argparse
 
 from rewardzoo.tasks.checks.sandbox import unit_test_reward
-from rewardzoo.tasks.checks.verifiers import (SEED_003_CANDIDATES as CANDIDATES, SEED_003_GOLD as GOLD, contains,
-                                               exact, last_number, math_verify, tagged)
+from rewardzoo.tasks.checks.verifiers import SEED_003_CANDIDATES as CANDIDATES
+from rewardzoo.tasks.checks.verifiers import SEED_003_GOLD as GOLD
+from rewardzoo.tasks.checks.verifiers import contains, exact, last_number, math_verify, tagged
 
-COLUMNS = [("exact", exact), ("last-number", last_number), ("tagged", tagged), ("contains", contains),
-           ("math-verify", math_verify)]
+COLUMNS = [
+    ("exact", exact),
+    ("last-number", last_number),
+    ("tagged", tagged),
+    ("contains", contains),
+    ("math-verify", math_verify),
+]
 ADD_TESTS = [((2, 3), 5), ((0, 0), 0), ((-1, 1), 0)]
 CODE = [  # the RLVR lesson's code question: add(a, b), three submissions
     ("correct", "def add(a, b):\n    return a + b\n"),
@@ -47,8 +53,12 @@ def text_lines() -> list[str]:
 
 def markdown_lines() -> list[str]:
     """The same results as two Markdown tables."""
-    lines = [f"Gold answer: `{GOLD}`", "", "| model output | " + " | ".join(name for name, _ in COLUMNS) + " |",
-             "| --- |" + " ---: |" * len(COLUMNS)]
+    lines = [
+        f"Gold answer: `{GOLD}`",
+        "",
+        "| model output | " + " | ".join(name for name, _ in COLUMNS) + " |",
+        "| --- |" + " ---: |" * len(COLUMNS),
+    ]
     lines += [f"| `{c}` | " + " | ".join(f"{s:.0f}" for s in row) + " |" for c, row in zip(CANDIDATES, scores())]
     lines += ["", "| code submission for `add(a, b)` | unit-test reward |", "| --- | ---: |"]
     lines += [f"| {name} | {r:.2f} |" for (name, _), r in zip(CODE, code_rewards())]

@@ -33,8 +33,10 @@ def fast_config(tmp_path):
     """``fast_config(*overrides)`` → a validated TrainConfig for a few-second run in tmp_path."""
 
     def make(*overrides: str):
-        return load_config("algorithms/rlvr_multiplication.yaml", [*FAST, f"run_dir={tmp_path / 'run'}",
-                                                                    f"sft.cache_dir={tmp_path / 'sft'}", *overrides])
+        return load_config(
+            "algorithms/rlvr_multiplication.yaml",
+            [*FAST, f"run_dir={tmp_path / 'run'}", f"sft.cache_dir={tmp_path / 'sft'}", *overrides],
+        )
 
     return make
 

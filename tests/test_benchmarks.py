@@ -26,7 +26,9 @@ def test_gpu_throughput_tiny_on_cpu(tmp_path, monkeypatch):
     """The throughput/MFU script's Python parts (a policy step and a full train_step through the
     Trainer) at tiny sizes: both tables are written, MFU is n/a without a known peak."""
     out = tmp_path / "throughput.txt"
-    run_script("gpu_throughput.py", "--device", "cpu", "--tiny", "--steps", "1", "--out", str(out), monkeypatch=monkeypatch)
+    run_script(
+        "gpu_throughput.py", "--device", "cpu", "--tiny", "--steps", "1", "--out", str(out), monkeypatch=monkeypatch
+    )
     text = out.read_text()
     assert text.startswith("# command: python benchmarks/gpu_throughput.py --device cpu --tiny")
     assert "## policy step: 16 rows x (8 prompt + 8 completion) tokens" in text and "| n/a |" in text
@@ -35,8 +37,20 @@ def test_gpu_throughput_tiny_on_cpu(tmp_path, monkeypatch):
 
 def test_logprob_memory_compares_paths_in_bf16(capsys, monkeypatch):
     """bf16 inputs: the fused path agrees with the naive one within the bf16 tolerance."""
-    run_script("logprob_memory.py", "--device", "cpu", "--tokens", "48", "--hidden", "16", "--vocab", "300",
-               "--dtype", "bfloat16", monkeypatch=monkeypatch)
+    run_script(
+        "logprob_memory.py",
+        "--device",
+        "cpu",
+        "--tokens",
+        "48",
+        "--hidden",
+        "16",
+        "--vocab",
+        "300",
+        "--dtype",
+        "bfloat16",
+        monkeypatch=monkeypatch,
+    )
     out = capsys.readouterr().out
     assert "bfloat16" in out and "max relative difference fused vs naive" in out and "peak memory ratio" in out
 
@@ -46,8 +60,9 @@ def test_gpu_check_smoke_runs_every_check_on_cpu(tmp_path):
     """The whole shell script with GPU_CHECK_SMOKE=1: every check is recorded ok, each output file
     starts with its command, and the environment (versions, nvidia-smi or its absence) is written."""
     env = {**os.environ, "GPU_CHECK_SMOKE": "1", "PYTHON": sys.executable}
-    proc = subprocess.run(["bash", str(BENCH / "gpu_check.sh"), str(tmp_path)], env=env, capture_output=True, text=True,
-                          timeout=900)
+    proc = subprocess.run(
+        ["bash", str(BENCH / "gpu_check.sh"), str(tmp_path)], env=env, capture_output=True, text=True, timeout=900
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     summary = (tmp_path / "summary.txt").read_text().splitlines()
     assert [line.split(":")[1].strip() for line in summary[:-1]] == ["ok"] * 4, summary
@@ -61,11 +76,29 @@ def test_grpo_vs_trl_one_step_each(tmp_path):
     """One untimed and one timed S1 step on each side (a real TRL GRPOTrainer in its own process):
     the report has both rows and ends with the ratio line."""
     out = tmp_path / "grpo_vs_trl.txt"
-    proc = subprocess.run([sys.executable, str(BENCH / "grpo_vs_trl.py"), "--settings", "S1", "--warmup", "1",
-                           "--steps", "1", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "grpo_vs_trl.py"),
+            "--settings",
+            "S1",
+            "--warmup",
+            "1",
+            "--steps",
+            "1",
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = out.read_text().splitlines()
-    assert lines[0] == "# command: python benchmarks/grpo_vs_trl.py --settings S1 --warmup 1 --steps 1 --out " + str(out)
+    assert lines[0] == "# command: python benchmarks/grpo_vs_trl.py --settings S1 --warmup 1 --steps 1 --out " + str(
+        out
+    )
     assert any(line.startswith("| rewardzoo |") for line in lines) and any(line.startswith("| trl |") for line in lines)
     assert lines[-1].startswith("rewardzoo/trl: speed ")
     assert "rewardzoo's grpo.release_heap: auto (the heap was not released)" in lines  # vocabulary 100: off by default
@@ -74,8 +107,24 @@ def test_grpo_vs_trl_one_step_each(tmp_path):
 def test_heap_release_alternates_both_sides_and_reports_the_ratio(tmp_path, fast_overrides):
     """Tiny run (no SFT): both rows of the table, the ratio line and the release points' figures."""
     out = tmp_path / "heap_release.txt"
-    proc = subprocess.run([sys.executable, str(BENCH / "heap_release.py"), "--rounds", "1", "--steps", "1", "--out", str(out),
-                           "--override", *fast_overrides], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "heap_release.py"),
+            "--rounds",
+            "1",
+            "--steps",
+            "1",
+            "--out",
+            str(out),
+            "--override",
+            *fast_overrides,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = out.read_text()
     assert text.startswith("# command: python benchmarks/heap_release.py --rounds 1 --steps 1")
@@ -88,9 +137,26 @@ def test_heap_release_compares_the_lean_forward_on_and_off(tmp_path, fast_overri
     """``--switch grpo.lean_forward``: the same table for that switch, and no release-point line
     (neither side releases the heap at the tiny model's vocabulary)."""
     out = tmp_path / "lean.txt"
-    proc = subprocess.run([sys.executable, str(BENCH / "heap_release.py"), "--rounds", "1", "--steps", "1",
-                           "--switch", "grpo.lean_forward", "--out", str(out), "--override", *fast_overrides],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "heap_release.py"),
+            "--rounds",
+            "1",
+            "--steps",
+            "1",
+            "--switch",
+            "grpo.lean_forward",
+            "--out",
+            str(out),
+            "--override",
+            *fast_overrides,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = out.read_text()
     assert "| grpo.lean_forward | rollout s (median) |" in text and "| true | " in text and "| false | " in text
@@ -102,13 +168,31 @@ def test_compile_policy_times_eager_and_compiled_and_bounds_their_difference(tmp
     """Tiny run (no SFT): the three processes' rows, compile times, and compiled log-probs and gradients
     close to the eager ones (the script's own check of the compiled path)."""
     out = tmp_path / "compile.txt"
-    proc = subprocess.run([sys.executable, str(BENCH / "compile_policy.py"), "--batches", "1", "--rounds", "1",
-                           "--out", str(out), "--override", *fast_overrides],
-                          cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "compile_policy.py"),
+            "--batches",
+            "1",
+            "--rounds",
+            "1",
+            "--out",
+            str(out),
+            "--override",
+            *fast_overrides,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = out.read_text()
-    rows = {line.split("|")[1].strip(): line.split("|")[2:-1] for line in text.splitlines()
-            if line.startswith(("| eager", "| compiled"))}
+    rows = {
+        line.split("|")[1].strip(): line.split("|")[2:-1]
+        for line in text.splitlines()
+        if line.startswith(("| eager", "| compiled"))
+    }
     assert set(rows) == {"eager", "compiled, cache empty", "compiled, cache warm"}
     for name in ("compiled, cache empty", "compiled, cache warm"):
         first, _, dlogp, dgrad = (float(x) for x in rows[name])
@@ -120,14 +204,30 @@ def test_flop_floor_counts_and_times_each_phase(tmp_path, fast_overrides):
     """Tiny run (no SFT): a row per phase with positive FLOPs and times, and floors consistent with the
     printed rate (floor = GFLOP / rate, measured / floor = s / floor)."""
     out = tmp_path / "floor.txt"
-    proc = subprocess.run([sys.executable, str(BENCH / "flop_floor.py"), "--steps", "1", "--out", str(out),
-                           "--override", *fast_overrides], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "flop_floor.py"),
+            "--steps",
+            "1",
+            "--out",
+            str(out),
+            "--override",
+            *fast_overrides,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = out.read_text().splitlines()
     assert lines[0].startswith("# command: python benchmarks/flop_floor.py --steps 1")
     rate = float(next(line for line in lines if line.startswith("matmul rate")).split(": ")[1].split()[0])
-    rows = {cells[1].strip(): [float(c.strip().rstrip("%")) for c in cells[2:-1]]
-            for cells in (line.split("|") for line in lines if line.startswith("| ") and "GFLOP a call" not in line)}
+    rows = {
+        cells[1].strip(): [float(c.strip().rstrip("%")) for c in cells[2:-1]]
+        for cells in (line.split("|") for line in lines if line.startswith("| ") and "GFLOP a call" not in line)
+    }
     assert set(rows) == {"rollout", "policy step", "evaluation"}
     for gflop, seconds, _per_s, _share, floor, ratio in rows.values():
         assert gflop > 0 and seconds > 0
@@ -149,12 +249,22 @@ def test_board_time_splits_each_methods_runs_into_their_parts(tmp_path):
     run(tmp_path / "runs/mult/ral/grpo.lr-0.001/seed1", 14.0, [step, step, {"eval/accuracy": 0.5}])  # rest 7
     run(tmp_path / "runs/tuning/mult/ral/grpo.lr-0.001/seed1000", 60.0, [step])
     out = tmp_path / "TIME.md"
-    proc = subprocess.run([sys.executable, str(BENCH / "board_time.py"), "--runs", str(tmp_path / "runs"), "--out", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "board_time.py"), "--runs", str(tmp_path / "runs"), "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = out.read_text()
     assert "| mult | ral | 2 | 12.0 | 2.0 | 1.0 | 4.0 | 5.0 |" in text
     assert "Summed wall time: board runs 0.4 min, tuning runs 1.0 min." in text
-    empty = subprocess.run([sys.executable, str(BENCH / "board_time.py"), "--runs", str(tmp_path / "nothing")],
-                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    empty = subprocess.run(
+        [sys.executable, str(BENCH / "board_time.py"), "--runs", str(tmp_path / "nothing")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert empty.returncode != 0 and "no finished board run" in empty.stderr

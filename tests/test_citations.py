@@ -38,18 +38,34 @@ def _hits(path: Path) -> list[str]:
 
 
 def test_the_pattern_catches_each_kind_of_citation():
-    caught = ["seed 002 §3", "(004 Table 3)", "003's table", "Seeds/004", "SPEC §4.3", "issue 23's audit",
-              "(RAL seed 002, §B.2)", "no seed file"]
-    passed = ["the RAL paper, §3", "0.002 ± 0.004", "--seeds 3", "RcRL paper, Table 3", "arXiv 2607.01181",
-              "time.sleep(0.002)", "seed 1234"]
+    caught = [
+        "seed 002 §3",
+        "(004 Table 3)",
+        "003's table",
+        "Seeds/004",
+        "SPEC §4.3",
+        "issue 23's audit",
+        "(RAL seed 002, §B.2)",
+        "no seed file",
+    ]
+    passed = [
+        "the RAL paper, §3",
+        "0.002 ± 0.004",
+        "--seeds 3",
+        "RcRL paper, Table 3",
+        "arXiv 2607.01181",
+        "time.sleep(0.002)",
+        "seed 1234",
+    ]
     assert [s for s in caught if not FORBIDDEN.search(s)] == []
     assert [s for s in passed if FORBIDDEN.search(s)] == []
 
 
 def test_no_citation_of_a_source_document_spec_or_issue():
     hits = [h for path in _files() if path.relative_to(ROOT).as_posix() not in ALLOWED for h in _hits(path)]
-    assert not hits, ("cite a paper by its short name (docs/references.md) and a design choice by its docs page:\n"
-                      + "\n".join(hits))
+    assert not hits, (
+        "cite a paper by its short name (docs/references.md) and a design choice by its docs page:\n" + "\n".join(hits)
+    )
 
 
 def test_every_exemption_is_still_needed():

@@ -36,7 +36,10 @@ def test_unknown_top_level_key():
 
 
 def test_batch_not_divisible_by_group():
-    with pytest.raises(ConfigError, match=r"grpo.batch_size \(30\) must be a positive multiple of grpo.group_size \(8\); set grpo.batch_size=24 or 32"):
+    with pytest.raises(
+        ConfigError,
+        match=r"grpo.batch_size \(30\) must be a positive multiple of grpo.group_size \(8\); set grpo.batch_size=24 or 32",
+    ):
         load_config(RECIPE, ["grpo.batch_size=30"])
 
 
@@ -69,8 +72,9 @@ def test_every_field_has_a_docstring():
 
 
 def test_cli_reports_config_error_without_traceback():
-    out = subprocess.run([sys.executable, "-m", "rewardzoo.cli", "train", RECIPE, "grpo.group_size=1"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "rewardzoo.cli", "train", RECIPE, "grpo.group_size=1"], capture_output=True, text=True
+    )
     assert out.returncode == 2
     assert "config error: grpo.group_size must be >= 2 (GRPO compares completions within a group); got 1" in out.stderr
     assert "Traceback" not in out.stderr
@@ -180,19 +184,29 @@ def test_the_settings_the_issue_found_are_refused_before_any_work(overrides, mes
     start = time.perf_counter()
     with pytest.raises(ConfigError, match=message):
         load_config(RECIPE, overrides)
-    assert time.perf_counter() - start < 10  # no hub retries (tens of seconds), no model, no task; slack for a loaded machine
+    assert (
+        time.perf_counter() - start < 10
+    )  # no hub retries (tens of seconds), no model, no task; slack for a loaded machine
 
 
 def test_the_checks_that_need_the_task_run_before_the_warm_start(tmp_path):
     """SFT subsets against the task's splits, and a verifier that cannot read the task's answers
     (tagged on a plain-format task trains on zero reward), fail in `recipes.train` before SFT."""
     base = [f"run_dir={tmp_path / 'run'}", f"sft.cache_dir={tmp_path / 'sft'}", "sft.steps=2"]
-    for overrides, message in ((["sft.n_examples=5000"], r"sft.n_examples \(5000\) with sft.disjoint_rl_prompts=true "
-                                                          r"leaves no train prompt of task.multiplication \(5000"),
-                               (["sft.n_examples=5001", "sft.disjoint_rl_prompts=false"], r"exceeds the train split"),
-                               (["eval.n_examples=1001"], r"eval.n_examples \(1001\) exceeds the test split"),
-                               (["reward.rlvr.verifier=tagged"], r"reward.rlvr.verifier='tagged' .* scores 0 on all of "
-                                                                 r"the first 16 demonstrations")):
+    for overrides, message in (
+        (
+            ["sft.n_examples=5000"],
+            r"sft.n_examples \(5000\) with sft.disjoint_rl_prompts=true "
+            r"leaves no train prompt of task.multiplication \(5000",
+        ),
+        (["sft.n_examples=5001", "sft.disjoint_rl_prompts=false"], r"exceeds the train split"),
+        (["eval.n_examples=1001"], r"eval.n_examples \(1001\) exceeds the test split"),
+        (
+            ["reward.rlvr.verifier=tagged"],
+            r"reward.rlvr.verifier='tagged' .* scores 0 on all of "
+            r"the first 16 demonstrations",
+        ),
+    ):
         with pytest.raises(ConfigError, match=message):
             recipes.train(load_config(RECIPE, [*base, *overrides]))
     assert not (tmp_path / "sft").exists() and not (tmp_path / "run").exists()
@@ -217,9 +231,23 @@ def test_train_ends_with_one_line_before_and_after_rl(tmp_path, fast_overrides, 
     """The CLI's last line reads the held-out accuracy of the warm start and after RL from the run's own log."""
     from rewardzoo.cli import main
 
-    assert main(["train", RECIPE, *fast_overrides, "steps=2", "eval.every=1", f"run_dir={tmp_path / 'run'}",
-                 f"sft.cache_dir={tmp_path / 'sft'}"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                RECIPE,
+                *fast_overrides,
+                "steps=2",
+                "eval.every=1",
+                f"run_dir={tmp_path / 'run'}",
+                f"sft.cache_dir={tmp_path / 'sft'}",
+            ]
+        )
+        == 0
+    )
     last = capsys.readouterr().out.strip().splitlines()[-1]
     rows = [r for r in read_metrics(tmp_path / "run" / "metrics.jsonl") if "eval/accuracy" in r]
-    assert last.startswith(f"held-out accuracy: {100 * rows[0]['eval/accuracy']:.1f}% before RL (step 0) → "
-                           f"{100 * rows[-1]['eval/accuracy']:.1f}% after 2 RL steps")
+    assert last.startswith(
+        f"held-out accuracy: {100 * rows[0]['eval/accuracy']:.1f}% before RL (step 0) → "
+        f"{100 * rows[-1]['eval/accuracy']:.1f}% after 2 RL steps"
+    )

@@ -85,12 +85,17 @@ def test_batched_over_leading_dims_and_broadcast(f):
     assert out.shape == (3, 4)
     looped = torch.stack([torch.stack([f(p[i, j], q[i, j]) for j in range(4)]) for i in range(3)])
     torch.testing.assert_close(out, looped, rtol=1e-14, atol=0)
-    torch.testing.assert_close(f(p, q[0, 0]), torch.stack([f(p[i, j], q[0, 0]) for i in range(3) for j in range(4)])
-                               .reshape(3, 4), rtol=1e-14, atol=0)
+    torch.testing.assert_close(
+        f(p, q[0, 0]),
+        torch.stack([f(p[i, j], q[0, 0]) for i in range(3) for j in range(4)]).reshape(3, 4),
+        rtol=1e-14,
+        atol=0,
+    )
 
 
-@pytest.mark.parametrize("dtype, abs_tol", [(torch.float16, 1e-3), (torch.bfloat16, 1e-2), (torch.float32, 1e-6),
-                                            (torch.float64, 1e-15)])
+@pytest.mark.parametrize(
+    "dtype, abs_tol", [(torch.float16, 1e-3), (torch.bfloat16, 1e-2), (torch.float32, 1e-6), (torch.float64, 1e-15)]
+)
 @pytest.mark.parametrize("f", [kl, js, le_cam])
 def test_any_float_dtype(f, dtype, abs_tol):
     """The result keeps the input dtype; its error is that dtype's rounding (JS cancels: ~3e-3 in bf16)."""

@@ -24,7 +24,20 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = runpy.run_path(str(ROOT / "scripts" / "run_notebooks.py"))["notebook_paths"]()
 AUTODOC_TEXT = runpy.run_path(str(ROOT / "docs" / "_ext" / "autodoc_text.py"))
 CHROMIUM = Path("/usr/bin/chromium")
-SPHINX = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(ROOT / "docs"), "-W", "--keep-going", "-n", "-E", "-q"]
+SPHINX = [
+    sys.executable,
+    "-m",
+    "sphinx",
+    "-b",
+    "html",
+    "-c",
+    str(ROOT / "docs"),
+    "-W",
+    "--keep-going",
+    "-n",
+    "-E",
+    "-q",
+]
 
 
 def first_code_cell(path: Path) -> str:
@@ -50,8 +63,14 @@ def test_install_cell_names_what_to_set_when_there_is_no_checkout(tmp_path):
     """Without site-packages (``-S``) rewardzoo is not importable; a folder that is no checkout is refused."""
     script = tmp_path / "cell.py"
     script.write_text(first_code_cell(NOTEBOOKS[0]))
-    result = subprocess.run([sys.executable, "-S", str(script)], cwd=tmp_path, capture_output=True, text=True,
-                            env={**os.environ, "REWARDZOO_REPO": str(tmp_path)}, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-S", str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "REWARDZOO_REPO": str(tmp_path)},
+        timeout=60,
+    )
     assert result.returncode != 0
     assert f"FileNotFoundError: no rewardzoo checkout at {tmp_path}: set REWARDZOO_REPO" in result.stderr
 
@@ -60,33 +79,69 @@ as_written = AUTODOC_TEXT["as_written"]
 
 
 def test_an_aligned_block_under_a_paragraph_is_kept_as_written():
-    lines = ["Evaluation:", "", "    pearson(x, y)   correlation |x| of", "                    two tensors", "", "After."]
+    lines = [
+        "Evaluation:",
+        "",
+        "    pearson(x, y)   correlation |x| of",
+        "                    two tensors",
+        "",
+        "After.",
+    ]
     assert as_written(lines) == ["Evaluation:", "", "::", "", *lines[2:4], "", "After."]
 
 
 def test_a_block_straight_under_a_two_line_paragraph_or_a_colon_becomes_literal():
     lines = ["The partial derivatives", "of the divergences:", "    ∂KL/∂π = −D*", "and then prose."]
     assert as_written(lines) == [*lines[:2], "", "::", "", lines[2], "", "and then prose."]
-    assert as_written(["Value identities:", "    D   π·D* = ¼[…]"]) == ["Value identities:", "", "::", "", "    D   π·D* = ¼[…]"]
+    assert as_written(["Value identities:", "    D   π·D* = ¼[…]"]) == [
+        "Value identities:",
+        "",
+        "::",
+        "",
+        "    D   π·D* = ¼[…]",
+    ]
 
 
 def test_valid_restructuredtext_is_left_alone():
-    lines = ["term", "    its definition", "", "- a bullet", "  continued", "", "  second paragraph of it", "",
-             "Example::", "", "    code | kept", "", ">>> 1 | 2", "3", "", "A ``str | None`` and :func:`f` here."]
+    lines = [
+        "term",
+        "    its definition",
+        "",
+        "- a bullet",
+        "  continued",
+        "",
+        "  second paragraph of it",
+        "",
+        "Example::",
+        "",
+        "    code | kept",
+        "",
+        ">>> 1 | 2",
+        "3",
+        "",
+        "A ``str | None`` and :func:`f` here.",
+    ]
     assert as_written(lines) == lines
 
 
 def test_stray_markup_is_escaped_outside_literals():
     assert as_written(["relative error |pred − gold| / |gold|"]) == [r"relative error \|pred − gold\| / \|gold\|"]
     assert as_written(["each fn(prompts, **columns) -> list, *emphasis* stays"]) == [
-        r"each fn(prompts, \**columns) -> list, *emphasis* stays"]
+        r"each fn(prompts, \**columns) -> list, *emphasis* stays"
+    ]
 
 
 def test_a_markdown_table_and_a_list_under_prose_render_as_meant():
     table = ["| g | value |", "| --- | --- |", "| D | ½ |"]
     assert as_written(["Intro.", "", *table]) == ["Intro.", "", "::", "", *("    " + row for row in table), ""]
     assert as_written(["Deviations:", "1. first", "   more", "Then prose."]) == [
-        "Deviations:", "", "1. first", "   more", "", "Then prose."]
+        "Deviations:",
+        "",
+        "1. first",
+        "   more",
+        "",
+        "Then prose.",
+    ]
 
 
 def test_dataclass_signatures_name_their_factories():
@@ -94,7 +149,9 @@ def test_dataclass_signatures_name_their_factories():
 
     signature = "(rewards: torch.Tensor, components: dict[str, torch.Tensor] = <factory>, metrics: dict[str, float] = <factory>)"
     assert AUTODOC_TEXT["dataclass_signature"](None, "class", "RewardOutput", RewardOutput, {}, signature, None) == (
-        "(rewards: torch.Tensor, components: dict[str, torch.Tensor] = dict(), metrics: dict[str, float] = dict())", None)
+        "(rewards: torch.Tensor, components: dict[str, torch.Tensor] = dict(), metrics: dict[str, float] = dict())",
+        None,
+    )
 
 
 def needs_docs_tools():
@@ -110,8 +167,9 @@ def test_the_site_builds_strictly_and_passes_the_browser_check(tmp_path):
         pytest.skip("no /usr/bin/chromium: apt-get install -y chromium")
     site = tmp_path / "site"
     shutil.rmtree(ROOT / "docs" / "api" / "generated", ignore_errors=True)
-    build = subprocess.run([*SPHINX, "-d", str(tmp_path / "doctrees"), str(ROOT), str(site)], capture_output=True,
-                           text=True, timeout=1200)
+    build = subprocess.run(
+        [*SPHINX, "-d", str(tmp_path / "doctrees"), str(ROOT), str(site)], capture_output=True, text=True, timeout=1200
+    )
     assert build.returncode == 0, build.stderr[-4000:]
     import rewardzoo
 
@@ -126,19 +184,25 @@ def test_the_site_builds_strictly_and_passes_the_browser_check(tmp_path):
 
 
 @pytest.mark.docs
-@pytest.mark.parametrize("fault, message", [
-    ("", None),
-    ("[a page that is not there](no_such_page.md)", "no_such_page"),
-    ("[a heading that is not there](index.md#no-such-heading)", "no-such-heading"),
-    ("![a missing figure](no_such_figure.png)", "no_such_figure.png"),
-    ("{py:func}`rewardzoo.no_such_function`", "rewardzoo.no_such_function"),
-], ids=["clean", "broken-link", "broken-anchor", "missing-image", "unknown-name"])
+@pytest.mark.parametrize(
+    "fault, message",
+    [
+        ("", None),
+        ("[a page that is not there](no_such_page.md)", "no_such_page"),
+        ("[a heading that is not there](index.md#no-such-heading)", "no-such-heading"),
+        ("![a missing figure](no_such_figure.png)", "no_such_figure.png"),
+        ("{py:func}`rewardzoo.no_such_function`", "rewardzoo.no_such_function"),
+    ],
+    ids=["clean", "broken-link", "broken-anchor", "missing-image", "unknown-name"],
+)
 def test_a_broken_link_image_or_name_fails_the_build(tmp_path, fault, message):
     """The site's configuration on a one-page source tree: clean it builds; with one fault it fails, naming it."""
     needs_docs_tools()
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "index.md").write_text(f"# A page\n\nSee {{py:func}}`rewardzoo.zoo.load_config`.\n\n{fault}\n")
-    build = subprocess.run([*SPHINX, str(tmp_path), str(tmp_path / "site")], capture_output=True, text=True, timeout=1200)
+    build = subprocess.run(
+        [*SPHINX, str(tmp_path), str(tmp_path / "site")], capture_output=True, text=True, timeout=1200
+    )
     if message is None:
         assert build.returncode == 0, build.stderr[-4000:]
     else:

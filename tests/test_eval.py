@@ -28,7 +28,9 @@ def test_auc_counts_pairs_won_with_ties_as_half():
 
 
 @settings(max_examples=30, deadline=None)
-@given(pos=st.lists(st.integers(-3, 3), min_size=1, max_size=8), neg=st.lists(st.integers(-3, 3), min_size=1, max_size=8))
+@given(
+    pos=st.lists(st.integers(-3, 3), min_size=1, max_size=8), neg=st.lists(st.integers(-3, 3), min_size=1, max_size=8)
+)
 def test_auc_equals_the_pair_count(pos, neg):
     wins = sum(float(p > n) + 0.5 * float(p == n) for p in pos for n in neg)
     assert auc(pos, neg) == pytest.approx(wins / (len(pos) * len(neg)))
@@ -99,8 +101,12 @@ def test_batch_analysis_uses_valid_rows_only_with_a_within_group_auc():
     everything = batch_analysis({"correct": correct}, {"judge_prob": prob})  # the old, misleading reading
     assert everything["analysis/corr/judge_prob/correct"] > m["analysis/corr/judge_prob/correct"] + 0.1
     # no right/wrong pair among the valid rows: the AUCs are left out, not logged as a number
-    none = batch_analysis({"correct": [1.0, 0.0]}, {"judge_prob": torch.tensor([0.5, 0.0])}, valid=[True, False],
-                          groups=torch.tensor([0, 0]))
+    none = batch_analysis(
+        {"correct": [1.0, 0.0]},
+        {"judge_prob": torch.tensor([0.5, 0.0])},
+        valid=[True, False],
+        groups=torch.tensor([0, 0]),
+    )
     assert not any(k.startswith("analysis/auc") for k in none)
 
 
@@ -147,7 +153,9 @@ def test_bradley_terry_two_players_and_recovery():
     Four players with strengths (0, 0.5, 1, 2) and expected win counts 1000·σ(θ_i − θ_j): the fit recovers them."""
     theta = bradley_terry(np.array([[0, 30.0], [10.0, 0]]))
     assert theta[0] - theta[1] == pytest.approx(math.log(3), abs=1e-6) and theta.sum() == pytest.approx(0, abs=1e-9)
-    assert elo(np.array([[0, 10.0], [30.0, 0]]), anchor=0).tolist() == pytest.approx([1000, 1000 + 400 * math.log10(3)], abs=1e-3)
+    assert elo(np.array([[0, 10.0], [30.0, 0]]), anchor=0).tolist() == pytest.approx(
+        [1000, 1000 + 400 * math.log10(3)], abs=1e-3
+    )
     true = np.array([0.0, 0.5, 1.0, 2.0])
     wins = 1000 / (1 + np.exp(-(true[:, None] - true[None, :])))
     np.fill_diagonal(wins, 0)

@@ -47,8 +47,18 @@ def native_capability() -> str:
     AVX2-only AMD EPYC ``ATEN_CPU_CAPABILITY=avx512`` dies of SIGILL instead of falling back).  Read once per
     test process: the three cases share it."""
     env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
-    out = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
-                         env=env, capture_output=True, text=True, timeout=300, check=True).stdout.strip().lower()
+    out = (
+        subprocess.run(
+            [sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
+        .stdout.strip()
+        .lower()
+    )
     return out if out in CAPABILITIES else "default"
 
 
@@ -58,12 +68,20 @@ def test_the_recording_is_reproduced_under_each_cpu_capability(capability, tmp_p
     if CAPABILITIES.index(capability) > CAPABILITIES.index(native):
         pytest.skip(f"this CPU runs {native} kernels at most; {capability} is checked on a CPU that has it")
     env = {**os.environ, "ATEN_CPU_CAPABILITY": capability, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "helpers" / "golden.py"), "replay", str(tmp_path)],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "helpers" / "golden.py"), "replay", str(tmp_path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     if proc.returncode == 0 and f"({capability.upper()})" not in last:
         pytest.skip(f"this CPU cannot dispatch {capability} kernels (torch ran {last})")
-    assert proc.returncode == 0, f"under ATEN_CPU_CAPABILITY={capability}:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    assert proc.returncode == 0, (
+        f"under ATEN_CPU_CAPABILITY={capability}:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    )
 
 
 def test_advantages_of_the_wrong_sign_fail_the_comparison(monkeypatch, workdir, one_thread):
@@ -78,7 +96,9 @@ def test_advantages_of_the_wrong_sign_fail_the_comparison(monkeypatch, workdir, 
 def test_a_dropped_micro_batch_fails_the_comparison(monkeypatch, workdir, one_thread):
     """Half of each step's rows never reach the gradient: the loss and gradient norm of step 1 move."""
     right = core_trainer.Trainer.micro_batches
-    monkeypatch.setattr(core_trainer.Trainer, "micro_batches", lambda self, gen: (lambda b, n: (b[:-1], n))(*right(self, gen)))
+    monkeypatch.setattr(
+        core_trainer.Trainer, "micro_batches", lambda self, gen: (lambda b, n: (b[:-1], n))(*right(self, gen))
+    )
     bad = golden.replay("ral_multiplication", workdir)
     assert any(line.startswith("step 1: policy/grad_norm") for line in bad), bad
     assert any("logp_heldout_end" in line for line in bad), bad

@@ -15,8 +15,13 @@ LINT = str(Path(sys.executable).with_name("lint-imports"))
 
 
 def lint(cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([LINT, "--no-cache"], cwd=cwd, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(cwd), "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [LINT, "--no-cache"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(cwd), "PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_the_layer_contracts_hold():
@@ -52,7 +57,9 @@ def test_an_import_circle_inside_the_core_breaks_the_contract(tmp_path):
     """The circle the core once had: the vLLM engine took the RNG helpers from checkpoint.py, which
     imports config.py, which imports the engines' SamplingConfig (a lazy import counts too)."""
     vllm = copy_of_the_package(tmp_path) / "core" / "engines" / "vllm.py"
-    vllm.write_text(vllm.read_text() + "\n\ndef _rng():\n    from rewardzoo.core.checkpoint import rng_state  # closes a circle\n")
+    vllm.write_text(
+        vllm.read_text() + "\n\ndef _rng():\n    from rewardzoo.core.checkpoint import rng_state  # closes a circle\n"
+    )
     out = lint(tmp_path)
     assert out.returncode != 0
     assert "No cycles are allowed in rewardzoo.core." in out.stdout

@@ -26,8 +26,11 @@ from rewardzoo.zoo import build_task, load_config
 
 
 def _tiny_judge():
-    return ("reward.ral.judge.tiny.hidden_size=32", "reward.ral.judge.tiny.intermediate_size=64",
-            "reward.ral.judge.tiny.num_layers=1")
+    return (
+        "reward.ral.judge.tiny.hidden_size=32",
+        "reward.ral.judge.tiny.intermediate_size=64",
+        "reward.ral.judge.tiny.num_layers=1",
+    )
 
 
 @pytest.fixture
@@ -43,8 +46,12 @@ def tiny_preset(monkeypatch, tiny):
     entries = [
         lb.Entry("multiplication", "SFT", lb.recipe("rlvr_multiplication"), (*tiny, "steps=0"), "warm start"),
         lb.Entry("multiplication", "RLVR", lb.recipe("rlvr_multiplication"), tiny, "positive control"),
-        lb.Entry("multiplication", "RAL", lb.recipe("ral_multiplication"),
-                 (*tiny, "reward.ral.warmup_steps=1", "reward.ral.judge.init_from=", *_tiny_judge())),
+        lb.Entry(
+            "multiplication",
+            "RAL",
+            lb.recipe("ral_multiplication"),
+            (*tiny, "reward.ral.warmup_steps=1", "reward.ral.judge.init_from=", *_tiny_judge()),
+        ),
     ]
     monkeypatch.setitem(lb.PRESETS, "tiny", entries)
     return entries
@@ -78,12 +85,25 @@ def test_a_tuned_board_with_added_rows_tables_csv_claims_and_resume(tiny_preset,
     added = [f"multiplication:Short answers:{__name__}:short_answer_reward:{' '.join(tiny)}"]
     grid = Grid((1.0, 0.5), extend=0)
     # --tune-only: the tuning stage alone, no board run; the board below reuses its runs
-    assert lb.leaderboard("tiny", [0, 1], out, jobs=2, progress=False, grid=grid, tune_seeds=[1000], added=added,
-                          tune_only=True) == out / "TUNING.md"
+    assert (
+        lb.leaderboard(
+            "tiny", [0, 1], out, jobs=2, progress=False, grid=grid, tune_seeds=[1000], added=added, tune_only=True
+        )
+        == out / "TUNING.md"
+    )
     assert not (out / "LEADERBOARD.md").exists() and not (out / "runs" / "multiplication").exists()
     tuned = {p: p.stat().st_mtime for p in out.glob("runs/tuning/**/metrics.jsonl")}
-    lb.leaderboard("tiny", [0, 1], out, jobs=2, command="rewardzoo leaderboard --preset tiny", progress=False,
-                   grid=grid, tune_seeds=[1000], added=added)
+    lb.leaderboard(
+        "tiny",
+        [0, 1],
+        out,
+        jobs=2,
+        command="rewardzoo leaderboard --preset tiny",
+        progress=False,
+        grid=grid,
+        tune_seeds=[1000],
+        added=added,
+    )
     assert tuned and {p: p.stat().st_mtime for p in out.glob("runs/tuning/**/metrics.jsonl")} == tuned
 
     # the tuning stage: validation only, disjoint seeds, every trained row on the same grid
@@ -112,12 +132,18 @@ def test_a_tuned_board_with_added_rows_tables_csv_claims_and_resume(tiny_preset,
 
     text = (out / "LEADERBOARD.md").read_text()
     assert text.startswith("`rewardzoo leaderboard --preset tiny`")
-    assert "| method | role | setting | `eval/accuracy` ↑ | `eval/relative_error` ↓ | `policy/entropy` | `time/wall_s` ↓ |" in text
+    assert (
+        "| method | role | setting | `eval/accuracy` ↑ | `eval/relative_error` ↓ | `policy/entropy` | `time/wall_s` ↓ |"
+        in text
+    )
     for method in ("SFT", "RLVR", "RAL", "Short answers"):
         assert f"| {method} | " in text
     assert "| Short answers | method (added) | `grpo.lr=" in text
     # claims are printed with their control and n, but 2 seeds give no verdict
-    assert "| RAL reaches at least half of RLVR's held-out gain (RAL paper: about parity) | RLVR | no verdict (n = 2 seeds < 3) |" in text
+    assert (
+        "| RAL reaches at least half of RLVR's held-out gain (RAL paper: about parity) | RLVR | no verdict (n = 2 seeds < 3) |"
+        in text
+    )
     assert "| positive control of `multiplication`: the exact verifier raises held-out accuracy |" in text
     assert "reproduced" not in text
     assert (out / "curves_multiplication.png").stat().st_size > 1000
@@ -136,14 +162,21 @@ def test_a_tuned_board_with_added_rows_tables_csv_claims_and_resume(tiny_preset,
     assert {d for d in runs if runs[d] != again[d]} == {victim}
 
     # a recipe changed since: the finished tuning runs no longer match and the board refuses, retraining nothing
-    changed = [dataclasses.replace(e, overrides=(*e.overrides, "grpo.beta=0.01")) if e.method == "RLVR" else e
-               for e in tiny_preset]
+    changed = [
+        dataclasses.replace(e, overrides=(*e.overrides, "grpo.beta=0.01")) if e.method == "RLVR" else e
+        for e in tiny_preset
+    ]
     lb.PRESETS["tiny"] = changed
-    with pytest.raises(ValueError, match=r"(?s)twins differ outside the reward.*multiplication/RAL: grpo\.beta: 0\.01 → 0\.0"):
+    with pytest.raises(
+        ValueError, match=r"(?s)twins differ outside the reward.*multiplication/RAL: grpo\.beta: 0\.01 → 0\.0"
+    ):
         lb.leaderboard("tiny", [0, 1], out, jobs=2, progress=False, grid=grid, tune_seeds=[1000])
     lb.PRESETS["tiny"] = [dataclasses.replace(e, overrides=(*e.overrides, "grpo.beta=0.01")) for e in tiny_preset]
-    with pytest.raises(StaleRunError, match=r"(?s)finished run\(s\).*tune/multiplication/RLVR/.*grpo\.beta: 0\.0 → 0\.01"
-                                            r".*new run directory"):
+    with pytest.raises(
+        StaleRunError,
+        match=r"(?s)finished run\(s\).*tune/multiplication/RLVR/.*grpo\.beta: 0\.0 → 0\.01"
+        r".*new run directory",
+    ):
         lb.leaderboard("tiny", [0, 1], out, jobs=2, progress=False, grid=grid, tune_seeds=[1000])
     assert {p.parent: p.stat().st_mtime for p in out.glob("runs/**/seed*/metrics.jsonl")} == again
 
@@ -168,8 +201,10 @@ def test_config_changes_name_changed_leaves_and_skip_keys_added_since():
 # --------------------------------------------------------------------------------------- the protocol
 def _hf(entries):
     """The gpu preset's entries with the hf engine (vLLM is not installed here; the model id is never fetched)."""
-    return [dataclasses.replace(e, overrides=tuple(o.replace("engine=vllm", "engine=hf") for o in e.overrides))
-            for e in entries]
+    return [
+        dataclasses.replace(e, overrides=tuple(o.replace("engine=vllm", "engine=hf") for o in e.overrides))
+        for e in entries
+    ]
 
 
 @pytest.mark.parametrize("preset", ["cpu", "hackable", "gpu"])
@@ -189,8 +224,10 @@ def test_every_preset_s_twins_differ_in_the_reward_only(preset):
         elif task == "hackable_multiplication":
             # one setting for every row: the recipes' grpo (cpu, gpu), VARL's paper setting dr_grpo (hackable)
             assert value == ("dr_grpo" if preset == "hackable" else "grpo") and not excepted, method
-    broken = [*entries, dataclasses.replace(entries[1], method="RLVR at beta 0.1", overrides=(*entries[1].overrides,
-                                                                                              "grpo.beta=0.1"))]
+    broken = [
+        *entries,
+        dataclasses.replace(entries[1], method="RLVR at beta 0.1", overrides=(*entries[1].overrides, "grpo.beta=0.1")),
+    ]
     with pytest.raises(ValueError, match=rf"{entries[1].task}/RLVR at beta 0.1: grpo\.beta: .* → 0\.1"):
         lb.check_twins(broken)
 
@@ -198,13 +235,15 @@ def test_every_preset_s_twins_differ_in_the_reward_only(preset):
 def test_the_recipes_themselves_differ_where_the_board_makes_them_equal():
     """Why the cpu board sets Dr. GRPO on multiplication: the recipes' RLVR (grpo) and VARL (dr_grpo) are not
     twins as shipped."""
-    found = twin_differences({"RLVR": as_dict(load_config("rlvr_multiplication")),
-                              "VARL": as_dict(load_config("varl_multiplication"))})
+    found = twin_differences(
+        {"RLVR": as_dict(load_config("rlvr_multiplication")), "VARL": as_dict(load_config("varl_multiplication"))}
+    )
     assert found == ["VARL: grpo.advantage: 'grpo' → 'dr_grpo'"]
 
 
-@pytest.mark.parametrize("recipe", ["rlvr_multiplication", "rlvr_hackable_multiplication", "rcrl_rubric_writing",
-                                    "rlvr_refdist"])
+@pytest.mark.parametrize(
+    "recipe", ["rlvr_multiplication", "rlvr_hackable_multiplication", "rcrl_rubric_writing", "rlvr_refdist"]
+)
 def test_train_validation_and_test_prompts_never_overlap(recipe):
     """Every board task has train / validation / test prompts; SFT demonstrations and RL prompts come from train
     only, so none of them is a validation or test prompt.  refdist is the documented exception: its measurement is
@@ -215,7 +254,7 @@ def test_train_validation_and_test_prompts_never_overlap(recipe):
     train, validation, test = ({e.prompt for e in split} for split in (task.train, task.validation, task.eval))
     assert validation and test and train
     sft = {e.prompt for e in task.train[: cfg.sft.n_examples or None]}
-    rl = {e.prompt for e in (task.train[cfg.sft.n_examples:] if cfg.sft.disjoint_rl_prompts else task.train)}
+    rl = {e.prompt for e in (task.train[cfg.sft.n_examples :] if cfg.sft.disjoint_rl_prompts else task.train)}
     assert sft <= train and rl <= train
     if recipe == "rlvr_refdist":
         assert validation == test == train
@@ -238,30 +277,44 @@ def test_eval_split_validation_fails_clearly_where_a_task_has_none(fast_config):
 
 def test_add_method_rows_are_parsed_or_refused_clearly():
     entries = lb.PRESETS["cpu"]
-    row = lb.parse_added("cpu", "multiplication:Mine:ral_multiplication:reward.ral.judge.lr=3e-3 grpo.beta=0.0", entries)
+    row = lb.parse_added(
+        "cpu", "multiplication:Mine:ral_multiplication:reward.ral.judge.lr=3e-3 grpo.beta=0.0", entries
+    )
     assert row.recipe == "ral_multiplication" and row.overrides[-2:] == ("reward.ral.judge.lr=3e-3", "grpo.beta=0.0")
     assert row.overrides[: len(lb.CPU_SETTINGS["multiplication"])] == lb.CPU_SETTINGS["multiplication"]
     made = lb.parse_added("cpu", "refdist:Mine:mypkg.rewards:make", entries)
     assert made.factory == "mypkg.rewards:make" and made.recipe == "rlvr_refdist"  # the task's SFT row's recipe
-    for text, message in (("multiplication:RAL:ral_multiplication", "already has a row 'RAL'"),
-                          ("countdown:Mine:rlvr_countdown", "not on this board"),
-                          ("multiplication:Mine:mypkg.rewards", "needs MODULE:FUNCTION"),
-                          ("multiplication:Mine:missing.yaml", "no recipe file"),
-                          ("multiplication:Mine", "TASK:LABEL:RECIPE")):
+    for text, message in (
+        ("multiplication:RAL:ral_multiplication", "already has a row 'RAL'"),
+        ("countdown:Mine:rlvr_countdown", "not on this board"),
+        ("multiplication:Mine:mypkg.rewards", "needs MODULE:FUNCTION"),
+        ("multiplication:Mine:missing.yaml", "no recipe file"),
+        ("multiplication:Mine", "TASK:LABEL:RECIPE"),
+    ):
         with pytest.raises(ValueError, match=message):
             lb.parse_added("cpu", text, entries)
 
 
 def test_plan_prints_every_row_s_grid_and_the_run_counts():
     text = lb.plan("cpu", ["multiplication"], None, Grid((1.0, 0.5, 0.25)), [0, 1, 2, 3, 4], [1000], {})
-    assert text.splitlines()[0] == ("preset cpu: 8 rows × 5 seeds = 40 board runs; 21 tuning runs (seeds 1000, "
-                                    "validation split)")
+    assert text.splitlines()[0] == (
+        "preset cpu: 8 rows × 5 seeds = 40 board runs; 21 tuning runs (seeds 1000, validation split)"
+    )
     assert "  multiplication/RAL format-only: grpo.lr=0.001 | grpo.lr=0.0005 | grpo.lr=0.00025" in text
-    by_hand = lb.plan("cpu", ["multiplication"], None, Grid((1.0, 0.5, 0.25)), [0], [1000],
-                      {("multiplication", "RAL"): Setting(("grpo.lr=0.0002",))})
+    by_hand = lb.plan(
+        "cpu",
+        ["multiplication"],
+        None,
+        Grid((1.0, 0.5, 0.25)),
+        [0],
+        [1000],
+        {("multiplication", "RAL"): Setting(("grpo.lr=0.0002",))},
+    )
     assert "multiplication/RAL: by hand: grpo.lr=0.0002" in by_hand and "18 tuning runs" in by_hand
     with pytest.raises(ValueError, match=r"--choose names no trained row of this board: \['multiplication/SFT'\]"):
-        lb.plan("cpu", ["multiplication"], None, Grid(), [0], [1000], {("multiplication", "SFT"): Setting(("steps=1",))})
+        lb.plan(
+            "cpu", ["multiplication"], None, Grid(), [0], [1000], {("multiplication", "SFT"): Setting(("steps=1",))}
+        )
 
 
 def test_the_tuning_runs_start_round_robin_so_runs_that_share_work_start_apart(tmp_path):
@@ -282,11 +335,18 @@ def test_the_tuning_runs_start_round_robin_so_runs_that_share_work_start_apart(t
     assert [task for task, _ in rows[:4]] == ["multiplication", "refdist", "hackable_multiplication", "rubric_writing"]
     assert [planned[s.name][2] for s in order] == sorted(planned[s.name][2] for s in order)  # seed by seed
 
-    small = {row: points[row][:2] for row in (("multiplication", "RLVR"), ("multiplication", "RAL"), ("refdist", "RLVR"))}
+    small = {
+        row: points[row][:2] for row in (("multiplication", "RLVR"), ("multiplication", "RAL"), ("refdist", "RLVR"))
+    }
     first, second = ({row: settings[i].label for row, settings in small.items()} for i in (0, 1))
-    by_hand = [f"tune/{task}/{method}/{labels[(task, method)]}/seed1000" for labels in (first, second)
-               for task, method in (("multiplication", "RLVR"), ("refdist", "RLVR"), ("multiplication", "RAL"))]
-    assert [s.name for s in lb.start_order(lb.tuning_specs(entries, small, [1000], tmp_path, False), small, [1000])] == by_hand
+    by_hand = [
+        f"tune/{task}/{method}/{labels[(task, method)]}/seed1000"
+        for labels in (first, second)
+        for task, method in (("multiplication", "RLVR"), ("refdist", "RLVR"), ("multiplication", "RAL"))
+    ]
+    assert [
+        s.name for s in lb.start_order(lb.tuning_specs(entries, small, [1000], tmp_path, False), small, [1000])
+    ] == by_hand
 
 
 def test_the_command_line_shows_and_overrides_the_grid(capsys):
@@ -306,9 +366,13 @@ def test_the_command_line_shows_and_overrides_the_grid(capsys):
 def test_best_is_marked_only_where_the_interval_separates():
     """Two methods 0.9 ± small vs 0.5 ± small → bold; 0.6 vs 0.5 with wide intervals → nothing bold."""
     board = lb.Board("t", "eval/accuracy", (("eval/accuracy", "max"),), ("eval/accuracy", "max"))
-    table = lb.Table(board, ["A", "B"], {"A": {"eval/accuracy": [0.9, 0.91, 0.89]}, "B": {"eval/accuracy": [0.5, 0.52, 0.48]}})
+    table = lb.Table(
+        board, ["A", "B"], {"A": {"eval/accuracy": [0.9, 0.91, 0.89]}, "B": {"eval/accuracy": [0.5, 0.52, 0.48]}}
+    )
     assert table.best("eval/accuracy", "max") == "A" and "**90.0 ± 2.5**" in "\n".join(lb.markdown("t", table, 3))
-    close = lb.Table(board, ["A", "B"], {"A": {"eval/accuracy": [0.6, 0.9, 0.3]}, "B": {"eval/accuracy": [0.5, 0.8, 0.2]}})
+    close = lb.Table(
+        board, ["A", "B"], {"A": {"eval/accuracy": [0.6, 0.9, 0.3]}, "B": {"eval/accuracy": [0.5, 0.8, 0.2]}}
+    )
     assert close.best("eval/accuracy", "max") is None
     assert table.best("eval/accuracy", "") is None
 
@@ -324,7 +388,10 @@ def test_quick_cpu_preset_runs_end_to_end(tmp_path):
     trained, one seed, a few steps, no verdict."""
     from rewardzoo.cli import main
 
-    assert main(["leaderboard", "--preset", "cpu", "--quick", "--out", str(tmp_path), "--runs", str(tmp_path / "runs")]) == 0
+    assert (
+        main(["leaderboard", "--preset", "cpu", "--quick", "--out", str(tmp_path), "--runs", str(tmp_path / "runs")])
+        == 0
+    )
     text = (tmp_path / "LEADERBOARD.md").read_text()
     for entry in lb.PRESETS["cpu"]:
         assert f"| {entry.method} | " in text
@@ -355,7 +422,9 @@ def _synthetic(tmp_path, name: str, rows: dict[int, dict], metrics: list[dict]) 
     """A finished run on disk with the given per-example eval rows and metric rows (no training)."""
     run_dir = tmp_path / name.replace("/", "_").replace(" ", "_")
     run_dir.mkdir(parents=True)
-    (run_dir / "eval_rows.jsonl").write_text("".join(json.dumps({"step": s, "rows": r}) + "\n" for s, r in rows.items()))
+    (run_dir / "eval_rows.jsonl").write_text(
+        "".join(json.dumps({"step": s, "rows": r}) + "\n" for s, r in rows.items())
+    )
     return RunResult(RunSpec(name, lb.recipe("rlvr_multiplication"), run_dir), 1.0, metrics)
 
 
@@ -379,12 +448,20 @@ def test_claims_read_the_right_runs_and_say_which_way(tmp_path, varl_better):
             key = f"rubric_writing/{method}/seed{s}"
             quality = (q + 0.05 * rng.standard_normal(96)).tolist()
             results[key] = _synthetic(tmp_path, key, {65: {"quality": quality}}, [{"step": 65, "policy/entropy": 1.0}])
-    tabs = {task: lb.Table(lb.BOARDS[task], methods) for task, methods in (
-        ("hackable_multiplication", ["RLVR (proxy)", "VARL (proxy gate)"]),
-        ("refdist", [f"RAL g={g}" for g in lb.DIVERGENCE_OF]), ("rubric_writing", ["RcRL", "Absolute RaR"]))}
+    tabs = {
+        task: lb.Table(lb.BOARDS[task], methods)
+        for task, methods in (
+            ("hackable_multiplication", ["RLVR (proxy)", "VARL (proxy gate)"]),
+            ("refdist", [f"RAL g={g}" for g in lb.DIVERGENCE_OF]),
+            ("rubric_writing", ["RcRL", "Absolute RaR"]),
+        )
+    }
     want = "reproduced" if varl_better else "not reproduced"
-    for claim, control in ((lb.varl_resists_the_proxy, "RLVR (proxy)"), (lb.each_g_descends_its_divergence, "at its own start"),
-                           (lb.rcrl_beats_rar, "Absolute RaR")):
+    for claim, control in (
+        (lb.varl_resists_the_proxy, "RLVR (proxy)"),
+        (lb.each_g_descends_its_divergence, "at its own start"),
+        (lb.rcrl_beats_rar, "Absolute RaR"),
+    ):
         findings = claim(tabs, results, seeds)
         assert findings
         for f in findings:
@@ -402,18 +479,26 @@ def test_a_claim_is_decided_only_where_the_positive_control_works(tmp_path, rlvr
     seeds, results = [0, 1, 2], {}
     for s in seeds:
         start = (rng.random(400) < 0.3).astype(float)
-        ends = {"RLVR": (rng.random(400) < 0.3 + rlvr_gain).astype(float), "RAL": (rng.random(400) < 0.5).astype(float),
-                "RAL frozen judge": (rng.random(400) < 0.05).astype(float)}
+        ends = {
+            "RLVR": (rng.random(400) < 0.3 + rlvr_gain).astype(float),
+            "RAL": (rng.random(400) < 0.5).astype(float),
+            "RAL frozen judge": (rng.random(400) < 0.05).astype(float),
+        }
         for method, end in ends.items():
             key = f"multiplication/{method}/seed{s}"
-            results[key] = _synthetic(tmp_path, key, {0: {"correct": start.tolist()}, 40: {"correct": end.tolist()}}, [])
+            results[key] = _synthetic(
+                tmp_path, key, {0: {"correct": start.tolist()}, 40: {"correct": end.tolist()}}, []
+            )
     tabs = {"multiplication": lb.Table(lb.BOARDS["multiplication"], ["RLVR", "RAL", "RAL frozen judge"])}
     lines = "\n".join(lb.claim_lines(tabs, results, seeds))
     frozen = next(line for line in lines.splitlines() if line.startswith("| a co-trained judge beats a frozen one"))
     if rlvr_gain:
         assert "| RAL frozen judge | reproduced |" in frozen and "| works |" in lines
     else:
-        assert "| RAL frozen judge | testbed cannot decide (positive control RLVR at its own start: accuracy change" in frozen
+        assert (
+            "| RAL frozen judge | testbed cannot decide (positive control RLVR at its own start: accuracy change"
+            in frozen
+        )
         assert "| does not work |" in lines
     assert frozen.endswith("| 3 seeds × 400 held-out examples |")
     assert not math.isnan(lb.positive_control("multiplication", tabs, results, seeds).estimate.mean)
@@ -437,7 +522,12 @@ def test_every_claim_prints_its_t_interval_over_seeds_as_bounds(tmp_path):
 
     for s in seeds:
         far = s == 2
-        ends = {"RLVR": 0.9 if far else 0.5, "RAL": 0.8 if far else 0.4, "RAL format-only": 0.3, "RAL frozen judge": 0.2}
+        ends = {
+            "RLVR": 0.9 if far else 0.5,
+            "RAL": 0.8 if far else 0.4,
+            "RAL format-only": 0.3,
+            "RAL frozen judge": 0.2,
+        }
         for method, end in ends.items():
             key = f"multiplication/{method}/seed{s}"
             results[key] = _synthetic(tmp_path, key, {0: {"correct": ones(0.3)}, 40: {"correct": ones(end)}}, [])
@@ -445,20 +535,42 @@ def test_every_claim_prints_its_t_interval_over_seeds_as_bounds(tmp_path):
             key = f"hackable_multiplication/{method}/seed{s}"
             results[key] = _synthetic(tmp_path, key, {0: {"hack_rate": ones(0.05)}, 40: {"hack_rate": ones(rate)}}, [])
         base = np.linspace(0.2, 0.8, n)
-        for method, quality in (("RcRL", base + 0.1 * (2 * np.array(ones(0.9 if far else 0.3)) - 1)), ("Absolute RaR", base)):
+        for method, quality in (
+            ("RcRL", base + 0.1 * (2 * np.array(ones(0.9 if far else 0.3)) - 1)),
+            ("Absolute RaR", base),
+        ):
             key = f"rubric_writing/{method}/seed{s}"
-            results[key] = _synthetic(tmp_path, key, {65: {"quality": quality.tolist()}}, [{"step": 65, "policy/entropy": 1.0}])
+            results[key] = _synthetic(
+                tmp_path, key, {65: {"quality": quality.tolist()}}, [{"step": 65, "policy/entropy": 1.0}]
+            )
         key = f"refdist/RLVR exact reference/seed{s}"
-        results[key] = _synthetic(tmp_path, key, {}, [{"step": 0, "eval/js": 0.3}, {"step": 40, "eval/js": 0.1 + 0.01 * s}])
-    tabs = {task: lb.Table(lb.BOARDS[task], methods) for task, methods in (
-        ("multiplication", ["RLVR", "RAL", "RAL format-only", "RAL frozen judge"]),
-        ("hackable_multiplication", ["RLVR (proxy)", "VARL (proxy gate)"]), ("rubric_writing", ["RcRL", "Absolute RaR"]),
-        ("refdist", ["RLVR exact reference"]))}
-    scaled = [(lb.positive_control("multiplication", tabs, results, seeds), 100),
-              (lb.positive_control("hackable_multiplication", tabs, results, seeds), 100),
-              *((f, 1) for f in lb.ral_approaches_rlvr(tabs, results, seeds)),
-              *((f, 100) for claim in (lb.ral_judge_beats_format_only, lb.frozen_judge_is_exploited,
-                                       lb.varl_resists_the_proxy, lb.rcrl_beats_rar) for f in claim(tabs, results, seeds))]
+        results[key] = _synthetic(
+            tmp_path, key, {}, [{"step": 0, "eval/js": 0.3}, {"step": 40, "eval/js": 0.1 + 0.01 * s}]
+        )
+    tabs = {
+        task: lb.Table(lb.BOARDS[task], methods)
+        for task, methods in (
+            ("multiplication", ["RLVR", "RAL", "RAL format-only", "RAL frozen judge"]),
+            ("hackable_multiplication", ["RLVR (proxy)", "VARL (proxy gate)"]),
+            ("rubric_writing", ["RcRL", "Absolute RaR"]),
+            ("refdist", ["RLVR exact reference"]),
+        )
+    }
+    scaled = [
+        (lb.positive_control("multiplication", tabs, results, seeds), 100),
+        (lb.positive_control("hackable_multiplication", tabs, results, seeds), 100),
+        *((f, 1) for f in lb.ral_approaches_rlvr(tabs, results, seeds)),
+        *(
+            (f, 100)
+            for claim in (
+                lb.ral_judge_beats_format_only,
+                lb.frozen_judge_is_exploited,
+                lb.varl_resists_the_proxy,
+                lb.rcrl_beats_rar,
+            )
+            for f in claim(tabs, results, seeds)
+        ),
+    ]
     assert len(scaled) == 7
     for f, scale in scaled:
         printed = BOUNDS.search(f.numbers)
@@ -470,10 +582,16 @@ def test_every_claim_prints_its_t_interval_over_seeds_as_bounds(tmp_path):
         assert abs(high - e.high * scale) <= rounding, f.numbers
         assert e.n == 3 and abs((e.high - e.mean) - (e.mean - e.low)) < 1e-12, f.numbers  # a t-interval: symmetric
     control = scaled[0][0]
-    assert control.numbers == "accuracy change +33.3 [-24.0, +90.7] points" and control.n == "3 seeds × 400 held-out examples"
+    assert (
+        control.numbers == "accuracy change +33.3 [-24.0, +90.7] points"
+        and control.n == "3 seeds × 400 held-out examples"
+    )
     assert control.estimate.half_width == pytest.approx(4.302653 * 0.230940 / math.sqrt(3), abs=1e-5)
     exact = lb.positive_control("refdist", tabs, results, seeds)
-    assert exact.n == "3 seeds (exact metric)" and exact.numbers == f"js change {exact.estimate.bounds(digits=3, sign=True)}"
+    assert (
+        exact.n == "3 seeds (exact metric)"
+        and exact.numbers == f"js change {exact.estimate.bounds(digits=3, sign=True)}"
+    )
     assert " ± " not in exact.numbers
 
 
@@ -483,15 +601,24 @@ def test_two_boards_on_disjoint_tuning_seeds_and_their_verdicts_side_by_side(tin
     (three each, disjoint), each tuned by successive halving with its grid extended past the edge its choice
     sat at, each with its stability section and validation figure; then their verdicts side by side.  The
     same reported seeds; the second board reuses no tuning run of the first."""
-    from rewardzoo.board.compare import compare, main as compare_main
+    from rewardzoo.board.compare import compare
+    from rewardzoo.board.compare import main as compare_main
 
     grid = Grid((1.0, 0.5), extend=1)
     boards = {}
     for name, tune_seeds in (("a", [1000, 1001, 1002]), ("b", [2000, 2001, 2002])):
         boards[name] = tmp_path / name
-        lb.leaderboard("tiny", [0, 1, 2], boards[name], jobs=2, progress=False, grid=grid, tune_seeds=tune_seeds,
-                       runs=tmp_path / "runs")
-    for name, board in boards.items():
+        lb.leaderboard(
+            "tiny",
+            [0, 1, 2],
+            boards[name],
+            jobs=2,
+            progress=False,
+            grid=grid,
+            tune_seeds=tune_seeds,
+            runs=tmp_path / "runs",
+        )
+    for board in boards.values():
         with open(board / "tuning.csv") as f:
             tuning = list(csv.DictReader(f))
         for method in ("RLVR", "RAL"):
@@ -527,8 +654,12 @@ def test_the_verdict_table_flags_decided_verdicts_that_disagree(tmp_path):
 
     def board(name: str, verdicts: list[str]) -> Path:
         claims = ["X beats Y", "Z keeps p(y \\| x)", "W holds", "V is flat"]
-        lines = ["# board", "", "| claim | control | verdict | measurement (95% interval) | n |",
-                 "| --- | --- | --- | --- | --- |"]
+        lines = [
+            "# board",
+            "",
+            "| claim | control | verdict | measurement (95% interval) | n |",
+            "| --- | --- | --- | --- | --- |",
+        ]
         lines += [f"| {c} | Y | {v} | +1.0 [0.5, 1.5] | 5 seeds |" for c, v in zip(claims, verdicts)]
         (tmp_path / name).write_text("\n".join(lines + ["", "tail"]) + "\n")
         return tmp_path / name
@@ -575,8 +706,9 @@ def test_a_decided_verdict_that_flips_at_a_setting_within_noise_reads_sensitive_
 
     def run(name: str, start: float, end: float, s: int) -> RunResult:  # the row's divergence, and the others flat
         own, flat = keys[name.split("/")[1]], {k: 0.3 for k in lb.DIVERGENCE_OF.values()}
-        return _synthetic(tmp_path, name, {}, [{"step": 0, **flat, own: start},
-                                               {"step": 40, **flat, own: end + 0.001 * (s % 10)}])
+        return _synthetic(
+            tmp_path, name, {}, [{"step": 0, **flat, own: start}, {"step": 40, **flat, own: end + 0.001 * (s % 10)}]
+        )
 
     test = {f"refdist/{m}/seed{s}": run(f"refdist/{m}/seed{s}", 0.3, 0.1, s) for m in rows for s in seeds}
     chosen, near = Setting(("grpo.lr=0.0001",)), Setting(("grpo.lr=5e-05",))
@@ -588,18 +720,25 @@ def test_a_decided_verdict_that_flips_at_a_setting_within_noise_reads_sensitive_
     tuning[("refdist", "RAL g=logit", near)] = {s: run(f"refdist/RAL g=logit/near{s}", 0.3, 0.2, s) for s in tune_seeds}
     tabs = {"refdist": lb.Table(lb.BOARDS["refdist"], rows)}
 
-    checks = {c: k for c, k in assess(tabs, test, seeds, choices, tuning, tune_seeds).items()
-              if " descends its divergence " in c}  # each g's own-divergence comparison is tested elsewhere
+    checks = {
+        c: k
+        for c, k in assess(tabs, test, seeds, choices, tuning, tune_seeds).items()
+        if " descends its divergence " in c
+    }  # each g's own-divergence comparison is tested elsewhere
     g_d = next(c for c in checks if c.startswith("RAL g=D descends its divergence `kl_ref_mix`"))
     g_logit = next(c for c in checks if c.startswith("RAL g=logit descends its divergence `kl_pi_ref`"))
     assert len(checks) == 4 and all(c.test_word == "reproduced" for c in checks.values())
-    assert not checks[g_d].holds and [where for where, *_ in checks[g_d].numbers] == ["chosen settings",
-                                                                                     "RAL g=D at `grpo.lr=5e-05`"]
+    assert not checks[g_d].holds and [where for where, *_ in checks[g_d].numbers] == [
+        "chosen settings",
+        "RAL g=D at `grpo.lr=5e-05`",
+    ]
     assert checks[g_logit].holds and len(checks[g_logit].numbers) == 2
     assert sum(c.holds for c in checks.values()) == 3
     lines = lb.claim_lines(tabs, test, seeds, frozenset(c for c, k in checks.items() if not k.holds))
-    assert any(line.startswith(f"| {g_d} |") and "*sensitive to tuning* (at the chosen settings: reproduced)" in line
-               for line in lines)
+    assert any(
+        line.startswith(f"| {g_d} |") and "*sensitive to tuning* (at the chosen settings: reproduced)" in line
+        for line in lines
+    )
     assert any(line.startswith(f"| {g_logit} |") and "| reproduced |" in line for line in lines)
     table = "\n".join(stability_lines(checks))
     assert "| RAL g=D at `grpo.lr=5e-05` | kl_ref_mix change +0.201" in table and "| **no** |" in table
@@ -613,13 +752,17 @@ def test_a_board_re_reported_from_its_csv_reads_each_seed_and_tells_the_g_transf
     the runs' command kept from the file it replaces."""
     out = tmp_path / "board"
     out.mkdir()
-    (out / "LEADERBOARD.md").write_text("`rewardzoo leaderboard --preset cpu --tasks refdist`\n\n# rewardzoo leaderboard\n")
+    (out / "LEADERBOARD.md").write_text(
+        "`rewardzoo leaderboard --preset cpu --tasks refdist`\n\n# rewardzoo leaderboard\n"
+    )
     rows = []
     for s in range(3):
-        rows += [{"method": "SFT", "role": "warm start", "eval/js": 0.1, "eval/kl_ref_mix": 0.2, "eval/kl_mix_ref": 0.3},
-                 {"method": "RLVR exact reference", "role": "positive control", "eval/js": 0.05 + 0.001 * s},
-                 {"method": "RAL g=D", "role": "method", "eval/kl_ref_mix": 0.1, "eval/kl_mix_ref": 0.27},
-                 {"method": "RAL g=log_D", "role": "method", "eval/kl_ref_mix": 0.16, "eval/kl_mix_ref": 0.18}]
+        rows += [
+            {"method": "SFT", "role": "warm start", "eval/js": 0.1, "eval/kl_ref_mix": 0.2, "eval/kl_mix_ref": 0.3},
+            {"method": "RLVR exact reference", "role": "positive control", "eval/js": 0.05 + 0.001 * s},
+            {"method": "RAL g=D", "role": "method", "eval/kl_ref_mix": 0.1, "eval/kl_mix_ref": 0.27},
+            {"method": "RAL g=log_D", "role": "method", "eval/kl_ref_mix": 0.16, "eval/kl_mix_ref": 0.18},
+        ]
         for r in rows[-4:]:
             r.update(task="refdist", setting="recipe", seed=s, config_hash="x", **{"time/wall_s": 60.0})
     with open(out / "leaderboard.csv", "w", newline="") as f:
@@ -629,13 +772,17 @@ def test_a_board_re_reported_from_its_csv_reads_each_seed_and_tells_the_g_transf
     tabs, seeds, wall = lb.tables_from_csv(out / "leaderboard.csv")
     assert seeds == [0, 1, 2] and wall == 720.0 and tabs["refdist"].values["RAL g=D"]["eval/kl_ref_mix"] == [0.1] * 3
     own = lb.each_g_descends_its_own_most(tabs, None, seeds)
-    assert [round(f.estimate.mean, 6) for f in own] == [-0.3, -0.3] and all(word(f.estimate, 0.0, False) == "reproduced"
-                                                                           for f in own)
+    assert [round(f.estimate.mean, 6) for f in own] == [-0.3, -0.3] and all(
+        word(f.estimate, 0.0, False) == "reproduced" for f in own
+    )
     assert lb.main(["--report-from", str(out / "leaderboard.csv")]) == 0
     text = (out / "LEADERBOARD.md").read_text()
     assert text.startswith(f"`rewardzoo leaderboard --report-from {out / 'leaderboard.csv'}`")
     assert "Runs: `rewardzoo leaderboard --preset cpu --tasks refdist`" in text
-    assert "| RAL g=log_D lowers its own divergence `kl_mix_ref` more than the other g's do | the other g's rows | reproduced |" in text
+    assert (
+        "| RAL g=log_D lowers its own divergence `kl_mix_ref` more than the other g's do | the other g's rows | reproduced |"
+        in text
+    )
     assert "| positive control of `refdist`" in text and "| works | js change -0.049 [-0.051, -0.047] |" in text
     lb.main(["--report-from", str(out / "leaderboard.csv")])  # again: the runs' command is still the original one
     assert "Runs: `rewardzoo leaderboard --preset cpu --tasks refdist`" in (out / "LEADERBOARD.md").read_text()

@@ -7,16 +7,25 @@ cache; the assertions are on the held-out metric the recipe reports and on the p
 import pytest
 import torch
 
-from rewardzoo.zoo import load_config
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.recipes import make_trainer
+from rewardzoo.zoo import load_config
 
 pytestmark = pytest.mark.slow
 
 
 def run(tmp_path, recipe: str, *overrides: str):
-    cfg = load_config(recipe, [f"run_dir={tmp_path / 'run'}", f"sft.cache_dir={tmp_path / 'sft'}",
-                               "logging.progress=false", "logging.tensorboard=false", "checkpoint_every=0", *overrides])
+    cfg = load_config(
+        recipe,
+        [
+            f"run_dir={tmp_path / 'run'}",
+            f"sft.cache_dir={tmp_path / 'sft'}",
+            "logging.progress=false",
+            "logging.tensorboard=false",
+            "checkpoint_every=0",
+            *overrides,
+        ],
+    )
     trainer = make_trainer(cfg)
     before = {n: p.detach().clone() for n, p in trainer.policy.named_parameters()}
     trainer.train()

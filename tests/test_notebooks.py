@@ -24,8 +24,12 @@ def code_cells(path: Path) -> list[str]:
 
 def test_the_first_four_notebooks_are_there_in_reading_order():
     names = [p.name for p in NOTEBOOKS]
-    assert names[:4] == ["01_verifiers_and_hacking.py", "02_grpo_core.py", "03_transforms_and_divergences.py",
-                         "04_ral.py"]
+    assert names[:4] == [
+        "01_verifiers_and_hacking.py",
+        "02_grpo_core.py",
+        "03_transforms_and_divergences.py",
+        "04_ral.py",
+    ]
     readme = (ROOT / "notebooks" / "README.md").read_text()
     positions = [readme.index(f"`{name}`") for name in names]
     assert positions == sorted(positions), "notebooks/README.md lists the notebooks in reading order"
@@ -37,8 +41,12 @@ def test_notebook_imports_the_library_and_defines_nothing(path):
     """No logic lives only in a notebook: no function or class is defined in one (helpers go to the
     library, with a test); every notebook imports rewardzoo; each ends with "What to try next"."""
     trees = [ast.parse(source) for source in code_cells(path)]
-    defined = [node.name for tree in trees for node in ast.walk(tree)
-               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    defined = [
+        node.name
+        for tree in trees
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ]
     assert not defined, f"{path.name} defines {defined}; move them into rewardzoo (with a test)"
     modules = {node.module for tree in trees for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert any(m and m.startswith("rewardzoo") for m in modules)

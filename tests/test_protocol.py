@@ -6,30 +6,57 @@ import math
 import pytest
 
 from rewardzoo.eval import Estimate
-from rewardzoo.protocol import (MIN_SEEDS, Finding, Grid, OwnKey, Setting, TwinException, ValidationRow, choose,
-                                load_factory, overrides_tag, twin_differences, verdict)
+from rewardzoo.protocol import (
+    MIN_SEEDS,
+    Finding,
+    Grid,
+    OwnKey,
+    Setting,
+    TwinException,
+    ValidationRow,
+    choose,
+    load_factory,
+    overrides_tag,
+    twin_differences,
+    verdict,
+)
 
 
 def test_twin_differences_name_every_key_outside_the_reward_unless_excepted():
-    base = {"seed": 0, "run_dir": "a", "grpo": {"lr": 1e-3, "advantage": "grpo"}, "reward": {"name": "rlvr"}, "steps": 40}
+    base = {
+        "seed": 0,
+        "run_dir": "a",
+        "grpo": {"lr": 1e-3, "advantage": "grpo"},
+        "reward": {"name": "rlvr"},
+        "steps": 40,
+    }
     varl = {**base, "run_dir": "b", "grpo": {"lr": 1e-3, "advantage": "dr_grpo"}, "reward": {"name": "varl"}}
     twin = {**varl, "reward": {"name": "rlvr"}}
     sft = {**base, "steps": 0}
     warm = TwinException({"steps": "the warm start, evaluated"})
     assert twin_differences({"RLVR": base, "VARL": varl, "SFT": sft}) == [
-        "VARL: grpo.advantage: 'grpo' → 'dr_grpo'", "SFT: steps: 40 → 0"]
+        "VARL: grpo.advantage: 'grpo' → 'dr_grpo'",
+        "SFT: steps: 40 → 0",
+    ]
     assert twin_differences({"RLVR": base, "SFT": sft}, {"SFT": warm}) == []
     # the reference is the first row that names no exception, so an excepted row never sets the standard
     assert twin_differences({"SFT": sft, "RLVR": base, "RAL": {**base, "reward": {"name": "ral"}}}, {"SFT": warm}) == []
     with pytest.raises(ValueError, match="at least one twin"):
         twin_differences({"SFT": sft}, {"SFT": warm})
     # an exception needs its named twin, running the exception's setting too
-    paper = {"VARL": TwinException({"grpo.advantage": "paper"}, "RLVR dr"), "RLVR dr": TwinException({"grpo.advantage": "paper"}, "VARL")}
+    paper = {
+        "VARL": TwinException({"grpo.advantage": "paper"}, "RLVR dr"),
+        "RLVR dr": TwinException({"grpo.advantage": "paper"}, "VARL"),
+    }
     assert twin_differences({"RLVR": base, "VARL": varl, "RLVR dr": twin}, paper) == []
     assert twin_differences({"RLVR": base, "VARL": varl}, paper) == [
-        "VARL: its twin 'RLVR dr' (which must run grpo.advantage too) is not on the board"]
+        "VARL: its twin 'RLVR dr' (which must run grpo.advantage too) is not on the board"
+    ]
     assert twin_differences({"RLVR": base, "VARL": varl, "RLVR dr": {**twin, "steps": 20}}, paper) == [
-        "VARL: its twin RLVR dr: steps: 20 → 40", "RLVR dr: steps: 40 → 20", "RLVR dr: its twin VARL: steps: 40 → 20"]
+        "VARL: its twin RLVR dr: steps: 20 → 40",
+        "RLVR dr: steps: 40 → 20",
+        "RLVR dr: its twin VARL: steps: 40 → 20",
+    ]
 
 
 def _rows(values: dict[Setting, list[float]], split: str = "validation") -> list[ValidationRow]:
@@ -61,14 +88,22 @@ def test_the_tuner_reads_no_test_row():
 
 
 def test_grid_order_own_keys_and_an_equal_budget():
-    grid = Grid((2.0, 0.25, 1.0, 0.5), (OwnKey.parse("t/RAL=reward.ral.judge.lr=1e-3,3e-3"),
-                                        OwnKey.parse("t/RLVR=reward.rlvr.format_weight=0,0.1")))
+    grid = Grid(
+        (2.0, 0.25, 1.0, 0.5),
+        (OwnKey.parse("t/RAL=reward.ral.judge.lr=1e-3,3e-3"), OwnKey.parse("t/RLVR=reward.rlvr.format_weight=0,0.1")),
+    )
     # |log f| then the smaller: 1, 0.5, 2, 0.25; each lr with the own key's values in the order given
     assert [s.label for s in grid.points("t", "RAL", 1e-3)][:3] == [
-        "grpo.lr=0.001 reward.ral.judge.lr=1e-3", "grpo.lr=0.001 reward.ral.judge.lr=3e-3",
-        "grpo.lr=0.0005 reward.ral.judge.lr=1e-3"]
+        "grpo.lr=0.001 reward.ral.judge.lr=1e-3",
+        "grpo.lr=0.001 reward.ral.judge.lr=3e-3",
+        "grpo.lr=0.0005 reward.ral.judge.lr=1e-3",
+    ]
     assert [s.overrides[0] for s in grid.points("t", "RLVR", 1e-3)][::2] == [
-        "grpo.lr=0.001", "grpo.lr=0.0005", "grpo.lr=0.002", "grpo.lr=0.00025"]
+        "grpo.lr=0.001",
+        "grpo.lr=0.0005",
+        "grpo.lr=0.002",
+        "grpo.lr=0.00025",
+    ]
     grid.check_equal_budget("t", ["RAL", "RLVR"])
     with pytest.raises(ValueError, match="same tuning budget"):
         grid.check_equal_budget("t", ["RAL", "RLVR", "VARL"])  # VARL has no own key: 8 runs against 4
@@ -120,13 +155,21 @@ def test_tuning_md_and_csv_hold_the_grid_the_numbers_and_the_choice(tmp_path):
     grids = {"t": {"metric": "eval/accuracy", "direction": "max", "points": {"m": order}}}
     write_tuning(tmp_path, grids, rows, {("t", "m"): choose(rows, "max", order)}, [10.0, 20.0, 30.0], [1000], "cmd")
     text = (tmp_path / "TUNING.md").read_text()
-    assert text.startswith("`cmd`") and "| m | `grpo.lr=0.00025` | 1000: 0.4000 | 0.4000 | **chosen** (at the grid's edge) |" in text
-    assert "| m | `grpo.lr=0.0005` | 1000: 0.3000 | 0.3000 |  |" in text and "3 tuning runs; summed run wall time 1.0 min." in text
+    assert (
+        text.startswith("`cmd`")
+        and "| m | `grpo.lr=0.00025` | 1000: 0.4000 | 0.4000 | **chosen** (at the grid's edge) |" in text
+    )
+    assert (
+        "| m | `grpo.lr=0.0005` | 1000: 0.3000 | 0.3000 |  |" in text
+        and "3 tuning runs; summed run wall time 1.0 min." in text
+    )
     with open(tmp_path / "tuning.csv") as f:
         table = list(csv.DictReader(f))
     assert [(r["setting"], r["split"], r["chosen"]) for r in table] == [
-        ("grpo.lr=0.001", "validation", "False"), ("grpo.lr=0.0005", "validation", "False"),
-        ("grpo.lr=0.00025", "validation", "True")]
+        ("grpo.lr=0.001", "validation", "False"),
+        ("grpo.lr=0.0005", "validation", "False"),
+        ("grpo.lr=0.00025", "validation", "True"),
+    ]
     write_tuning(tmp_path, grids, rows, {("t", "m"): Choice(order[1], by="hand")}, [], [1000])
     assert "**chosen by hand**" in (tmp_path / "TUNING.md").read_text()
 
@@ -136,9 +179,11 @@ def test_read_choices_gives_back_what_write_tuning_chose(tmp_path):
     from rewardzoo.protocol import Choice, read_choices, write_tuning
 
     order = Grid((1.0, 0.5)).points("t", "m", 1e-3)
-    rows = [*_rows({order[0]: [0.2], order[1]: [0.3]}),
-            ValidationRow("t", "n", Setting(), 1000, "validation", 0.1),
-            ValidationRow("u", "m", order[0], 1000, "validation", 0.9)]
+    rows = [
+        *_rows({order[0]: [0.2], order[1]: [0.3]}),
+        ValidationRow("t", "n", Setting(), 1000, "validation", 0.1),
+        ValidationRow("u", "m", order[0], 1000, "validation", 0.9),
+    ]
     grids = {"t": {"metric": "eval/accuracy", "direction": "max", "points": {"m": order, "n": [Setting()]}}}
     choices = {("t", "m"): choose(rows[:2], "max", order), ("t", "n"): Choice(Setting()), ("u", "m"): Choice(order[0])}
     write_tuning(tmp_path, grids, rows, choices, [], [1000])

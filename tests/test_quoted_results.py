@@ -23,10 +23,15 @@ def test_the_readme_quotes_the_canonical_board_through_a_generated_block():
     readme = (ROOT / "README.md").read_text()
     blocks = QUOTES["blocks"](readme)
     assert [(kind, file) for _, kind, file, _ in blocks] == [
-        ("board-summary", "benchmarks/results/leaderboard/LEADERBOARD.md")]
+        ("board-summary", "benchmarks/results/leaderboard/LEADERBOARD.md")
+    ]
     board = (ROOT / "benchmarks/results/leaderboard/LEADERBOARD.md").read_text()
-    verdicts = re.findall(r"^\| (.+?) \| [^|]+ \| (works|does not work|reproduced|not reproduced|undecided \(CI\)|testbed "
-                          r"cannot decide[^|]*) \|", board, re.M)
+    verdicts = re.findall(
+        r"^\| (.+?) \| [^|]+ \| (works|does not work|reproduced|not reproduced|undecided \(CI\)|testbed "
+        r"cannot decide[^|]*) \|",
+        board,
+        re.M,
+    )
     assert len(verdicts) >= 20
     for claim, word in verdicts:  # every verdict of the board is in the README's block, with its word
         assert f"| {claim} | {word} |" in blocks[0][3]
@@ -40,12 +45,15 @@ def test_a_changed_quoted_number_fails(tmp_path):
     assert len(found) == 1 and found[0].startswith("varl.md: 56.2 ± 3.5 (looked in: ")
     assert "benchmarks/results/leaderboard/LEADERBOARD.md" in found[0]
     readme = (ROOT / "README.md").read_text()
-    changed = readme.replace("| RLVR | positive control; RAL's twin | 52.8 ± 1.5 |", "| RLVR | positive control; RAL's twin | 55.9 ± 2.6 |")
+    changed = readme.replace(
+        "| RLVR | positive control; RAL's twin | 52.8 ± 1.5 |", "| RLVR | positive control; RAL's twin | 55.9 ± 2.6 |"
+    )
     assert changed != readme and QUOTES["regenerate"](changed) == readme
     pilot = "A pilot ([run](benchmarks/results/varl_hacking_pilot/varl_hacking.md)) saw +4.5 [-3.0, +12.1] points."
     assert QUOTES["stale_quotes"](pilot, "x.md") == [
         "x.md: +4.5 [-3.0, +12.1] (looked in: benchmarks/results/varl_hacking_pilot/varl_hacking.md)",
-        "x.md: PILOT missing in a paragraph quoting benchmarks/results/varl_hacking_pilot/varl_hacking.md"]
+        "x.md: PILOT missing in a paragraph quoting benchmarks/results/varl_hacking_pilot/varl_hacking.md",
+    ]
 
 
 def test_every_link_to_a_result_resolves():

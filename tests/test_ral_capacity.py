@@ -44,24 +44,72 @@ def test_verification_auc_counts_right_over_wrong_pairs(study):
 
 def tiny_overrides(tmp_path: Path) -> list[str]:
     """Every run of a tiny study: a 6-example task, a 1-layer model, 2 warm-up rounds."""
-    return ["task.multiplication.n_train=80", "task.multiplication.n_eval=6", "task.multiplication.scratchpad=false",
-            "task.multiplication.n_validation=6", "sft.steps=20", "sft.n_examples=40", "sft.batch_size=32", "sft.lr=1e-2",
-            "sft.warmup_steps=2", f"sft.cache_dir={tmp_path / 'sft'}", "grpo.batch_size=8", "grpo.micro_batch_size=8",
-            "grpo.group_size=4", "grpo.warmup_steps=0", "sampling.max_new_tokens=6", "eval.n_examples=6",
-            "logging.tensorboard=false", "reward.ral.warmup_steps=2", *[f"model.tiny.{k}={v}" for k, v in vars(TINY).items()]]
+    return [
+        "task.multiplication.n_train=80",
+        "task.multiplication.n_eval=6",
+        "task.multiplication.scratchpad=false",
+        "task.multiplication.n_validation=6",
+        "sft.steps=20",
+        "sft.n_examples=40",
+        "sft.batch_size=32",
+        "sft.lr=1e-2",
+        "sft.warmup_steps=2",
+        f"sft.cache_dir={tmp_path / 'sft'}",
+        "grpo.batch_size=8",
+        "grpo.micro_batch_size=8",
+        "grpo.group_size=4",
+        "grpo.warmup_steps=0",
+        "sampling.max_new_tokens=6",
+        "eval.n_examples=6",
+        "logging.tensorboard=false",
+        "reward.ral.warmup_steps=2",
+        *[f"model.tiny.{k}={v}" for k, v in vars(TINY).items()],
+    ]
 
 
 def test_a_tiny_study_runs_every_stage(study, tmp_path, monkeypatch):
-    monkeypatch.setattr(study, "LEVELS", {
-        "scratch": study.Level("tiny judge, random init", tiny=TINY),
-        "pre": study.Level("tiny judge, 3 pretraining steps", JudgePretrainConfig(tiny=TINY, steps=3, batch_size=8)),
-    })
+    monkeypatch.setattr(
+        study,
+        "LEVELS",
+        {
+            "scratch": study.Level("tiny judge, random init", tiny=TINY),
+            "pre": study.Level(
+                "tiny judge, 3 pretraining steps", JudgePretrainConfig(tiny=TINY, steps=3, batch_size=8)
+            ),
+        },
+    )
     monkeypatch.setattr(study, "TEMPERATURES", (1.0,))
     tiny = tiny_overrides(tmp_path)
     out = tmp_path / "out"
-    code = study.main(["--seeds", "0", "--steps", "2", "--every", "1", "--levels", "scratch", "pre", "--frozen", "pre",
-                       "--runs", str(tmp_path / "runs"), "--out", str(out), "--judge-cache", str(tmp_path / "judges"),
-                       "--jobs", "2", "--full-size", "2", "4", "2", "--override", *tiny])
+    code = study.main(
+        [
+            "--seeds",
+            "0",
+            "--steps",
+            "2",
+            "--every",
+            "1",
+            "--levels",
+            "scratch",
+            "pre",
+            "--frozen",
+            "pre",
+            "--runs",
+            str(tmp_path / "runs"),
+            "--out",
+            str(out),
+            "--judge-cache",
+            str(tmp_path / "judges"),
+            "--jobs",
+            "2",
+            "--full-size",
+            "2",
+            "4",
+            "2",
+            "--override",
+            *tiny,
+        ]
+    )
     assert code == 0
     md = (out / "ral_capacity.md").read_text()
     assert md.startswith("`python benchmarks/ral_capacity.py --seeds 0")
@@ -82,13 +130,23 @@ def test_a_tiny_study_runs_every_stage(study, tmp_path, monkeypatch):
     assert (out / "ral_capacity.png").stat().st_size > 0
     with open(out / "ral_capacity_judges.csv") as f:
         judges = list(csv.DictReader(f))
-    assert {(j["level"], j["readout"]) for j in judges} == {(lv, r) for lv in ("scratch", "pre") for r in study.READOUTS}
+    assert {(j["level"], j["readout"]) for j in judges} == {
+        (lv, r) for lv in ("scratch", "pre") for r in study.READOUTS
+    }
     with open(out / "ral_capacity.csv") as f:
-        assert {r["method"] for r in csv.DictReader(f)} == {"RLVR", "RAL format-only", "RAL scratch", "RAL pre",
-                                                            "RAL pre frozen judge"}
+        assert {r["method"] for r in csv.DictReader(f)} == {
+            "RLVR",
+            "RAL format-only",
+            "RAL scratch",
+            "RAL pre",
+            "RAL pre frozen judge",
+        }
     over = json.loads((tmp_path / "runs" / "ral_pre" / "seed0" / "judge_auc.json").read_text())
     assert set(over) == {"1", "2"} and set(over["2"]) == {"probe_auc", "policy_auc"}
-    rows = [json.loads(line) for line in (tmp_path / "runs" / "ral_pre" / "seed0" / "metrics.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line)
+        for line in (tmp_path / "runs" / "ral_pre" / "seed0" / "metrics.jsonl").read_text().splitlines()
+    ]
     assert any("judge/auc" in r and "judge/calibration_scale" in r for r in rows)
     with pytest.raises(SystemExit):
         study.main(["--settings", "[1, 2]"])
@@ -96,15 +154,20 @@ def test_a_tiny_study_runs_every_stage(study, tmp_path, monkeypatch):
 
 def test_settings_come_from_the_boards_tuning_csv(study, tmp_path):
     """The chosen multiplication rows of a tuning stage's tuning.csv become the study's per-method settings."""
-    rows = ["task,method,setting,seed,split,value,chosen",
-            "multiplication,RLVR,grpo.lr=0.001,1000,validation,0.5,False",
-            "multiplication,RLVR,grpo.lr=0.00025,1000,validation,0.6,True",
-            "multiplication,RAL,grpo.lr=0.0005 reward.ral.judge.lr=0.003,1000,validation,0.2,True",
-            "multiplication,RAL format-only,recipe,1000,validation,0.1,True",
-            "refdist,RLVR,grpo.lr=0.1,1000,validation,0.1,True"]
+    rows = [
+        "task,method,setting,seed,split,value,chosen",
+        "multiplication,RLVR,grpo.lr=0.001,1000,validation,0.5,False",
+        "multiplication,RLVR,grpo.lr=0.00025,1000,validation,0.6,True",
+        "multiplication,RAL,grpo.lr=0.0005 reward.ral.judge.lr=0.003,1000,validation,0.2,True",
+        "multiplication,RAL format-only,recipe,1000,validation,0.1,True",
+        "refdist,RLVR,grpo.lr=0.1,1000,validation,0.1,True",
+    ]
     (tmp_path / "tuning.csv").write_text("\n".join(rows) + "\n")
     assert study.settings_of(str(tmp_path / "tuning.csv")) == {
-        "RLVR": ["grpo.lr=0.00025"], "RAL": ["grpo.lr=0.0005", "reward.ral.judge.lr=0.003"], "RAL format-only": []}
+        "RLVR": ["grpo.lr=0.00025"],
+        "RAL": ["grpo.lr=0.0005", "reward.ral.judge.lr=0.003"],
+        "RAL format-only": [],
+    }
     (tmp_path / "other.csv").write_text(rows[0] + "\n" + rows[-1] + "\n")
     with pytest.raises(SystemExit, match="no chosen row of task 'multiplication'"):
         study.settings_of(str(tmp_path / "other.csv"))
@@ -116,9 +179,36 @@ def test_tune_runs_the_protocols_tuning_stage_at_the_studys_settings(study, tmp_
     monkeypatch.setattr(study, "LEVELS", {"scratch": study.Level("tiny judge, random init", tiny=TINY)})
     monkeypatch.setattr(study, "TEMPERATURES", (1.0,))
     out, runs = tmp_path / "out", tmp_path / "runs"
-    assert study.main(["--tune", "--lr-factors", "1", "0.5", "--seeds", "0", "--steps", "2", "--every", "1",
-                       "--levels", "scratch", "--frozen", "--temperature", "1.5", "--runs", str(runs), "--out", str(out),
-                       "--jobs", "2", "--override", *tiny_overrides(tmp_path)]) == 0
+    assert (
+        study.main(
+            [
+                "--tune",
+                "--lr-factors",
+                "1",
+                "0.5",
+                "--seeds",
+                "0",
+                "--steps",
+                "2",
+                "--every",
+                "1",
+                "--levels",
+                "scratch",
+                "--frozen",
+                "--temperature",
+                "1.5",
+                "--runs",
+                str(runs),
+                "--out",
+                str(out),
+                "--jobs",
+                "2",
+                "--override",
+                *tiny_overrides(tmp_path),
+            ]
+        )
+        == 0
+    )
     with open(out / "ral_capacity_tuning" / "tuning.csv") as f:
         tuning = list(csv.DictReader(f))
     assert {r["method"] for r in tuning} == set(study.BOARD_ROWS)

@@ -63,8 +63,13 @@ def test_rcrl_and_its_baselines_differ_only_in_scoring_and_schedule():
     assert len(recipes) == 5
     configs = [load_config(str(p)) for p in recipes]
     switches = {(c.reward.rcrl.scoring, c.reward.rcrl.schedule) for c in configs}
-    assert switches == {("pairwise", "curriculum"), ("absolute", "curriculum"), ("absolute", "all"), ("pairwise", "all"),
-                        ("absolute", "dropout")}
+    assert switches == {
+        ("pairwise", "curriculum"),
+        ("absolute", "curriculum"),
+        ("absolute", "all"),
+        ("pairwise", "all"),
+        ("absolute", "dropout"),
+    }
     for c in configs[1:]:
         for section in ("task", "model", "grpo", "sampling", "sft", "steps", "seed", "eval"):
             assert getattr(c, section) == getattr(configs[0], section), f"{c.recipe.name} differs in {section}"

@@ -14,7 +14,9 @@ def test_report_run_writes_the_command_and_the_measured_curve(tmp_path, monkeypa
     out = tmp_path / "report.md"
     overrides = [*fast_overrides, "steps=2", "eval.every=1", f"run_dir={tmp_path / 'run'}"]
     monkeypatch.chdir(ROOT)
-    monkeypatch.setattr(sys, "argv", ["report_run.py", "--out", str(out), "algorithms/rlvr_multiplication.yaml", *overrides])
+    monkeypatch.setattr(
+        sys, "argv", ["report_run.py", "--out", str(out), "algorithms/rlvr_multiplication.yaml", *overrides]
+    )
     try:
         runpy.run_path(str(ROOT / "scripts" / "report_run.py"), run_name="__main__")
     except SystemExit as stop:
@@ -27,7 +29,9 @@ def test_report_run_writes_the_command_and_the_measured_curve(tmp_path, monkeypa
 def test_hack_rate_script_writes_table_and_plot(tmp_path, monkeypatch, fast_overrides):
     monkeypatch.chdir(ROOT)
     script = runpy.run_path(str(ROOT / "scripts" / "hack_rate.py"))
-    script["main"](["--run-dir", str(tmp_path / "run"), "--out", str(tmp_path), *fast_overrides, "steps=2", "eval.every=1"])
+    script["main"](
+        ["--run-dir", str(tmp_path / "run"), "--out", str(tmp_path), *fast_overrides, "steps=2", "eval.every=1"]
+    )
     text = (tmp_path / "hack_rate.md").read_text()
     assert "`train/hack_rate`" in text and "| 2 |" in text
     assert (tmp_path / "hack_rate.png").stat().st_size > 1000
@@ -38,8 +42,22 @@ def test_power_script_sweeps_seeds_reuses_finished_runs_and_writes_the_table(tmp
     a second call finds both runs finished (``sweep_done.json``) and trains nothing."""
     monkeypatch.chdir(ROOT)
     script = runpy.run_path(str(ROOT / "benchmarks" / "power.py"))
-    args = ["--presets", "multiplication", "--seeds", "0", "1", "--out", str(tmp_path), "--runs", str(tmp_path), "--override",
-            *fast_overrides, "steps=2", "eval.every=1", "checkpoint_every=0"]
+    args = [
+        "--presets",
+        "multiplication",
+        "--seeds",
+        "0",
+        "1",
+        "--out",
+        str(tmp_path),
+        "--runs",
+        str(tmp_path),
+        "--override",
+        *fast_overrides,
+        "steps=2",
+        "eval.every=1",
+        "checkpoint_every=0",
+    ]
     assert script["main"](args) == 0
     text = (tmp_path / "power.md").read_text()
     assert text.startswith("`python benchmarks/power.py --presets multiplication --seeds 0 1")
@@ -65,8 +83,25 @@ def test_rcrl_study_compares_across_the_knob_and_reuses_runs(tmp_path, monkeypat
     monkeypatch.chdir(ROOT)
     script = runpy.run_path(str(ROOT / "benchmarks" / "rcrl.py"))
     small = [*fast_overrides, "eval.every=1", "task.rubric_writing.n_train=200"]
-    args = ["study", "--seeds", "0", "--levels", "0", "3", "--variants", "RcRL", "Absolute RaR", "--steps", "2",
-            "--out", str(tmp_path / "runs"), "--results", str(tmp_path), "--set", *small]
+    args = [
+        "study",
+        "--seeds",
+        "0",
+        "--levels",
+        "0",
+        "3",
+        "--variants",
+        "RcRL",
+        "Absolute RaR",
+        "--steps",
+        "2",
+        "--out",
+        str(tmp_path / "runs"),
+        "--results",
+        str(tmp_path),
+        "--set",
+        *small,
+    ]
     assert script["main"](args) == 0
     text = (tmp_path / "rcrl.md").read_text()
     assert text.startswith("<!-- command: python benchmarks/rcrl.py study --seeds 0") and "| 3 | RcRL |" in text
@@ -99,20 +134,28 @@ def test_rcrl_settings_come_from_json_or_the_boards_tuning_csv(tmp_path):
     """--settings: a JSON file of method -> overrides, or the chosen rubric-writing rows of a tuning.csv;
     an unknown method or another task's file is a clear error."""
     script = runpy.run_path(str(ROOT / "benchmarks" / "rcrl.py"))
-    (tmp_path / "tuning.csv").write_text("\n".join([
-        "task,method,setting,seed,split,value,chosen",
-        "rubric_writing,RcRL,grpo.lr=2.5e-05,1000,validation,0.8,True",
-        "rubric_writing,RcRL,grpo.lr=5e-05,1000,validation,0.7,False",
-        "rubric_writing,Absolute RaR,recipe,1000,validation,0.7,True",
-        "rubric_writing,RLVR oracle,grpo.lr=1e-4,1000,validation,0.9,True",
-        "refdist,RLVR,grpo.lr=0.1,1000,validation,0.1,True"]) + "\n")
+    (tmp_path / "tuning.csv").write_text(
+        "\n".join(
+            [
+                "task,method,setting,seed,split,value,chosen",
+                "rubric_writing,RcRL,grpo.lr=2.5e-05,1000,validation,0.8,True",
+                "rubric_writing,RcRL,grpo.lr=5e-05,1000,validation,0.7,False",
+                "rubric_writing,Absolute RaR,recipe,1000,validation,0.7,True",
+                "rubric_writing,RLVR oracle,grpo.lr=1e-4,1000,validation,0.9,True",
+                "refdist,RLVR,grpo.lr=0.1,1000,validation,0.1,True",
+            ]
+        )
+        + "\n"
+    )
     assert script["settings_of"](str(tmp_path / "tuning.csv")) == {"RcRL": ["grpo.lr=2.5e-05"], "Absolute RaR": []}
     (tmp_path / "tuned.json").write_text('{"Pairwise RaR": ["grpo.lr=1e-5"]}')
     assert script["settings_of"](str(tmp_path / "tuned.json")) == {"Pairwise RaR": ["grpo.lr=1e-5"]}
     (tmp_path / "bad.json").write_text('{"RaR": ["grpo.lr=1e-5"]}')
     with pytest.raises(SystemExit, match="unknown methods"):
         script["settings_of"](str(tmp_path / "bad.json"))
-    (tmp_path / "refdist.csv").write_text("task,method,setting,seed,split,value,chosen\nrefdist,RLVR,recipe,1000,validation,0.1,True\n")
+    (tmp_path / "refdist.csv").write_text(
+        "task,method,setting,seed,split,value,chosen\nrefdist,RLVR,recipe,1000,validation,0.1,True\n"
+    )
     with pytest.raises(SystemExit, match="no chosen row of task 'rubric_writing'"):
         script["settings_of"](str(tmp_path / "refdist.csv"))
 
@@ -122,10 +165,28 @@ def test_ral_vs_rlvr_script_reports_gains_ratio_and_verdict(tmp_path, monkeypatc
     the CSV and the plot; a second call reuses both variants' runs."""
     monkeypatch.chdir(ROOT)
     script = runpy.run_path(str(ROOT / "benchmarks" / "ral_vs_rlvr.py"))
-    args = ["--variants", "RLVR", "RAL", "--seeds", "0", "1", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path),
-            "--override", *fast_overrides, "steps=2", "eval.every=1", "checkpoint_every=0", "reward.ral.warmup_steps=1",
-            "reward.ral.judge.init_from=", "reward.ral.judge.tiny.hidden_size=32", "reward.ral.judge.tiny.num_layers=1",
-            "reward.ral.judge.tiny.intermediate_size=64"]
+    args = [
+        "--variants",
+        "RLVR",
+        "RAL",
+        "--seeds",
+        "0",
+        "1",
+        "--runs",
+        str(tmp_path / "runs"),
+        "--out",
+        str(tmp_path),
+        "--override",
+        *fast_overrides,
+        "steps=2",
+        "eval.every=1",
+        "checkpoint_every=0",
+        "reward.ral.warmup_steps=1",
+        "reward.ral.judge.init_from=",
+        "reward.ral.judge.tiny.hidden_size=32",
+        "reward.ral.judge.tiny.num_layers=1",
+        "reward.ral.judge.tiny.intermediate_size=64",
+    ]
     assert script["main"](args) == 0
     text = (tmp_path / "ral_vs_rlvr.md").read_text()
     assert text.startswith("`python benchmarks/ral_vs_rlvr.py --variants RLVR RAL --seeds 0 1")
@@ -139,8 +200,9 @@ def test_ral_vs_rlvr_script_reports_gains_ratio_and_verdict(tmp_path, monkeypatc
     assert {p: p.stat().st_mtime for p in logs} == logs
 
 
-def test_varl_hacking_study_writes_its_tables_takes_per_method_settings_and_reuses_runs(tmp_path, monkeypatch,
-                                                                                      fast_overrides):
+def test_varl_hacking_study_writes_its_tables_takes_per_method_settings_and_reuses_runs(
+    tmp_path, monkeypatch, fast_overrides
+):
     """RLVR on the proxy, VARL and VARL with g = log D, one seed of two steps, VARL's lr given by a settings file
     (as a tuning stage would): the controls, the end table, the AUC and g sections, the cost, the CSV and the plot;
     the settings reach VARL's run and its g variant's; a second call trains nothing."""
@@ -148,17 +210,42 @@ def test_varl_hacking_study_writes_its_tables_takes_per_method_settings_and_reus
     script = runpy.run_path(str(ROOT / "benchmarks" / "varl.py"))
     settings = tmp_path / "tuned.json"
     settings.write_text('{"VARL (proxy gate)": ["grpo.lr=5e-4"]}')
-    args = ["hacking", "--methods", "RLVR (proxy)", "VARL (proxy gate)", "VARL g=log_D", "--seeds", "0", "--settings",
-            str(settings), "--out", str(tmp_path / "runs"), "--results", str(tmp_path), "--set", *fast_overrides,
-            "steps=2", "eval.every=1", "reward.varl.warmup_steps=1", "reward.varl.discriminator.init_from=",
-            "reward.varl.discriminator.tiny.hidden_size=32", "reward.varl.discriminator.tiny.num_layers=1"]
+    args = [
+        "hacking",
+        "--methods",
+        "RLVR (proxy)",
+        "VARL (proxy gate)",
+        "VARL g=log_D",
+        "--seeds",
+        "0",
+        "--settings",
+        str(settings),
+        "--out",
+        str(tmp_path / "runs"),
+        "--results",
+        str(tmp_path),
+        "--set",
+        *fast_overrides,
+        "steps=2",
+        "eval.every=1",
+        "reward.varl.warmup_steps=1",
+        "reward.varl.discriminator.init_from=",
+        "reward.varl.discriminator.tiny.hidden_size=32",
+        "reward.varl.discriminator.tiny.num_layers=1",
+    ]
     assert script["main"](args) == 0
     text = (tmp_path / "varl_hacking.md").read_text()
     assert text.startswith("<!-- command: python benchmarks/varl.py hacking --methods")
-    for part in ("## The controls: can this testbed decide?", "| RLVR (proxy) | held-out `eval/hack_rate` |",
-                 "| VARL (proxy gate) |", "## Does the discriminator learn something?", "| D | none |",
-                 "| log_D | no positive affinity; unbounded |", "## Cost",
-                 "Full study (45 runs at full size, seeds 0, 1, 2, 3, 4)"):
+    for part in (
+        "## The controls: can this testbed decide?",
+        "| RLVR (proxy) | held-out `eval/hack_rate` |",
+        "| VARL (proxy gate) |",
+        "## Does the discriminator learn something?",
+        "| D | none |",
+        "| log_D | no positive affinity; unbounded |",
+        "## Cost",
+        "Full study (45 runs at full size, seeds 0, 1, 2, 3, 4)",
+    ):
         assert part in text, part
     assert len((tmp_path / "varl_hacking.csv").read_text().splitlines()) == 1 + 3 * 3  # 3 runs × steps 0, 1, 2
     assert (tmp_path / "varl_hacking.png").stat().st_size > 1000
@@ -180,8 +267,10 @@ def test_varl_hacking_study_runs_the_board_s_rows_as_the_board_does(tmp_path):
 
     script = runpy.run_path(str(ROOT / "benchmarks" / "varl.py"))
     tuning = tmp_path / "tuning.csv"
-    tuning.write_text("task,method,setting,chosen\nhackable_multiplication,VARL (proxy gate),grpo.lr=0.0005,True\n"
-                      "hackable_multiplication,VARL (proxy gate),grpo.lr=0.001,False\n")
+    tuning.write_text(
+        "task,method,setting,chosen\nhackable_multiplication,VARL (proxy gate),grpo.lr=0.0005,True\n"
+        "hackable_multiplication,VARL (proxy gate),grpo.lr=0.001,False\n"
+    )
     settings = script["read_settings"](str(tuning), "hacking")
     assert settings == {"VARL (proxy gate)": ["grpo.lr=0.0005"]}
     specs = script["study_specs"]("hacking", [3], tmp_path, [], settings)
@@ -191,8 +280,10 @@ def test_varl_hacking_study_runs_the_board_s_rows_as_the_board_does(tmp_path):
     assert (mine.run_dir, mine.overrides, mine.recipe) == (board.run_dir, board.overrides, board.recipe)
     variant = specs[("VARL, completion features", 3)]
     assert variant.overrides == (*board.overrides[:-1], "reward.varl.features=completion", "grpo.lr=0.0005")
-    assert specs[("VARL (proxy gate)", 3)].run_dir != script["study_specs"]("hacking", [3], tmp_path, ["steps=2"],
-                                                                          settings)[("VARL (proxy gate)", 3)].run_dir
+    assert (
+        specs[("VARL (proxy gate)", 3)].run_dir
+        != script["study_specs"]("hacking", [3], tmp_path, ["steps=2"], settings)[("VARL (proxy gate)", 3)].run_dir
+    )
     sft = script["study_specs"]("hacking", [3], tmp_path, ["steps=2"], settings)[("SFT", 3)]
     assert sft.config().steps == 0  # a study-wide step count leaves the warm start's row untrained
     with pytest.raises(SystemExit, match="JSON"):
@@ -208,12 +299,16 @@ def test_varl_hacking_controls_decide_only_when_both_intervals_exclude_zero():
     def run(seed, hack_end, acc_end):
         wiggle = 0.01 * (seed - 2)
         steps = {s: 0.02 + (hack_end - 0.02) * s / 10 + wiggle for s in range(1, 11)}
-        return {"curves": {"hack_rate": {0: 0.02, 10: hack_end + wiggle}, "accuracy": {0: 0.1, 10: acc_end + wiggle}},
-                "series": {"train/hack_rate": steps}}
+        return {
+            "curves": {"hack_rate": {0: 0.02, 10: hack_end + wiggle}, "accuracy": {0: 0.1, 10: acc_end + wiggle}},
+            "series": {"train/hack_rate": steps},
+        }
 
     for hack_end, decides in ((0.10, True), (0.02, False)):
-        results = {"RLVR (proxy)": [run(s, hack_end, 0.1) for s in range(5)],
-                   "RLVR (strict check)": [run(s, 0.0, 0.30) for s in range(5)]}
+        results = {
+            "RLVR (proxy)": [run(s, hack_end, 0.1) for s in range(5)],
+            "RLVR (strict check)": [run(s, 0.0, 0.30) for s in range(5)],
+        }
         lines, verdict = script["controls"](results)
         assert verdict is decides
         assert sum("| yes, up |" in line for line in lines) == (3 if decides else 1)  # strict accuracy always rises

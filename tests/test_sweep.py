@@ -35,7 +35,9 @@ def test_a_run_starts_when_its_own_warm_start_is_trained():
 
 def test_one_worker_takes_the_first_ready_job_in_order():
     order = []
-    state = run_jobs([Job("s"), Job("r1", ("s",)), Job("x"), Job("r2", ("s",))], 1, lambda j: order.append(j.key) or True)
+    state = run_jobs(
+        [Job("s"), Job("r1", ("s",)), Job("x"), Job("r2", ("s",))], 1, lambda j: order.append(j.key) or True
+    )
     assert order == ["s", "r1", "x", "r2"] and set(state.values()) == {"done"}
 
 
@@ -70,7 +72,12 @@ def _tiny(fast_overrides):
 
 
 def test_a_forked_run_computes_what_a_fresh_process_computes(tmp_path, fast_overrides):
-    spec = RunSpec("mult/rlvr/seed1", "algorithms/rlvr_multiplication.yaml", tmp_path / "forked", (*_tiny(fast_overrides), "seed=1"))
+    spec = RunSpec(
+        "mult/rlvr/seed1",
+        "algorithms/rlvr_multiplication.yaml",
+        tmp_path / "forked",
+        (*_tiny(fast_overrides), "seed=1"),
+    )
     results = run_sweep([spec], jobs=1, progress=False)
     assert json.loads((spec.run_dir / DONE).read_text())["wall_s"] > 0
     fresh = RunSpec(spec.name, spec.recipe, tmp_path / "fresh", spec.overrides)
@@ -88,8 +95,12 @@ def test_a_run_that_fails_is_named_with_its_log_and_the_others_finish(tmp_path, 
     good = RunSpec("good", "algorithms/rlvr_multiplication.yaml", tmp_path / "good", tuple(_tiny(fast_overrides)))
     (tmp_path / "empty").mkdir()  # passes the config check (a directory with a config.json), fails in the run
     (tmp_path / "empty" / "config.json").write_text("{not json")
-    bad = RunSpec("bad", "algorithms/rlvr_multiplication.yaml", tmp_path / "bad",
-                  (*_tiny(fast_overrides), f"init_from={tmp_path / 'empty'}"))
+    bad = RunSpec(
+        "bad",
+        "algorithms/rlvr_multiplication.yaml",
+        tmp_path / "bad",
+        (*_tiny(fast_overrides), f"init_from={tmp_path / 'empty'}"),
+    )
     with pytest.raises(RuntimeError, match=r"these runs failed: bad \(train, exit 1, log .*bad/train\.log\)"):
         run_sweep([bad, good], jobs=2, progress=False)
     assert (good.run_dir / DONE).is_file() and not (bad.run_dir / DONE).exists()

@@ -25,8 +25,8 @@ import pytest
 
 from rewardzoo.core.checkpoint import checkpoints
 from rewardzoo.core.logger import read_metrics
-from tests.conftest import FAST
 from rewardzoo.sweep import DONE, RayExecutor, RunSpec, attempts_file, run_sweep
+from tests.conftest import FAST
 
 # Every Ray process on loopback: Ray turns a 127.0.0.1 address into the machine's network address unless it
 # is told the cluster stays on this machine (read when ray is imported; inherited by the nodes and drivers).
@@ -43,8 +43,15 @@ NODE = {"num_cpus": 1, "node_ip_address": "127.0.0.1", "include_dashboard": Fals
 def specs(root: Path, fast: list[str]) -> list[RunSpec]:
     """Two runs (seeds 0 and 1), checkpoints every 4 steps, sharing their step-0 work as a board's do."""
     tiny = (*fast, f"steps={STEPS}", "eval.every=20", "checkpoint_every=4", "keep_checkpoints=2")
-    return [RunSpec(f"mult/rlvr/seed{seed}", "algorithms/rlvr_multiplication.yaml", root / f"seed{seed}",
-                    (*tiny, f"seed={seed}")) for seed in (0, 1)]
+    return [
+        RunSpec(
+            f"mult/rlvr/seed{seed}",
+            "algorithms/rlvr_multiplication.yaml",
+            root / f"seed{seed}",
+            (*tiny, f"seed={seed}"),
+        )
+        for seed in (0, 1)
+    ]
 
 
 def computed(rows: list[dict]) -> list[dict]:
@@ -130,8 +137,9 @@ def test_runs_on_two_nodes_equal_the_local_executors(two_nodes, local, tmp_path,
 def test_a_killed_worker_is_retried_and_the_run_resumes(two_nodes, local, tmp_path, fast_overrides):
     board = specs(tmp_path, fast_overrides)
     victim = board[0]
-    thread, out = in_background(lambda: run_sweep(board, progress=False, share_dir=tmp_path / "shared",
-                                                  executor=RayExecutor(max_retries=2)))
+    thread, out = in_background(
+        lambda: run_sweep(board, progress=False, share_dir=tmp_path / "shared", executor=RayExecutor(max_retries=2))
+    )
     wait_for(lambda: mid_run(victim), "a checkpoint of the first run")
     os.kill(attempts(victim)[0]["pid"], signal.SIGKILL)  # the Ray worker running it
     thread.join(600)
@@ -146,8 +154,9 @@ def test_a_killed_worker_is_retried_and_the_run_resumes(two_nodes, local, tmp_pa
 def test_a_removed_node_has_its_run_placed_again(two_nodes, local, tmp_path, fast_overrides):
     board = specs(tmp_path, fast_overrides)
     second = next(iter(two_nodes.worker_nodes))
-    thread, out = in_background(lambda: run_sweep(board, progress=False, share_dir=tmp_path / "shared",
-                                                  executor=RayExecutor(max_retries=2)))
+    thread, out = in_background(
+        lambda: run_sweep(board, progress=False, share_dir=tmp_path / "shared", executor=RayExecutor(max_retries=2))
+    )
     wait_for(lambda: all(attempts_file(s.run_dir / "train.log").is_file() for s in board), "both runs to start")
     on_second = next(s for s in board if attempts(s)[0]["node"] == second.node_id)
     wait_for(lambda: mid_run(on_second), "a checkpoint of the run on the second node")
@@ -176,8 +185,9 @@ DRIVER = textwrap.dedent("""
 
 def test_ctrl_c_on_the_driver_leaves_resumable_runs(two_nodes, local, tmp_path, fast_overrides):
     board = specs(tmp_path, fast_overrides)
-    code = DRIVER.format(tests=str(Path(__file__).parent), address=two_nodes.address, root=str(tmp_path),
-                         fast=list(fast_overrides))
+    code = DRIVER.format(
+        tests=str(Path(__file__).parent), address=two_nodes.address, root=str(tmp_path), fast=list(fast_overrides)
+    )
     driver = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         early = STEPS // 3  # the run has most of its steps ahead: the interrupt lands while it trains
@@ -190,8 +200,11 @@ def test_ctrl_c_on_the_driver_leaves_resumable_runs(two_nodes, local, tmp_path, 
         if driver.poll() is None:
             driver.kill()
     assert driver.returncode != 0 and "KeyboardInterrupt" in output, output
-    stopped = [s for s in board if (s.run_dir / "train.log.status").is_file()
-               and (s.run_dir / "train.log.status").read_text() == "130"]
+    stopped = [
+        s
+        for s in board
+        if (s.run_dir / "train.log.status").is_file() and (s.run_dir / "train.log.status").read_text() == "130"
+    ]
     assert midway is not None and midway in stopped, "the run under way did not stop as on Ctrl-C (exit 130)"
     # the other run finished, or stopped with a checkpoint, or before its first (then it starts over): the same
     # sweep run again finishes both with the local executor's numbers, the run stopped midway resumed
@@ -219,8 +232,9 @@ def test_the_storage_probe_names_a_directory_a_node_does_not_see(two_nodes, tmp_
 def test_a_run_lost_more_often_than_retried_is_named_and_the_others_finish(two_nodes, local, tmp_path, fast_overrides):
     board = specs(tmp_path, fast_overrides)
     victim, other = board
-    thread, out = in_background(lambda: run_sweep(board, progress=False, share_dir=tmp_path / "shared",
-                                                  executor=RayExecutor(max_retries=0)))
+    thread, out = in_background(
+        lambda: run_sweep(board, progress=False, share_dir=tmp_path / "shared", executor=RayExecutor(max_retries=0))
+    )
     wait_for(lambda: attempts_file(victim.run_dir / "train.log").is_file(), "the first run to start")
     os.kill(attempts(victim)[0]["pid"], signal.SIGKILL)
     thread.join(600)

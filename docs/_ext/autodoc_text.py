@@ -54,8 +54,10 @@ def content_indent(paragraph: list[str]) -> int:
 def escape_prose(line: str) -> str:
     """``|`` and an argument's ``*``/``**`` escaped, outside inline literals and roles."""
     parts = LITERAL_SPANS.split(line)
-    return "".join(part if i % 2 else STAR_ARGUMENT.sub(r"\\\1", part.replace("|", r"\|").replace(r"\\|", r"\|"))
-                   for i, part in enumerate(parts))
+    return "".join(
+        part if i % 2 else STAR_ARGUMENT.sub(r"\\\1", part.replace("|", r"\|").replace(r"\\|", r"\|"))
+        for i, part in enumerate(parts)
+    )
 
 
 def as_written(lines: list[str]) -> list[str]:
@@ -66,8 +68,14 @@ def as_written(lines: list[str]) -> list[str]:
     while i < len(lines):
         line = lines[i]
         above = paragraph or _last_paragraph(out)
-        under_prose = bool(paragraph) and not BULLET.match(paragraph[0]) and (
-            len(paragraph) >= 2 or (paragraph[0].rstrip().endswith(":") and not paragraph[0].rstrip().endswith("::")))
+        under_prose = (
+            bool(paragraph)
+            and not BULLET.match(paragraph[0])
+            and (
+                len(paragraph) >= 2
+                or (paragraph[0].rstrip().endswith(":") and not paragraph[0].rstrip().endswith("::"))
+            )
+        )
         if line.strip() and above and (not paragraph or under_prose) and indent(line) > content_indent(above):
             block_start, floor = i, content_indent(above)
             while i < len(lines) and (not lines[i].strip() or indent(lines[i]) > floor):
@@ -75,7 +83,9 @@ def as_written(lines: list[str]) -> list[str]:
             while i > block_start and not lines[i - 1].strip():
                 i -= 1
             opened = above[-1].rstrip().endswith("::") or above[0].lstrip().startswith((">>>", ".. "))
-            out.extend(lines[block_start:i] if opened else [*([""] if paragraph else []), "::", "", *lines[block_start:i]])
+            out.extend(
+                lines[block_start:i] if opened else [*([""] if paragraph else []), "::", "", *lines[block_start:i]]
+            )
             if paragraph and i < len(lines) and lines[i].strip():
                 out.append("")
             paragraph = []
@@ -130,8 +140,9 @@ def _is_table(lines: list[str], i: int) -> bool:
     return False
 
 
-def dataclass_signature(app: Sphinx, what: str, name: str, obj: object, options: dict, signature: str | None,
-                        return_annotation: str | None) -> tuple[str | None, str | None] | None:
+def dataclass_signature(
+    app: Sphinx, what: str, name: str, obj: object, options: dict, signature: str | None, return_annotation: str | None
+) -> tuple[str | None, str | None] | None:
     """A dataclass's signature with each ``= <factory>`` written as the factory's call."""
     if not signature or "<factory>" not in signature or not dataclasses.is_dataclass(obj):
         return None
@@ -142,7 +153,7 @@ def dataclass_signature(app: Sphinx, what: str, name: str, obj: object, options:
         factory = getattr(field.default_factory, "__qualname__", "")
         at = signature.find("<factory>", param.end())  # the first one after the name is this field's
         if at >= 0:
-            signature = signature[:at] + (f"{factory}()" if factory.isidentifier() else "...") + signature[at + 9:]
+            signature = signature[:at] + (f"{factory}()" if factory.isidentifier() else "...") + signature[at + 9 :]
     return signature, return_annotation
 
 

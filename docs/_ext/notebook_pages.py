@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import json
 import multiprocessing
 import runpy
 import sys
@@ -104,8 +103,10 @@ def execute_all(app: Sphinx) -> None:
         jobs = max(1, min(app.config.notebook_jobs, len(todo)))
         logger.info(f"executing {len(todo)} notebook(s), {jobs} at a time")
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {path: pool.submit(run_one, str(root / RUNNER), str(path), str(target),
-                                         app.config.notebook_time_limit_s) for path, (target, _, _) in todo.items()}
+            futures = {
+                path: pool.submit(run_one, str(root / RUNNER), str(path), str(target), app.config.notebook_time_limit_s)
+                for path, (target, _, _) in todo.items()
+            }
             for path, future in futures.items():
                 try:
                     seconds = future.result()
@@ -120,14 +121,18 @@ def execute_all(app: Sphinx) -> None:
 def read_executed(text: str) -> nbformat.NotebookNode:
     """myst-nb's reader of a ``notebooks/NN_name.py`` page: its executed notebook, with a download note."""
     if text_digest(text) not in _executed:
-        raise ExtensionError("a .py page that is not a notebooks/NN_name.py notebook (include_patterns in docs/conf.py)")
+        raise ExtensionError(
+            "a .py page that is not a notebooks/NN_name.py notebook (include_patterns in docs/conf.py)"
+        )
     target = _executed[text_digest(text)]
     nb = nbformat.read(target, as_version=4)
     seconds = nb.metadata["rewardzoo"]["wall_s"]
-    note = (f"```{{note}}\nThis page is `notebooks/{target.stem}.py`, executed by `make docs` as the test suite runs "
-            f"it ({seconds:.0f} s on one CPU thread): every output below is that run's.\n"
-            f"{{download}}`Download {target.name} </{CACHE}/{target.name}>` (with these outputs) to run it "
-            "in Jupyter or Colab: its first code cell installs rewardzoo where it is not importable.\n```")
+    note = (
+        f"```{{note}}\nThis page is `notebooks/{target.stem}.py`, executed by `make docs` as the test suite runs "
+        f"it ({seconds:.0f} s on one CPU thread): every output below is that run's.\n"
+        f"{{download}}`Download {target.name} </{CACHE}/{target.name}>` (with these outputs) to run it "
+        "in Jupyter or Colab: its first code cell installs rewardzoo where it is not importable.\n```"
+    )
     nb.cells.insert(1, nbformat.v4.new_markdown_cell(note))
     return nb
 

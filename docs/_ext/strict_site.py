@@ -30,9 +30,11 @@ from sphinx.util import logging
 from sphinx.util.nodes import make_refnode
 
 logger = logging.getLogger(__name__)
-EXTERNAL_LOAD = re.compile(r"""<(?:script|img|iframe|source|video|audio|embed)\b[^>]*\bsrc=["']?(?:https?:)?//"""
-                           r"""|<link\b[^>]*\bhref=["']?(?:https?:)?//|url\(\s*["']?(?:https?:)?//|@import\s+["'](?:https?:)?//""",
-                           re.IGNORECASE)
+EXTERNAL_LOAD = re.compile(
+    r"""<(?:script|img|iframe|source|video|audio|embed)\b[^>]*\bsrc=["']?(?:https?:)?//"""
+    r"""|<link\b[^>]*\bhref=["']?(?:https?:)?//|url\(\s*["']?(?:https?:)?//|@import\s+["'](?:https?:)?//""",
+    re.IGNORECASE,
+)
 
 
 def resolve_unqualified(app: Sphinx, env, node: nodes.Element, contnode: nodes.Node) -> nodes.Node | None:
@@ -92,13 +94,19 @@ def refuse_external_loads(app: Sphinx, error: Exception | None) -> None:
     if error is not None or app.builder.format != "html":
         return
     out = Path(app.outdir)
-    found = [f"{path.relative_to(out)}: {match.group(0)[:120]}" for path in sorted(out.rglob("*"))
-             if path.suffix in {".html", ".css"} for match in EXTERNAL_LOAD.finditer(path.read_text(errors="replace"))]
+    found = [
+        f"{path.relative_to(out)}: {match.group(0)[:120]}"
+        for path in sorted(out.rglob("*"))
+        if path.suffix in {".html", ".css"}
+        for match in EXTERNAL_LOAD.finditer(path.read_text(errors="replace"))
+    ]
     if found:
         raise ExtensionError("the site loads from other hosts (it must work offline):\n  " + "\n  ".join(found[:20]))
     pages = sum(1 for _ in out.rglob("*.html"))
-    logger.info(f"site: {len(app.env.all_docs)} pages from the sources ({pages} HTML files with the API's source "
-                f"listings and the indexes), {sum(1 for _ in out.rglob('*.ipynb'))} notebooks to download, in {out}")
+    logger.info(
+        f"site: {len(app.env.all_docs)} pages from the sources ({pages} HTML files with the API's source "
+        f"listings and the indexes), {sum(1 for _ in out.rglob('*.ipynb'))} notebooks to download, in {out}"
+    )
 
 
 def setup(app: Sphinx) -> dict:

@@ -42,12 +42,21 @@ def _warm_start(tabs: dict[str, Table], task: str) -> str:
     """The task's warm-start row (role ``warm start``): every trained row of a seed starts from its weights."""
     found = [m for m in tabs[task].methods if tabs[task].roles.get(m) == "warm start"]
     if not found:
-        raise ValueError(f"the {task} table has no warm-start row, and no runs were given to read each run's start from")
+        raise ValueError(
+            f"the {task} table has no warm-start row, and no runs were given to read each run's start from"
+        )
     return found[0]
 
 
-def _per_seed(tabs: dict[str, Table], results: dict[str, RunResult] | None, task: str, method: str, metric: str,
-              seeds: list[int], which: str = "last") -> np.ndarray:
+def _per_seed(
+    tabs: dict[str, Table],
+    results: dict[str, RunResult] | None,
+    task: str,
+    method: str,
+    metric: str,
+    seeds: list[int],
+    which: str = "last",
+) -> np.ndarray:
     """A method's held-out ``metric`` at its start (``which='first'``) or end, per seed: [S, E] per-example rows
     when the runs are given and the metric has a row key (:data:`ROW_KEY`); else [S] values — the run's first or
     last logged value, or, without runs (a board re-reported from its CSV), the table's final values, the start
@@ -79,8 +88,9 @@ def _difference(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.mean(a) - np.mean(b))
 
 
-def positive_control(task: str, tabs: dict[str, Table], results: dict[str, RunResult] | None,
-                     seeds: list[int]) -> Finding | None:
+def positive_control(
+    task: str, tabs: dict[str, Table], results: dict[str, RunResult] | None, seeds: list[int]
+) -> Finding | None:
     """The effect of the task's positive control (:data:`POSITIVE_CONTROLS`) over its runs, from its warm start to
     its end: each seed's change (the mean over its held-out examples, or the exact metric), with the t-interval
     over seeds (:func:`rewardzoo.eval.seed_ci`); None when the task has no positive control on the board."""
@@ -92,8 +102,16 @@ def positive_control(task: str, tabs: dict[str, Table], results: dict[str, RunRe
     points = pc.metric.endswith(("accuracy", "hack_rate"))
     text = change.bounds(scale=100, sign=True) + " points" if points else change.bounds(digits=3, sign=True)
     n = _n(seeds, start) + ("" if pc.row_key is not None else " (exact metric)")
-    return Finding(task, f"positive control of `{task}`: {pc.meaning}", f"{pc.method} at its own start",
-                   change, 0.0, pc.up, f"{pc.metric.removeprefix('eval/')} change {text}", n)
+    return Finding(
+        task,
+        f"positive control of `{task}`: {pc.meaning}",
+        f"{pc.method} at its own start",
+        change,
+        0.0,
+        pc.up,
+        f"{pc.metric.removeprefix('eval/')} change {text}",
+        n,
+    )
 
 
 def ral_approaches_rlvr(tabs, results, seeds):
@@ -104,23 +122,48 @@ def ral_approaches_rlvr(tabs, results, seeds):
     start = _per_seed(tabs, results, "multiplication", "RLVR", "eval/accuracy", seeds, "first")  # the shared warm start
     rlvr = _per_seed(tabs, results, "multiplication", "RLVR", "eval/accuracy", seeds)
     ral = _per_seed(tabs, results, "multiplication", "RAL", "eval/accuracy", seeds)
-    ratio = seed_ci(lambda s, a, b: _difference(b, s) / _difference(a, s) if _difference(a, s) > 0 else math.nan,
-                    start, rlvr, ral)
-    numbers = (f"RAL/RLVR gain ratio {ratio.bounds(digits=2)} (per seed; ½ = the claim's threshold); gains "
-               f"RLVR {100 * (rlvr.mean() - start.mean()):+.1f}, RAL {100 * (ral.mean() - start.mean()):+.1f} points")
-    return [Finding("multiplication", "RAL reaches at least half of RLVR's held-out gain (RAL paper: about parity)", "RLVR",
-                    ratio, 0.5, True, numbers, _n(seeds, start))]
+    ratio = seed_ci(
+        lambda s, a, b: _difference(b, s) / _difference(a, s) if _difference(a, s) > 0 else math.nan, start, rlvr, ral
+    )
+    numbers = (
+        f"RAL/RLVR gain ratio {ratio.bounds(digits=2)} (per seed; ½ = the claim's threshold); gains "
+        f"RLVR {100 * (rlvr.mean() - start.mean()):+.1f}, RAL {100 * (ral.mean() - start.mean()):+.1f} points"
+    )
+    return [
+        Finding(
+            "multiplication",
+            "RAL reaches at least half of RLVR's held-out gain (RAL paper: about parity)",
+            "RLVR",
+            ratio,
+            0.5,
+            True,
+            numbers,
+            _n(seeds, start),
+        )
+    ]
 
 
 def ral_judge_beats_format_only(tabs, results, seeds):
     """RAL's learned judge adds to what the format reward alone (D ≡ 1) gives."""
     if not _has(tabs, "multiplication", "RAL", "RAL format-only"):
         return []
-    ral, fmt = (_per_seed(tabs, results, "multiplication", m, "eval/accuracy", seeds) for m in ("RAL", "RAL format-only"))
+    ral, fmt = (
+        _per_seed(tabs, results, "multiplication", m, "eval/accuracy", seeds) for m in ("RAL", "RAL format-only")
+    )
     diff = seed_ci(_difference, ral, fmt)
-    return [Finding("multiplication", "RAL's judge adds to the format reward alone", "RAL format-only (D ≡ 1)", diff, 0.0,
-                    True, f"held-out accuracy RAL − format-only: {diff.bounds(scale=100, sign=True)} points (final "
-                          f"{100 * ral.mean():.1f}% vs {100 * fmt.mean():.1f}%)", _n(seeds, ral))]
+    return [
+        Finding(
+            "multiplication",
+            "RAL's judge adds to the format reward alone",
+            "RAL format-only (D ≡ 1)",
+            diff,
+            0.0,
+            True,
+            f"held-out accuracy RAL − format-only: {diff.bounds(scale=100, sign=True)} points (final "
+            f"{100 * ral.mean():.1f}% vs {100 * fmt.mean():.1f}%)",
+            _n(seeds, ral),
+        )
+    ]
 
 
 def frozen_judge_is_exploited(tabs, results, seeds):
@@ -128,13 +171,25 @@ def frozen_judge_is_exploited(tabs, results, seeds):
     if not _has(tabs, "multiplication", "RAL", "RAL frozen judge"):
         return []
     start = _per_seed(tabs, results, "multiplication", "RAL", "eval/accuracy", seeds, "first")
-    co, frozen = (_per_seed(tabs, results, "multiplication", m, "eval/accuracy", seeds) for m in ("RAL", "RAL frozen judge"))
+    co, frozen = (
+        _per_seed(tabs, results, "multiplication", m, "eval/accuracy", seeds) for m in ("RAL", "RAL frozen judge")
+    )
     diff = seed_ci(_difference, co, frozen)
     below = " — both below the warm start" if max(co.mean(), frozen.mean()) < start.mean() else ""
-    return [Finding("multiplication", "a co-trained judge beats a frozen one (RAL paper, §4.2)", "RAL frozen judge", diff,
-                    0.0, True, f"held-out accuracy co-trained − frozen: {diff.bounds(scale=100, sign=True)} points (final "
-                               f"{100 * co.mean():.1f}% vs {100 * frozen.mean():.1f}%, warm start {100 * start.mean():.1f}%"
-                               f"{below})", _n(seeds, co))]
+    return [
+        Finding(
+            "multiplication",
+            "a co-trained judge beats a frozen one (RAL paper, §4.2)",
+            "RAL frozen judge",
+            diff,
+            0.0,
+            True,
+            f"held-out accuracy co-trained − frozen: {diff.bounds(scale=100, sign=True)} points (final "
+            f"{100 * co.mean():.1f}% vs {100 * frozen.mean():.1f}%, warm start {100 * start.mean():.1f}%"
+            f"{below})",
+            _n(seeds, co),
+        )
+    ]
 
 
 def varl_resists_the_proxy(tabs, results, seeds):
@@ -142,16 +197,31 @@ def varl_resists_the_proxy(tabs, results, seeds):
     verifier alone."""
     if not _has(tabs, "hackable_multiplication", "RLVR (proxy)", "VARL (proxy gate)"):
         return []
-    rlvr, varl = (_per_seed(tabs, results, "hackable_multiplication", m, "eval/hack_rate", seeds)
-                  for m in ("RLVR (proxy)", "VARL (proxy gate)"))
+    rlvr, varl = (
+        _per_seed(tabs, results, "hackable_multiplication", m, "eval/hack_rate", seeds)
+        for m in ("RLVR (proxy)", "VARL (proxy gate)")
+    )
     diff = seed_ci(_difference, rlvr, varl)
-    return [Finding("hackable_multiplication", "VARL hacks the lazy verifier less than RLVR on it (VARL's reward-hacking "
-                    "claim)", "RLVR (proxy)", diff, 0.0, True,
-                    f"held-out hack rate RLVR − VARL: {diff.bounds(scale=100, sign=True)} points", _n(seeds, rlvr))]
+    return [
+        Finding(
+            "hackable_multiplication",
+            "VARL hacks the lazy verifier less than RLVR on it (VARL's reward-hacking claim)",
+            "RLVR (proxy)",
+            diff,
+            0.0,
+            True,
+            f"held-out hack rate RLVR − VARL: {diff.bounds(scale=100, sign=True)} points",
+            _n(seeds, rlvr),
+        )
+    ]
 
 
-DIVERGENCE_OF = {"D": "eval/kl_ref_mix", "neg_log_one_minus_D": "eval/js", "log_D": "eval/kl_mix_ref",
-                 "logit": "eval/kl_pi_ref"}
+DIVERGENCE_OF = {
+    "D": "eval/kl_ref_mix",
+    "neg_log_one_minus_D": "eval/js",
+    "log_D": "eval/kl_mix_ref",
+    "logit": "eval/kl_pi_ref",
+}
 """The divergence each g's frozen-D* policy gradient descends (rewards/transforms.py), as its eval key."""
 
 
@@ -165,10 +235,18 @@ def each_g_descends_its_divergence(tabs, results, seeds):
             continue
         start, end = (_per_seed(tabs, results, "refdist", f"RAL g={g}", key, seeds, w) for w in ("first", "last"))
         change = seed_ci(lambda a, b: _difference(b, a), start, end)
-        found.append(Finding("refdist", f"RAL g={g} descends its divergence `{key.removeprefix('eval/')}`",
-                             f"RAL g={g} at its own start", change, 0.0, False,
-                             f"{key.removeprefix('eval/')} change {change.bounds(digits=3, sign=True)}",
-                             f"{len(seeds)} seeds (exact metric)"))
+        found.append(
+            Finding(
+                "refdist",
+                f"RAL g={g} descends its divergence `{key.removeprefix('eval/')}`",
+                f"RAL g={g} at its own start",
+                change,
+                0.0,
+                False,
+                f"{key.removeprefix('eval/')} change {change.bounds(digits=3, sign=True)}",
+                f"{len(seeds)} seeds (exact metric)",
+            )
+        )
     return found
 
 
@@ -190,15 +268,25 @@ def each_g_descends_its_own_most(tabs, results, seeds):
     for g in present:
         key = DIVERGENCE_OF[g]
 
-        own, others = (_relative_change(tabs, results, f"RAL g={g}", key, seeds),
-                       np.mean([_relative_change(tabs, results, f"RAL g={h}", key, seeds) for h in present if h != g], axis=0))
+        own, others = (
+            _relative_change(tabs, results, f"RAL g={g}", key, seeds),
+            np.mean([_relative_change(tabs, results, f"RAL g={h}", key, seeds) for h in present if h != g], axis=0),
+        )
         diff = seed_ci(_difference, own, others)
-        found.append(Finding("refdist", f"RAL g={g} lowers its own divergence `{key.removeprefix('eval/')}` more than the "
-                             "other g's do", "the other g's rows", diff, 0.0, False,
-                             f"relative change of {key.removeprefix('eval/')}, g={g} − the others' mean: "
-                             f"{diff.bounds(scale=100, sign=True)}% of the warm start's value "
-                             f"(g={g}: {100 * own.mean():+.1f}%, others {100 * others.mean():+.1f}%)",
-                             f"{len(seeds)} seeds (exact metric)"))
+        found.append(
+            Finding(
+                "refdist",
+                f"RAL g={g} lowers its own divergence `{key.removeprefix('eval/')}` more than the other g's do",
+                "the other g's rows",
+                diff,
+                0.0,
+                False,
+                f"relative change of {key.removeprefix('eval/')}, g={g} − the others' mean: "
+                f"{diff.bounds(scale=100, sign=True)}% of the warm start's value "
+                f"(g={g}: {100 * own.mean():+.1f}%, others {100 * others.mean():+.1f}%)",
+                f"{len(seeds)} seeds (exact metric)",
+            )
+        )
     return found
 
 
@@ -209,10 +297,18 @@ def frozen_judge_collapses(tabs, results, seeds):
     key = "eval/top_answer_share"
     frozen, co = (_per_seed(tabs, results, "refdist", m, key, seeds) for m in ("RAL g=D frozen judge", "RAL g=D"))
     diff = seed_ci(_difference, frozen, co)
-    return [Finding("refdist", "a frozen judge collapses the answer distribution (RAL paper, §4.2)",
-                    "RAL g=D (co-trained judge)", diff, 0.0, True,
-                    f"top-answer share frozen − co-trained: {diff.bounds(digits=3, sign=True)}",
-                    f"{len(seeds)} seeds (exact metric)")]
+    return [
+        Finding(
+            "refdist",
+            "a frozen judge collapses the answer distribution (RAL paper, §4.2)",
+            "RAL g=D (co-trained judge)",
+            diff,
+            0.0,
+            True,
+            f"top-answer share frozen − co-trained: {diff.bounds(digits=3, sign=True)}",
+            f"{len(seeds)} seeds (exact metric)",
+        )
+    ]
 
 
 def _win_rate(tabs, results, seeds, method: str, other: str, claim: str) -> list[Finding]:
@@ -224,14 +320,33 @@ def _win_rate(tabs, results, seeds, method: str, other: str, claim: str) -> list
     a, b = (_per_seed(tabs, results, "rubric_writing", m, "eval/quality", seeds) for m in (method, other))
     if a.ndim == 2:
         win = seed_ci(lambda x, y: float(preferences(x, y).mean()), a, b)
-        return [Finding("rubric_writing", claim, other, win, 0.5, True,
-                        f"held-out oracle win rate of {method} over {other}, prompt by prompt within each seed: "
-                        f"{win.bounds(scale=100)}% (50% = parity)", _n(seeds, a))]
+        return [
+            Finding(
+                "rubric_writing",
+                claim,
+                other,
+                win,
+                0.5,
+                True,
+                f"held-out oracle win rate of {method} over {other}, prompt by prompt within each seed: "
+                f"{win.bounds(scale=100)}% (50% = parity)",
+                _n(seeds, a),
+            )
+        ]
     diff = seed_ci(_difference, a, b)
-    return [Finding("rubric_writing", claim, other, diff, 0.0, True,
-                    f"held-out oracle quality {method} − {other}, per seed: {diff.bounds(digits=3, sign=True)} (read "
-                    "from the CSV's per-seed means: the per-prompt rows a win rate needs are not committed)",
-                    _n(seeds, a))]
+    return [
+        Finding(
+            "rubric_writing",
+            claim,
+            other,
+            diff,
+            0.0,
+            True,
+            f"held-out oracle quality {method} − {other}, per seed: {diff.bounds(digits=3, sign=True)} (read "
+            "from the CSV's per-seed means: the per-prompt rows a win rate needs are not committed)",
+            _n(seeds, a),
+        )
+    ]
 
 
 def rcrl_beats_rar(tabs, results, seeds):
@@ -241,45 +356,84 @@ def rcrl_beats_rar(tabs, results, seeds):
 
 def rcrl_beats_its_absolute_twin(tabs, results, seeds):
     """RcRL paper, Table 3: pairwise scoring beats absolute scoring on the same curriculum (RcRL vs Absolute RcRL)."""
-    return _win_rate(tabs, results, seeds, "RcRL", "Absolute RcRL",
-                     "RcRL beats its absolute twin, Absolute RcRL (RcRL paper, Table 3)")
+    return _win_rate(
+        tabs,
+        results,
+        seeds,
+        "RcRL",
+        "Absolute RcRL",
+        "RcRL beats its absolute twin, Absolute RcRL (RcRL paper, Table 3)",
+    )
 
 
 def rcrl_keeps_entropy(tabs, results, seeds):
     """RcRL paper, §5.3: RcRL keeps more token entropy than Absolute RaR."""
     if not _has(tabs, "rubric_writing", "RcRL", "Absolute RaR"):
         return []
-    rcrl, rar = (_per_seed(tabs, results, "rubric_writing", m, "policy/entropy", seeds) for m in ("RcRL", "Absolute RaR"))
+    rcrl, rar = (
+        _per_seed(tabs, results, "rubric_writing", m, "policy/entropy", seeds) for m in ("RcRL", "Absolute RaR")
+    )
     diff = seed_ci(_difference, rcrl, rar)
-    return [Finding("rubric_writing", "RcRL keeps more entropy than Absolute RaR (RcRL paper, §5.3)", "Absolute RaR", diff,
-                    0.0, True, f"final token entropy RcRL − Absolute RaR: {diff.bounds(digits=3, sign=True)} nats",
-                    f"{len(seeds)} seeds")]
+    return [
+        Finding(
+            "rubric_writing",
+            "RcRL keeps more entropy than Absolute RaR (RcRL paper, §5.3)",
+            "Absolute RaR",
+            diff,
+            0.0,
+            True,
+            f"final token entropy RcRL − Absolute RaR: {diff.bounds(digits=3, sign=True)} nats",
+            f"{len(seeds)} seeds",
+        )
+    ]
 
 
-CLAIMS: list[Claim] = [ral_approaches_rlvr, ral_judge_beats_format_only, frozen_judge_is_exploited,
-                       varl_resists_the_proxy, each_g_descends_its_divergence, each_g_descends_its_own_most,
-                       frozen_judge_collapses, rcrl_beats_rar,
-                       rcrl_beats_its_absolute_twin, rcrl_keeps_entropy]
+CLAIMS: list[Claim] = [
+    ral_approaches_rlvr,
+    ral_judge_beats_format_only,
+    frozen_judge_is_exploited,
+    varl_resists_the_proxy,
+    each_g_descends_its_divergence,
+    each_g_descends_its_own_most,
+    frozen_judge_collapses,
+    rcrl_beats_rar,
+    rcrl_beats_its_absolute_twin,
+    rcrl_keeps_entropy,
+]
 
 
-def claim_lines(tabs: dict[str, Table], results: dict[str, RunResult] | None, seeds: list[int],
-                sensitive: frozenset[str] = frozenset()) -> list[str]:
+def claim_lines(
+    tabs: dict[str, Table],
+    results: dict[str, RunResult] | None,
+    seeds: list[int],
+    sensitive: frozenset[str] = frozenset(),
+) -> list[str]:
     """The positive controls, then one line per claim: control, verdict (:func:`rewardzoo.protocol.verdict`),
     interval, n (``results`` None: read from the tables' per-seed values, see the module's docstring); a decided
     verdict of a claim in ``sensitive`` (the stability check, :mod:`rewardzoo.board.stability`) reads
     *sensitive to tuning*."""
-    lines = ["## Positive controls and the seeds' claims", "",
-             f"A claim is decided only from ≥ {MIN_SEEDS} seeds, and only when its task's positive control shows its "
-             "effect with a 95% interval beyond 0; otherwise its line reads *testbed cannot decide* with the control's "
-             "number. Every interval is mean [low, high], the 95% t-interval over seeds of each seed's effect (the "
-             "seed is the unit; `rewardzoo.eval.seed_ci`). *Undecided (CI)* means the interval contains the "
-             "threshold: the seeds run cannot tell, and it is never read as a win either way.", "",
-             "| claim | control | verdict | measurement (mean [95% interval]) | n |", "| --- | --- | --- | --- | --- |"]
+    lines = [
+        "## Positive controls and the seeds' claims",
+        "",
+        f"A claim is decided only from ≥ {MIN_SEEDS} seeds, and only when its task's positive control shows its "
+        "effect with a 95% interval beyond 0; otherwise its line reads *testbed cannot decide* with the control's "
+        "number. Every interval is mean [low, high], the 95% t-interval over seeds of each seed's effect (the "
+        "seed is the unit; `rewardzoo.eval.seed_ci`). *Undecided (CI)* means the interval contains the "
+        "threshold: the seeds run cannot tell, and it is never read as a win either way.",
+        "",
+        "| claim | control | verdict | measurement (mean [95% interval]) | n |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     positives = {task: positive_control(task, tabs, results, seeds) for task in tabs}
-    for task, pc in positives.items():
+    for pc in positives.values():
         if pc is not None:
-            shown = (verdict(pc, len(seeds), pc) if len(seeds) < MIN_SEEDS else
-                     "works" if word(pc.estimate, pc.threshold, pc.above) == "reproduced" else "does not work")
+            shown = (
+                verdict(pc, len(seeds), pc)
+                if len(seeds) < MIN_SEEDS
+                else "works"
+                if word(pc.estimate, pc.threshold, pc.above) == "reproduced"
+                else "does not work"
+            )
             lines.append(f"| {pc.claim} | {pc.control} | {shown} | {pc.numbers} | {pc.n} |")
     for claim in CLAIMS:
         for f in claim(tabs, results, seeds):

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from rewardzoo.board.report import check_seeds, leaderboard, plan, report_from_csv
 from rewardzoo.board.rows import PRESETS, QUICK_LR_FACTORS
-from rewardzoo.sweep import add_executor_arguments, executor_from_args
 from rewardzoo.protocol import GRID_EXTENSION, TUNING_SEED_BASE, TUNING_SEEDS, Grid, OwnKey, Setting
+from rewardzoo.sweep import add_executor_arguments, executor_from_args
 
 
 def _by_hand(texts: list[str]) -> dict[tuple[str, str], Setting]:
@@ -41,8 +41,9 @@ def seed_list(text: str) -> list[int]:
     try:
         return [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"seeds are comma-separated integers, e.g. 2000,2001,2002; got {text!r}") \
-            from None
+        raise argparse.ArgumentTypeError(
+            f"seeds are comma-separated integers, e.g. 2000,2001,2002; got {text!r}"
+        ) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,38 +51,83 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rewardzoo leaderboard", description=__doc__.split("\n\n")[0])
     parser.add_argument("--preset", default="cpu", choices=list(PRESETS))
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (--quick: 1)")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/leaderboard"),
-                        help="where LEADERBOARD.md, leaderboard.csv, the curves and TUNING.md go")
-    parser.add_argument("--runs", type=Path, default=Path("runs/leaderboard"),
-                        help="where the run directories go (finished runs there, tuning runs too, are reused)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("benchmarks/results/leaderboard"),
+        help="where LEADERBOARD.md, leaderboard.csv, the curves and TUNING.md go",
+    )
+    parser.add_argument(
+        "--runs",
+        type=Path,
+        default=Path("runs/leaderboard"),
+        help="where the run directories go (finished runs there, tuning runs too, are reused)",
+    )
     parser.add_argument("--tasks", nargs="+", help="only these tasks' entries (default: all of the preset)")
     parser.add_argument("--jobs", type=int, default=2, help="runs in parallel, one thread each (default: 2 cores)")
-    parser.add_argument("--quick", action="store_true",
-                        help="1 seed, a few steps per run, a 2-point grid, no verdicts: checks the command itself")
-    parser.add_argument("--add-method", action="append", default=[], metavar="TASK:LABEL:SOURCE[:OVERRIDES]",
-                        help="add a row: SOURCE a recipe (YAML path or shipped name) or MODULE:FUNCTION, a reward "
-                             "factory(cfg, ctx); OVERRIDES space-separated key=value (repeatable)")
-    parser.add_argument("--lr-factors", type=float, nargs="+", help=f"the learning-rate grid, × the task's shared "
-                        f"grpo.lr (default {' '.join(map(str, Grid().lr_factors))}; --quick: "
-                        f"{' '.join(map(str, QUICK_LR_FACTORS))})")
-    parser.add_argument("--tune-key", action="append", default=[], metavar="TASK/METHOD=KEY=V1,V2",
-                        help="a method's own tuned key (every tuned method of the task needs one of one size)")
-    parser.add_argument("--tune-seeds", type=int,
-                        help=f"tuning seeds 1000..1000+N-1 (default {TUNING_SEEDS}; --quick: 1)")
-    parser.add_argument("--tuning-seeds", type=seed_list,
-                        help="the tuning seeds themselves, e.g. 2000,2001,2002 (a second board on disjoint tuning "
-                             "seeds)")
-    parser.add_argument("--grid-extend", type=int, help=f"steps the learning rates may extend beyond each end of "
-                        f"the grid while a row's choice sits there (default {GRID_EXTENSION}; --quick: 0)")
-    parser.add_argument("--choose", action="append", default=[], metavar="TASK/METHOD=key=value",
-                        help="take this setting for the row instead of tuning it (marked 'by hand' in TUNING.md)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="1 seed, a few steps per run, a 2-point grid, no verdicts: checks the command itself",
+    )
+    parser.add_argument(
+        "--add-method",
+        action="append",
+        default=[],
+        metavar="TASK:LABEL:SOURCE[:OVERRIDES]",
+        help="add a row: SOURCE a recipe (YAML path or shipped name) or MODULE:FUNCTION, a reward "
+        "factory(cfg, ctx); OVERRIDES space-separated key=value (repeatable)",
+    )
+    parser.add_argument(
+        "--lr-factors",
+        type=float,
+        nargs="+",
+        help=f"the learning-rate grid, × the task's shared "
+        f"grpo.lr (default {' '.join(map(str, Grid().lr_factors))}; --quick: "
+        f"{' '.join(map(str, QUICK_LR_FACTORS))})",
+    )
+    parser.add_argument(
+        "--tune-key",
+        action="append",
+        default=[],
+        metavar="TASK/METHOD=KEY=V1,V2",
+        help="a method's own tuned key (every tuned method of the task needs one of one size)",
+    )
+    parser.add_argument(
+        "--tune-seeds", type=int, help=f"tuning seeds 1000..1000+N-1 (default {TUNING_SEEDS}; --quick: 1)"
+    )
+    parser.add_argument(
+        "--tuning-seeds",
+        type=seed_list,
+        help="the tuning seeds themselves, e.g. 2000,2001,2002 (a second board on disjoint tuning seeds)",
+    )
+    parser.add_argument(
+        "--grid-extend",
+        type=int,
+        help=f"steps the learning rates may extend beyond each end of "
+        f"the grid while a row's choice sits there (default {GRID_EXTENSION}; --quick: 0)",
+    )
+    parser.add_argument(
+        "--choose",
+        action="append",
+        default=[],
+        metavar="TASK/METHOD=key=value",
+        help="take this setting for the row instead of tuning it (marked 'by hand' in TUNING.md)",
+    )
     parser.add_argument("--no-tune", action="store_true", help="train the recipes' settings (not the fair protocol)")
-    parser.add_argument("--tune-only", action="store_true",
-                        help="run the tuning stage alone and write TUNING.md (the board reuses its runs later)")
+    parser.add_argument(
+        "--tune-only",
+        action="store_true",
+        help="run the tuning stage alone and write TUNING.md (the board reuses its runs later)",
+    )
     parser.add_argument("--plan", action="store_true", help="print the grid and the runs, train nothing")
     add_executor_arguments(parser)
-    parser.add_argument("--report-from", type=Path, metavar="CSV",
-                        help="rewrite LEADERBOARD.md beside this leaderboard.csv from it alone, train nothing")
+    parser.add_argument(
+        "--report-from",
+        type=Path,
+        metavar="CSV",
+        help="rewrite LEADERBOARD.md beside this leaderboard.csv from it alone, train nothing",
+    )
     args = parser.parse_args(argv)
     command = "rewardzoo leaderboard " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     if args.report_from is not None:
@@ -110,9 +156,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.plan:
         print(plan(args.preset, args.tasks, args.add_method, grid, seeds, tune_seeds, by_hand))
         return 0
-    path = leaderboard(args.preset, seeds, args.out, args.jobs, args.quick, command, runs=args.runs, tasks=args.tasks,
-                       grid=grid, tune_seeds=tune_seeds, tuning=not args.no_tune, by_hand=by_hand, added=args.add_method,
-                       tune_only=args.tune_only, executor=executor)
+    path = leaderboard(
+        args.preset,
+        seeds,
+        args.out,
+        args.jobs,
+        args.quick,
+        command,
+        runs=args.runs,
+        tasks=args.tasks,
+        grid=grid,
+        tune_seeds=tune_seeds,
+        tuning=not args.no_tune,
+        by_hand=by_hand,
+        added=args.add_method,
+        tune_only=args.tune_only,
+        executor=executor,
+    )
     print(path.read_text())
     return 0
 

@@ -38,10 +38,12 @@ def claim_rows(path: Path) -> dict[str, Line]:
     lines = Path(path).read_text().splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith(HEADER)), None)
     if start is None:
-        raise ValueError(f"{path} has no claim table (a line starting {HEADER!r}): give the LEADERBOARD.md of a full "
-                         "board (a --quick board prints no verdicts)")
+        raise ValueError(
+            f"{path} has no claim table (a line starting {HEADER!r}): give the LEADERBOARD.md of a full "
+            "board (a --quick board prints no verdicts)"
+        )
     out = {}
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
         cells = [c.strip() for c in re.split(r"(?<!\\) \| ", line.strip().strip("|"))]  # an escaped \| stays
@@ -69,9 +71,12 @@ def compare(a: Path, b: Path) -> tuple[str, int]:
     """The Markdown table of both boards' verdicts, claim by claim, and the number of flagged claims."""
     rows_a, rows_b = claim_rows(a), claim_rows(b)
     claims = list(dict.fromkeys([*rows_a, *rows_b]))
-    lines = [f"# Verdicts of two boards: `{a}` (A) and `{b}` (B)", "",
-             "| claim | A: verdict | A: measurement | B: verdict | B: measurement | flag |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        f"# Verdicts of two boards: `{a}` (A) and `{b}` (B)",
+        "",
+        "| claim | A: verdict | A: measurement | B: verdict | B: measurement | flag |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     flagged = 0
     for claim in claims:
         la, lb = rows_a.get(claim), rows_b.get(claim)
@@ -79,12 +84,18 @@ def compare(a: Path, b: Path) -> tuple[str, int]:
         if la is None or lb is None:
             flag = "**on one board only**"
         flagged += flag.startswith("**")
-        lines.append(f"| {claim} | {la.verdict if la else '—'} | {la.measurement if la else '—'} | "
-                     f"{lb.verdict if lb else '—'} | {lb.measurement if lb else '—'} | {flag} |")
-    both = sum(1 for c in claims
-               if c in rows_a and c in rows_b and decided(rows_a[c].verdict) and decided(rows_b[c].verdict))
-    lines += ["", f"{len(claims)} claims and positive controls; {both} decided on both boards; {flagged} flagged "
-                  "(a decided verdict must agree; one decided on one board only hinges on the tuning or the noise)."]
+        lines.append(
+            f"| {claim} | {la.verdict if la else '—'} | {la.measurement if la else '—'} | "
+            f"{lb.verdict if lb else '—'} | {lb.measurement if lb else '—'} | {flag} |"
+        )
+    both = sum(
+        1 for c in claims if c in rows_a and c in rows_b and decided(rows_a[c].verdict) and decided(rows_b[c].verdict)
+    )
+    lines += [
+        "",
+        f"{len(claims)} claims and positive controls; {both} decided on both boards; {flagged} flagged "
+        "(a decided verdict must agree; one decided on one board only hinges on the tuning or the noise).",
+    ]
     return "\n".join(lines) + "\n", flagged
 
 

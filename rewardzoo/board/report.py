@@ -18,10 +18,24 @@ from rewardzoo.protocol import TUNING_SEED_BASE, TUNING_SEEDS, Choice, Grid, Set
 from rewardzoo.sweep import Executor, run_sweep
 
 
-def leaderboard(preset: str, seeds: list[int], out: Path, jobs: int = 2, quick: bool = False, command: str = "",
-                progress: bool = True, runs: Path | None = None, tasks: list[str] | None = None, grid: Grid | None = None,
-                tune_seeds: list[int] | None = None, tuning: bool = True, by_hand: dict[tuple[str, str], Setting] | None = None,
-                added: list[str] | None = None, tune_only: bool = False, executor: Executor | None = None) -> Path:
+def leaderboard(
+    preset: str,
+    seeds: list[int],
+    out: Path,
+    jobs: int = 2,
+    quick: bool = False,
+    command: str = "",
+    progress: bool = True,
+    runs: Path | None = None,
+    tasks: list[str] | None = None,
+    grid: Grid | None = None,
+    tune_seeds: list[int] | None = None,
+    tuning: bool = True,
+    by_hand: dict[tuple[str, str], Setting] | None = None,
+    added: list[str] | None = None,
+    tune_only: bool = False,
+    executor: Executor | None = None,
+) -> Path:
     """Run (or resume) a preset under the protocol and write LEADERBOARD.md, leaderboard.csv, the curves,
     TUNING.md and tuning.csv into ``out``; the run directories go under ``runs`` (default ``out/runs``);
     ``tasks`` keeps only those tasks' entries, ``added`` adds ``--add-method`` rows.  ``tuning=False``
@@ -42,19 +56,36 @@ def leaderboard(preset: str, seeds: list[int], out: Path, jobs: int = 2, quick: 
         choices = tune(entries, grid, tune_seeds, runs, out, jobs, quick, progress, by_hand or {}, command, executor)
     if tune_only:
         return out / "TUNING.md"
-    results = run_sweep(specs(entries, seeds, runs, quick, choices), jobs=jobs, progress=progress, desc=f"leaderboard {preset}",
-                        share_dir=runs / SHARED, executor=executor)
+    results = run_sweep(
+        specs(entries, seeds, runs, quick, choices),
+        jobs=jobs,
+        progress=progress,
+        desc=f"leaderboard {preset}",
+        share_dir=runs / SHARED,
+        executor=executor,
+    )
     tabs = tables(entries, results, seeds, choices)
-    lines = [f"`{command}`" if command else "", "", f"# rewardzoo leaderboard — preset `{preset}`{' (quick)' if quick else ''}", "",
-             "Every row tuned on the validation split (TUNING.md) and reported on the test split." if tuning else
-             "**Untuned**: every row at its recipe's settings (`--no-tune`); not the fair protocol.", ""]
+    lines = [
+        f"`{command}`" if command else "",
+        "",
+        f"# rewardzoo leaderboard — preset `{preset}`{' (quick)' if quick else ''}",
+        "",
+        "Every row tuned on the validation split (TUNING.md) and reported on the test split."
+        if tuning
+        else "**Untuned**: every row at its recipe's settings (`--no-tune`); not the fair protocol.",
+        "",
+    ]
     for task, table in tabs.items():
         lines += markdown(task, table, len(seeds))
         plot_curves(out / f"curves_{task}.png", task, table, entries, results, seeds)
         lines += [f"![{task}](curves_{task}.png)", ""]
         if (out / f"tuning_{task}.png").exists() and tuning:
-            lines += ["Validation across the learning rate, every tuned row ([TUNING.md](TUNING.md)):", "",
-                      f"![{task}: validation across lr](tuning_{task}.png)", ""]
+            lines += [
+                "Validation across the learning rate, every tuned row ([TUNING.md](TUNING.md)):",
+                "",
+                f"![{task}: validation across lr](tuning_{task}.png)",
+                "",
+            ]
     if quick:
         lines += ["No verdicts: `--quick` checks the command, not the science (1 seed, a few steps).", ""]
     else:
@@ -79,9 +110,13 @@ def default_tune_seeds(quick: bool = False) -> list[int]:
 def check_seeds(seeds: list[int], tune_seeds: list[int]) -> None:
     """Raise ValueError, before any work, when a tuning seed is also a reported seed or one repeats."""
     if set(seeds) & set(tune_seeds) or len(set(tune_seeds)) != len(tune_seeds):
-        raise ValueError(f"tuning seeds must be distinct and disjoint from the reported seeds {seeds}; got "
-                         f"{tune_seeds} "
-                         "(choose others with --tuning-seeds)")
+        raise ValueError(
+            f"tuning seeds must be distinct and disjoint from the reported seeds {seeds}; got "
+            f"{tune_seeds} "
+            "(choose others with --tuning-seeds)"
+        )
+
+
 def report_from_csv(path: Path, command: str = "") -> Path:
     """Rewrite ``LEADERBOARD.md`` beside a board's ``leaderboard.csv`` from the CSV alone: the tables and every
     positive control and claim with today's intervals (t over seeds, :mod:`rewardzoo.board.claims`), read from
@@ -95,38 +130,59 @@ def report_from_csv(path: Path, command: str = "") -> Path:
     if made is None and old and old[0].startswith("`") and "--report-from" not in old[0]:
         made = old[0].strip("`")
     title = next((line for line in old if line.startswith("# ")), "# rewardzoo leaderboard")
-    lines = [f"`{command}`" if command else "", "", title, "",
-             f"Runs: `{made}`" if made else "Runs: (the command that trained them is not recorded)", "",
-             f"Re-reported from `{path.name}` (one row per run: each run's final test values), not from the run "
-             "directories: the tables and the claims below read each seed's final values.", ""]
+    lines = [
+        f"`{command}`" if command else "",
+        "",
+        title,
+        "",
+        f"Runs: `{made}`" if made else "Runs: (the command that trained them is not recorded)",
+        "",
+        f"Re-reported from `{path.name}` (one row per run: each run's final test values), not from the run "
+        "directories: the tables and the claims below read each seed's final values.",
+        "",
+    ]
     for task, table in tabs.items():
         lines += markdown(task, table, len(seeds))
         if (path.parent / f"curves_{task}.png").is_file():
             lines += [f"![{task}](curves_{task}.png)", ""]
     lines += claim_lines(tabs, None, seeds)
-    lines += ["", f"{sum(len(t.methods) for t in tabs.values()) * len(seeds)} board runs; summed run wall time "
-                  f"{wall / 60:.1f} min."]
+    lines += [
+        "",
+        f"{sum(len(t.methods) for t in tabs.values()) * len(seeds)} board runs; summed run wall time "
+        f"{wall / 60:.1f} min.",
+    ]
     md.write_text("\n".join(lines) + "\n")
     return md
 
 
-def plan(preset: str, tasks: list[str] | None, added: list[str] | None, grid: Grid, seeds: list[int],
-         tune_seeds: list[int], by_hand: dict[tuple[str, str], Setting]) -> str:
+def plan(
+    preset: str,
+    tasks: list[str] | None,
+    added: list[str] | None,
+    grid: Grid,
+    seeds: list[int],
+    tune_seeds: list[int],
+    by_hand: dict[tuple[str, str], Setting],
+) -> str:
     """What a board would run, nothing trained: each trained row's grid (the learning rates as values)
     and the run counts."""
     entries = board_entries(preset, tasks, added)
     points = grid_points(entries, grid, by_hand)
     k = len(tune_seeds)
     halving = sum(len(p) + math.ceil(len(p) / 2) * (k - 1) for p in points.values())
-    lines = [f"preset {preset}: {len(entries)} rows × {len(seeds)} seeds = {len(entries) * len(seeds)} board runs; "
-             f"{halving} tuning runs (seeds {', '.join(map(str, tune_seeds))}, validation split)"]
+    lines = [
+        f"preset {preset}: {len(entries)} rows × {len(seeds)} seeds = {len(entries) * len(seeds)} board runs; "
+        f"{halving} tuning runs (seeds {', '.join(map(str, tune_seeds))}, validation split)"
+    ]
     for e in entries:
         if (e.task, e.method) in by_hand:
             lines.append(f"  {e.task}/{e.method}: by hand: {by_hand[(e.task, e.method)].label}")
         elif e.trained:
             lines.append(f"  {e.task}/{e.method}: " + " | ".join(s.label for s in points[(e.task, e.method)]))
-    lines.append(f"Tuning: every setting at seed {tune_seeds[0]}, the better half at the other {k - 1}; a row whose "
-                 f"choice sits at an end of its rates gets one more rate that way (each step at most {k} more "
-                 f"runs), up to {grid.extend} step(s) beyond each end: at most "
-                 f"{halving + 2 * grid.extend * k * len(points)} tuning runs.")
+    lines.append(
+        f"Tuning: every setting at seed {tune_seeds[0]}, the better half at the other {k - 1}; a row whose "
+        f"choice sits at an end of its rates gets one more rate that way (each step at most {k} more "
+        f"runs), up to {grid.extend} step(s) beyond each end: at most "
+        f"{halving + 2 * grid.extend * k * len(points)} tuning runs."
+    )
     return "\n".join(lines)

@@ -45,34 +45,58 @@ class Board:
     (on the hackable board strict accuracy, not the hack rate a claim measures)."""
 
 
-QUICK = ("steps=4", "sft.steps=20", "eval.n_examples=64", "eval.every=2", "reward.ral.warmup_steps=2",
-         "reward.varl.warmup_steps=2")
+QUICK = (
+    "steps=4",
+    "sft.steps=20",
+    "eval.n_examples=64",
+    "eval.every=2",
+    "reward.ral.warmup_steps=2",
+    "reward.varl.warmup_steps=2",
+)
 """What ``--quick`` changes in every trained run (the SFT rows keep ``steps=0``; refdist keeps its 16
 held-out prompts, fewer than 64)."""
 QUICK_LR_FACTORS = (1.0, 0.5)
 """``--quick``'s tuning grid (two points: the command is checked, not the science)."""
 COMMON = (("policy/entropy", ""), ("time/wall_s", "min"))
 BOARDS = {
-    "multiplication": Board("3-digit × 1-digit multiplication with a scratchpad, held-out avg@2 at T = 2",
-                            "eval/accuracy", (("eval/accuracy", "max"), ("eval/relative_error", "min"), *COMMON),
-                            ("eval/accuracy", "max")),
-    "hackable_multiplication": Board("Hackable multiplication (RL rewards the lazy `contains` proxy)", "eval/hack_rate",
-                                     (("eval/accuracy", "max"), ("eval/hack_rate", "min"), ("eval/proxy_pass", ""),
-                                      *COMMON), ("eval/accuracy", "max")),
-    "refdist": Board("Reference distribution (exact divergences of the policy's answer distribution to p_ref)",
-                     "eval/js", (("eval/js", "min"), ("eval/kl_ref_pi", "min"), ("eval/kl_pi_ref", "min"),
-                                 ("eval/top_answer_share", ""), ("eval/answer_entropy", ""), ("eval/outside_mass", "min"),
-                                 *COMMON), ("eval/js", "min")),
-    "rubric_writing": Board("Rubric writing (biased rule judge in training; unbiased oracle held out)", "eval/quality",
-                            (("eval/quality", "max"), ("eval/repetition", "min"), ("eval/over_length", "min"),
-                             ("eval/words", ""), *COMMON), ("eval/quality", "max")),
+    "multiplication": Board(
+        "3-digit × 1-digit multiplication with a scratchpad, held-out avg@2 at T = 2",
+        "eval/accuracy",
+        (("eval/accuracy", "max"), ("eval/relative_error", "min"), *COMMON),
+        ("eval/accuracy", "max"),
+    ),
+    "hackable_multiplication": Board(
+        "Hackable multiplication (RL rewards the lazy `contains` proxy)",
+        "eval/hack_rate",
+        (("eval/accuracy", "max"), ("eval/hack_rate", "min"), ("eval/proxy_pass", ""), *COMMON),
+        ("eval/accuracy", "max"),
+    ),
+    "refdist": Board(
+        "Reference distribution (exact divergences of the policy's answer distribution to p_ref)",
+        "eval/js",
+        (
+            ("eval/js", "min"),
+            ("eval/kl_ref_pi", "min"),
+            ("eval/kl_pi_ref", "min"),
+            ("eval/top_answer_share", ""),
+            ("eval/answer_entropy", ""),
+            ("eval/outside_mass", "min"),
+            *COMMON,
+        ),
+        ("eval/js", "min"),
+    ),
+    "rubric_writing": Board(
+        "Rubric writing (biased rule judge in training; unbiased oracle held out)",
+        "eval/quality",
+        (("eval/quality", "max"), ("eval/repetition", "min"), ("eval/over_length", "min"), ("eval/words", ""), *COMMON),
+        ("eval/quality", "max"),
+    ),
 }
 
 
 def recipe(name: str) -> str:
     """A shipped recipe, by name (found in the package from any directory; a typo fails here, at import)."""
     return shipped_recipe(name).stem
-
 
 
 G_NAMES = ("D", "neg_log_one_minus_D", "log_D", "logit")
@@ -91,16 +115,33 @@ decided by step 40)."""
 HACKABLE_SETTINGS = {"hackable_multiplication": (*CPU_SETTINGS["hackable_multiplication"], "grpo.advantage=dr_grpo")}
 """The ``hackable`` board's change: the ``cpu`` board's hackable rows under Dr. GRPO advantages for every row —
 VARL's paper setting, run by its RLVR twins too (both recipes default to ``grpo``)."""
-GPU = ("model.name=Qwen/Qwen3-0.6B", "model.dtype=bfloat16", "model.lora.enabled=true", "model.lora.r=32",
-       "model.lora.alpha=64", "sampling.engine=vllm", "sampling.vllm.gpu_memory_utilization=0.3",
-       "sampling.max_new_tokens=64", "grpo.lr=1e-5", "grpo.micro_batch_size=64", "sft.lr=1e-4", "sft.steps=300",
-       "steps=300", "eval.every=50", "reward.ral.judge.lr=1e-5", "reward.varl.discriminator.lr=1e-5")
+GPU = (
+    "model.name=Qwen/Qwen3-0.6B",
+    "model.dtype=bfloat16",
+    "model.lora.enabled=true",
+    "model.lora.r=32",
+    "model.lora.alpha=64",
+    "sampling.engine=vllm",
+    "sampling.vllm.gpu_memory_utilization=0.3",
+    "sampling.max_new_tokens=64",
+    "grpo.lr=1e-5",
+    "grpo.micro_batch_size=64",
+    "sft.lr=1e-4",
+    "sft.steps=300",
+    "steps=300",
+    "eval.every=50",
+    "reward.ral.judge.lr=1e-5",
+    "reward.varl.discriminator.lr=1e-5",
+)
 """What the ``gpu`` preset changes in every CPU entry: Qwen3-0.6B from the hub in bfloat16 with LoRA r 32, the
 vLLM engine, 300 SFT and 300 RL steps, learning rates for a pretrained model (our choices; not run here)."""
 
 DR_GRPO = "VARL's paper setting (group size 8, advantages without std normalisation); RLVR runs it too as its twin"
 TWIN_EXCEPTIONS: dict[tuple[str, str], TwinException] = {
-    **{(task, "SFT"): TwinException({"steps": "the warm start itself, evaluated: it takes no RL step"}) for task in BOARDS},
+    **{
+        (task, "SFT"): TwinException({"steps": "the warm start itself, evaluated: it takes no RL step"})
+        for task in BOARDS
+    },
     ("multiplication", "VARL"): TwinException({"grpo.advantage": DR_GRPO}, twin="RLVR (dr_grpo)"),
     ("multiplication", "VARL additive"): TwinException({"grpo.advantage": DR_GRPO}, twin="RLVR (dr_grpo)"),
     ("multiplication", "RLVR (dr_grpo)"): TwinException({"grpo.advantage": DR_GRPO}, twin="VARL"),
@@ -119,8 +160,9 @@ def task_settings(preset: str, task: str) -> tuple[str, ...]:
     return {"cpu": CPU_SETTINGS, "hackable": HACKABLE_SETTINGS}.get(preset, {}).get(task, ())
 
 
-def entry(preset: str, task: str, method: str, name: str, *overrides: str, role: str = "method",
-          factory: str = "") -> Entry:
+def entry(
+    preset: str, task: str, method: str, name: str, *overrides: str, role: str = "method", factory: str = ""
+) -> Entry:
     """A row of ``preset``: the recipe ``name`` with the task's :func:`task_settings`, then ``overrides``
     (an SFT row, ``steps=0``, takes no step budget)."""
     sft_row = "steps=0" in overrides
@@ -137,13 +179,27 @@ def hackable_rows(board: Callable[..., Entry]) -> list[Entry]:
     (RLVR hacks the proxy; RLVR on the strict check solves honestly), VARL and its additive control."""
     return [
         board("hackable_multiplication", "SFT", recipe("rlvr_hackable_multiplication"), "steps=0", role="warm start"),
-        board("hackable_multiplication", "RLVR (proxy)", recipe("rlvr_hackable_multiplication"),
-              role="positive control (it must hack); VARL's RLVR twin"),
-        board("hackable_multiplication", "RLVR (strict check)", recipe("rlvr_hackable_multiplication"),
-              "reward.rlvr.verifier=exact", role="positive control of honest solving: RL on the strict check"),
+        board(
+            "hackable_multiplication",
+            "RLVR (proxy)",
+            recipe("rlvr_hackable_multiplication"),
+            role="positive control (it must hack); VARL's RLVR twin",
+        ),
+        board(
+            "hackable_multiplication",
+            "RLVR (strict check)",
+            recipe("rlvr_hackable_multiplication"),
+            "reward.rlvr.verifier=exact",
+            role="positive control of honest solving: RL on the strict check",
+        ),
         board("hackable_multiplication", "VARL (proxy gate)", recipe("varl_hackable_multiplication")),
-        board("hackable_multiplication", "VARL additive (proxy)", recipe("varl_hackable_multiplication"),
-              "reward.varl.combine=add", role="control of VARL: r = v + D"),
+        board(
+            "hackable_multiplication",
+            "VARL additive (proxy)",
+            recipe("varl_hackable_multiplication"),
+            "reward.varl.combine=add",
+            role="control of VARL: r = v + D",
+        ),
     ]
 
 
@@ -153,34 +209,84 @@ PRESETS: dict[str, list[Entry]] = {
         cpu("multiplication", "SFT", recipe("rlvr_multiplication"), "steps=0", role="warm start"),
         cpu("multiplication", "RLVR", recipe("rlvr_multiplication"), role="positive control; RAL's twin"),
         cpu("multiplication", "RAL", recipe("ral_multiplication")),
-        cpu("multiplication", "RAL frozen judge", recipe("ral_multiplication"), "reward.ral.frozen=true",
-            role="control of RAL: judge frozen after warm-up"),
-        cpu("multiplication", "RAL format-only", recipe("ral_multiplication"), "reward.ral.format_only=true",
-            role="control of RAL: D ≡ 1 on valid answers, no judge"),
-        cpu("multiplication", "RLVR (dr_grpo)", recipe("rlvr_multiplication"), "grpo.advantage=dr_grpo",
-            role="VARL's twin: RLVR under VARL's paper setting (D ≡ 1)"),
+        cpu(
+            "multiplication",
+            "RAL frozen judge",
+            recipe("ral_multiplication"),
+            "reward.ral.frozen=true",
+            role="control of RAL: judge frozen after warm-up",
+        ),
+        cpu(
+            "multiplication",
+            "RAL format-only",
+            recipe("ral_multiplication"),
+            "reward.ral.format_only=true",
+            role="control of RAL: D ≡ 1 on valid answers, no judge",
+        ),
+        cpu(
+            "multiplication",
+            "RLVR (dr_grpo)",
+            recipe("rlvr_multiplication"),
+            "grpo.advantage=dr_grpo",
+            role="VARL's twin: RLVR under VARL's paper setting (D ≡ 1)",
+        ),
         cpu("multiplication", "VARL", recipe("varl_multiplication")),
-        cpu("multiplication", "VARL additive", recipe("varl_multiplication"), "reward.varl.combine=add",
-            role="control of VARL: r = v + D"),
+        cpu(
+            "multiplication",
+            "VARL additive",
+            recipe("varl_multiplication"),
+            "reward.varl.combine=add",
+            role="control of VARL: r = v + D",
+        ),
         cpu("refdist", "SFT", recipe("rlvr_refdist"), "steps=0", role="warm start"),
-        cpu("refdist", "RLVR", recipe("rlvr_refdist"), role="null control: every valid answer earns 1 (VARL with D ≡ 1)"),
-        cpu("refdist", "RLVR exact reference", recipe("rlvr_refdist"), "reward.rlvr.verifier=exact",
-            role="positive control: 1 when the answer is the drawn reference (mean reward p_ref)"),
+        cpu(
+            "refdist", "RLVR", recipe("rlvr_refdist"), role="null control: every valid answer earns 1 (VARL with D ≡ 1)"
+        ),
+        cpu(
+            "refdist",
+            "RLVR exact reference",
+            recipe("rlvr_refdist"),
+            "reward.rlvr.verifier=exact",
+            role="positive control: 1 when the answer is the drawn reference (mean reward p_ref)",
+        ),
         *(cpu("refdist", f"RAL g={g}", recipe("ral_refdist"), f"reward.ral.g={g}") for g in G_NAMES),
-        cpu("refdist", "RAL g=D frozen judge", recipe("ral_refdist"), "reward.ral.frozen=true",
-            role="control of RAL g=D: judge frozen after warm-up"),
+        cpu(
+            "refdist",
+            "RAL g=D frozen judge",
+            recipe("ral_refdist"),
+            "reward.ral.frozen=true",
+            role="control of RAL g=D: judge frozen after warm-up",
+        ),
         cpu("refdist", "VARL", recipe("varl_refdist")),
         *hackable_rows(cpu),
         cpu("rubric_writing", "SFT", recipe("rcrl_rubric_writing"), "steps=0", role="warm start"),
-        cpu("rubric_writing", "RLVR oracle", recipe("rcrl_rubric_writing"), "reward.name=rlvr",
-            role="positive control: RL on the held-out oracle's own quality"),
+        cpu(
+            "rubric_writing",
+            "RLVR oracle",
+            recipe("rcrl_rubric_writing"),
+            "reward.name=rlvr",
+            role="positive control: RL on the held-out oracle's own quality",
+        ),
         cpu("rubric_writing", "RcRL", recipe("rcrl_rubric_writing")),
-        cpu("rubric_writing", "Absolute RcRL", recipe("absolute_rcrl_rubric_writing"),
-            role="control of RcRL: its absolute twin (no pairwise comparison)"),
+        cpu(
+            "rubric_writing",
+            "Absolute RcRL",
+            recipe("absolute_rcrl_rubric_writing"),
+            role="control of RcRL: its absolute twin (no pairwise comparison)",
+        ),
         cpu("rubric_writing", "Absolute RaR", recipe("rar_rubric_writing"), role="baseline (RcRL paper, Table 3)"),
-        cpu("rubric_writing", "Pairwise RaR", recipe("pairwise_rar_rubric_writing"), role="baseline (RcRL paper, Table 3)"),
-        cpu("rubric_writing", "Dropout Absolute RaR", recipe("dropout_absolute_rar_rubric_writing"),
-            role="baseline (RcRL paper, Table 3)"),
+        cpu(
+            "rubric_writing",
+            "Pairwise RaR",
+            recipe("pairwise_rar_rubric_writing"),
+            role="baseline (RcRL paper, Table 3)",
+        ),
+        cpu(
+            "rubric_writing",
+            "Dropout Absolute RaR",
+            recipe("dropout_absolute_rar_rubric_writing"),
+            role="baseline (RcRL paper, Table 3)",
+        ),
     ],
     "hackable": hackable_rows(_board("hackable")),
 }
@@ -189,9 +295,11 @@ PRESETS: dict[str, list[Entry]] = {
 benchmarks/results/varl_hacking.md) and rubric writing, the one task of RcRL and its baselines.
 ``hackable``: the cpu board's hackable rows under VARL's paper setting (Dr. GRPO advantages for every row);
 ``rewardzoo leaderboard --preset hackable``."""
-PRESETS["gpu"] = [replace(e, overrides=(*e.overrides, *(o for o in GPU if e.trained or not o.startswith("steps="))))
-                  for e in PRESETS["cpu"]
-                  if e.task in ("multiplication", "hackable_multiplication")]
+PRESETS["gpu"] = [
+    replace(e, overrides=(*e.overrides, *(o for o in GPU if e.trained or not o.startswith("steps="))))
+    for e in PRESETS["cpu"]
+    if e.task in ("multiplication", "hackable_multiplication")
+]
 
 
 @dataclass(frozen=True)
@@ -207,15 +315,22 @@ class PositiveControl:
 
 
 POSITIVE_CONTROLS = {
-    "multiplication": PositiveControl("RLVR", "eval/accuracy", "correct", True,
-                                      "the exact verifier raises held-out accuracy"),
-    "hackable_multiplication": PositiveControl("RLVR (proxy)", "eval/hack_rate", "hack_rate", True,
-                                               "RLVR on the lazy proxy raises the held-out hack rate (the hack VARL "
-                                               "is to prevent)"),
-    "refdist": PositiveControl("RLVR exact reference", "eval/js", None, False,
-                               "a reward whose mean is p_ref(y ∣ x) lowers JS(p_ref, π)"),
-    "rubric_writing": PositiveControl("RLVR oracle", "eval/quality", "quality", True,
-                                      "RL on the oracle's own quality raises held-out oracle quality"),
+    "multiplication": PositiveControl(
+        "RLVR", "eval/accuracy", "correct", True, "the exact verifier raises held-out accuracy"
+    ),
+    "hackable_multiplication": PositiveControl(
+        "RLVR (proxy)",
+        "eval/hack_rate",
+        "hack_rate",
+        True,
+        "RLVR on the lazy proxy raises the held-out hack rate (the hack VARL is to prevent)",
+    ),
+    "refdist": PositiveControl(
+        "RLVR exact reference", "eval/js", None, False, "a reward whose mean is p_ref(y ∣ x) lowers JS(p_ref, π)"
+    ),
+    "rubric_writing": PositiveControl(
+        "RLVR oracle", "eval/quality", "quality", True, "RL on the oracle's own quality raises held-out oracle quality"
+    ),
 }
 """Per task, the reward known to work there and the effect it must show before any claim of the task is
 decided (a testbed whose positive control fails cannot tell methods apart)."""

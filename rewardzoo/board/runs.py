@@ -31,8 +31,13 @@ def run_spec(name: str, e: Entry, seed: int, run_dir: Path, quick: bool, extra: 
     return RunSpec(name, e.recipe, run_dir, (f"seed={seed}", *e.overrides, *quick_overrides, *extra), e.factory)
 
 
-def specs(entries: list[Entry], seeds: list[int], runs: Path, quick: bool,
-          choices: dict[tuple[str, str], Choice] | None = None) -> list[RunSpec]:
+def specs(
+    entries: list[Entry],
+    seeds: list[int],
+    runs: Path,
+    quick: bool,
+    choices: dict[tuple[str, str], Choice] | None = None,
+) -> list[RunSpec]:
     """The board's runs: one per entry and seed under ``runs/<task>/<slug(method)>/<setting>/seed<s>``
     at the entry's chosen setting (none: the recipe's), seed by seed (a stopped sweep leaves whole boards
     for its first seeds); named ``<task>/<method>/seed<s>``."""
@@ -41,10 +46,17 @@ def specs(entries: list[Entry], seeds: list[int], runs: Path, quick: bool,
     for s in seeds:
         for e in entries:
             setting = choices[(e.task, e.method)].setting if (e.task, e.method) in choices else Setting()
-            result.append(run_spec(f"{e.task}/{e.method}/seed{s}", e, s, runs / e.task / slug(e.method) / setting.slug /
-                                f"seed{s}", quick, setting.overrides))
+            result.append(
+                run_spec(
+                    f"{e.task}/{e.method}/seed{s}",
+                    e,
+                    s,
+                    runs / e.task / slug(e.method) / setting.slug / f"seed{s}",
+                    quick,
+                    setting.overrides,
+                )
+            )
     return result
-
 
 
 def final(result: RunResult) -> dict[str, float]:
@@ -73,9 +85,11 @@ def check_twins(entries: list[Entry]) -> None:
         excepted = {e.method: TWIN_EXCEPTIONS[(task, e.method)] for e in mine if (task, e.method) in TWIN_EXCEPTIONS}
         found += [f"{task}/{line}" for line in twin_differences(configs, excepted)]
     if found:
-        raise ValueError("twins differ outside the reward (a board compares rewards, so every other setting must be "
-                         "shared):\n  " + "\n  ".join(found) + "\nGive every row of the task the same settings (or "
-                         "name the exception, with its reason, in rewardzoo.board.rows.TWIN_EXCEPTIONS)")
+        raise ValueError(
+            "twins differ outside the reward (a board compares rewards, so every other setting must be "
+            "shared):\n  " + "\n  ".join(found) + "\nGive every row of the task the same settings (or "
+            "name the exception, with its reason, in rewardzoo.board.rows.TWIN_EXCEPTIONS)"
+        )
 
 
 def parse_added(preset: str, text: str, entries: list[Entry]) -> Entry:
@@ -85,8 +99,9 @@ def parse_added(preset: str, text: str, entries: list[Entry]) -> Entry:
     the task, like every shipped row."""
     parts = text.split(":")
     if len(parts) < 3 or not parts[0] or not parts[1] or not parts[2]:
-        raise ValueError(f"--add-method takes TASK:LABEL:RECIPE[:OVERRIDES] or TASK:LABEL:MODULE:FUNCTION[:OVERRIDES]; "
-                         f"got {text!r}")
+        raise ValueError(
+            f"--add-method takes TASK:LABEL:RECIPE[:OVERRIDES] or TASK:LABEL:MODULE:FUNCTION[:OVERRIDES]; got {text!r}"
+        )
     task, label, source, rest = parts[0], parts[1], parts[2], parts[3:]
     tasks = list(dict.fromkeys(e.task for e in entries))
     if task not in tasks:
@@ -97,8 +112,10 @@ def parse_added(preset: str, text: str, entries: list[Entry]) -> Entry:
     factory = ""
     if not is_recipe:
         if not rest or "=" in rest[0]:
-            raise ValueError(f"--add-method {text!r}: {source!r} is neither a YAML recipe nor a shipped recipe's name, "
-                             f"and a reward factory needs MODULE:FUNCTION")
+            raise ValueError(
+                f"--add-method {text!r}: {source!r} is neither a YAML recipe nor a shipped recipe's name, "
+                f"and a reward factory needs MODULE:FUNCTION"
+            )
         factory, rest = f"{source}:{rest[0]}", rest[1:]
         source = next(e.recipe for e in entries if e.task == task and not e.trained)
     elif not resolve_recipe(source).is_file():
@@ -115,8 +132,10 @@ def board_entries(preset: str, tasks: list[str] | None = None, added: list[str] 
         raise ValueError(f"unknown leaderboard preset {preset!r}; choose one of {', '.join(PRESETS)}")
     entries = [e for e in PRESETS[preset] if tasks is None or e.task in tasks]
     if not entries:
-        raise ValueError(f"no entry of preset {preset!r} is on tasks {tasks}; its tasks: "
-                         f"{', '.join(dict.fromkeys(e.task for e in PRESETS[preset]))}")
+        raise ValueError(
+            f"no entry of preset {preset!r} is on tasks {tasks}; its tasks: "
+            f"{', '.join(dict.fromkeys(e.task for e in PRESETS[preset]))}"
+        )
     for text in added or []:
         entries.append(parse_added(preset, text, entries))
     check_twins(entries)

@@ -60,42 +60,69 @@ def findings(tabs: dict[str, Table], results: dict[str, RunResult], seeds: list[
     return out
 
 
-def check(entries: list[Entry], tabs: dict[str, Table], test: dict[str, RunResult], seeds: list[int],
-          choices: dict[tuple[str, str], Choice], tune_seeds: list[int], runs: Path, quick: bool, jobs: int = 2,
-          progress: bool = False) -> dict[str, Check]:
+def check(
+    entries: list[Entry],
+    tabs: dict[str, Table],
+    test: dict[str, RunResult],
+    seeds: list[int],
+    choices: dict[tuple[str, str], Choice],
+    tune_seeds: list[int],
+    runs: Path,
+    quick: bool,
+    jobs: int = 2,
+    progress: bool = False,
+) -> dict[str, Check]:
     """The stability of every claim the board decides on the test split (``test`` at ``seeds``): the tuning runs
     of every chosen setting and every setting within noise of it (``tune_seeds``, under ``runs``, all finished:
     the sweep reads them back), handed to :func:`assess`."""
     tuned = {row: choice for row, choice in choices.items() if choice.by == "validation"}
     wanted = {row: list(dict.fromkeys((choice.setting, *choice.near))) for row, choice in tuned.items()}
     planned = tuning_specs(entries, wanted, tune_seeds, runs, quick)
-    done = run_sweep(list(spec for *_, spec in planned.values()), jobs=jobs, progress=progress,
-                     desc="stability: the tuning runs", share_dir=runs / SHARED)
+    done = run_sweep(
+        list(spec for *_, spec in planned.values()),
+        jobs=jobs,
+        progress=progress,
+        desc="stability: the tuning runs",
+        share_dir=runs / SHARED,
+    )
     at = {(e.task, e.method, setting): {} for e, setting, _, _ in planned.values()}
     for name, (e, setting, seed, _) in planned.items():
         at[(e.task, e.method, setting)][seed] = done[name]
     return assess(tabs, test, seeds, tuned, at, tune_seeds)
 
 
-def assess(tabs: dict[str, Table], test: dict[str, RunResult], seeds: list[int], choices: dict[tuple[str, str], Choice],
-           tuning: dict[tuple[str, str, Setting], dict[int, RunResult]], tune_seeds: list[int]) -> dict[str, Check]:
+def assess(
+    tabs: dict[str, Table],
+    test: dict[str, RunResult],
+    seeds: list[int],
+    choices: dict[tuple[str, str], Choice],
+    tuning: dict[tuple[str, str, Setting], dict[int, RunResult]],
+    tune_seeds: list[int],
+) -> dict[str, Check]:
     """Per claim the board decides on ``test`` (its printed verdict, :func:`~rewardzoo.protocol.verdict`, a
     decided word): the claim measured on the ``tuning`` runs (task, method, setting → tuning seed → run) at
     every row's chosen setting, then with one row at a time moved to each of its settings within noise
     (:attr:`~rewardzoo.protocol.Choice.near`); a move that leaves the claim's estimate as it was does not
     touch the claim and is not listed.  The verdict holds when it :func:`holds` at every move listed."""
     positives = {task: positive_control(task, tabs, test, seeds) for task in tabs}
-    on_test = {c: f for c, f in findings(tabs, test, seeds).items()
-               if verdict(f, len(seeds), positives[f.task]) in DECIDED}
+    on_test = {
+        c: f for c, f in findings(tabs, test, seeds).items() if verdict(f, len(seeds), positives[f.task]) in DECIDED
+    }
 
     def at(moved: tuple[str, str] | None = None, setting: Setting | None = None) -> dict[str, RunResult]:
         pick = {row: setting if row == moved else choice.setting for row, choice in choices.items()}
-        return {f"{task}/{method}/seed{s}": tuning[(task, method, pick[(task, method)])][s]
-                for (task, method) in pick for s in tune_seeds}
+        return {
+            f"{task}/{method}/seed{s}": tuning[(task, method, pick[(task, method)])][s]
+            for (task, method) in pick
+            for s in tune_seeds
+        }
 
     base = findings(tabs, at(), tune_seeds)
-    numbers = {c: [("chosen settings", base[c].numbers, holds(base[c], word(f.estimate, f.threshold, f.above)))]
-               for c, f in on_test.items() if c in base}
+    numbers = {
+        c: [("chosen settings", base[c].numbers, holds(base[c], word(f.estimate, f.threshold, f.above)))]
+        for c, f in on_test.items()
+        if c in base
+    }
     for row, choice in choices.items():
         for setting in choice.near:
             if setting == choice.setting:
@@ -115,17 +142,24 @@ def assess(tabs: dict[str, Table], test: dict[str, RunResult], seeds: list[int],
 def stability_lines(checks: dict[str, Check]) -> list[str]:
     """The ``LEADERBOARD.md`` section: per decided claim, its validation numbers at the chosen settings and at
     every setting within noise that moves it, and whether the verdict holds there."""
-    lines = ["## Stability under tuning", "",
-             "A decided verdict stands only if it holds at every setting the tuning stage found within noise of the "
-             "chosen one; otherwise it reads *sensitive to tuning*. Measured on the tuning runs (validation split, "
-             "the tuning seeds): at the chosen settings, then one row at a time moved to each of its settings within "
-             "noise (rows whose move changes the claim's number). *Holds*: the point lies on the verdict's side of "
-             "the threshold and the interval does not decide the other way (`rewardzoo.board.stability`).", "",
-             "| claim | test verdict | where (validation) | measurement | holds |", "| --- | --- | --- | --- | --- |"]
+    lines = [
+        "## Stability under tuning",
+        "",
+        "A decided verdict stands only if it holds at every setting the tuning stage found within noise of the "
+        "chosen one; otherwise it reads *sensitive to tuning*. Measured on the tuning runs (validation split, "
+        "the tuning seeds): at the chosen settings, then one row at a time moved to each of its settings within "
+        "noise (rows whose move changes the claim's number). *Holds*: the point lies on the verdict's side of "
+        "the threshold and the interval does not decide the other way (`rewardzoo.board.stability`).",
+        "",
+        "| claim | test verdict | where (validation) | measurement | holds |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for c in checks.values():
         for where, numbers, ok in c.numbers:
-            lines.append(f"| {c.claim} | {c.test_word}{'' if c.holds else ' → *sensitive to tuning*'} | {where} | "
-                         f"{numbers} | {'yes' if ok else '**no**'} |")
+            lines.append(
+                f"| {c.claim} | {c.test_word}{'' if c.holds else ' → *sensitive to tuning*'} | {where} | "
+                f"{numbers} | {'yes' if ok else '**no**'} |"
+            )
     if not checks:
         lines.append("| (no decided claim) | | | | |")
     return lines + [""]

@@ -41,8 +41,12 @@ class Table:
         return ranked[0] if first.separates(second) else None
 
 
-def tables(entries: list[Entry], results: dict[str, RunResult], seeds: list[int],
-           choices: dict[tuple[str, str], Choice] | None = None) -> dict[str, Table]:
+def tables(
+    entries: list[Entry],
+    results: dict[str, RunResult],
+    seeds: list[int],
+    choices: dict[tuple[str, str], Choice] | None = None,
+) -> dict[str, Table]:
     """The tables of every task, from the finished runs."""
     out: dict[str, Table] = {}
     for e in entries:
@@ -64,8 +68,10 @@ def tables_from_csv(path: Path) -> tuple[dict[str, Table], list[int], float]:
         rows = list(csv.DictReader(f))
     needed = {"task", "method", "role", "setting", "seed"}
     if not rows or not needed <= set(rows[0]):
-        raise ValueError(f"{path} is not a board's leaderboard.csv (columns {', '.join(sorted(needed))}, one row per run): "
-                         "give the file `rewardzoo leaderboard` wrote beside LEADERBOARD.md")
+        raise ValueError(
+            f"{path} is not a board's leaderboard.csv (columns {', '.join(sorted(needed))}, one row per run): "
+            "give the file `rewardzoo leaderboard` wrote beside LEADERBOARD.md"
+        )
     unknown = sorted({r["task"] for r in rows} - set(BOARDS))
     if unknown:
         raise ValueError(f"{path}: unknown task(s) {', '.join(unknown)}; a board's tasks are {', '.join(BOARDS)}")
@@ -94,10 +100,14 @@ def _cell(est: Estimate, column: str) -> str:
 def markdown(task: str, table: Table, seeds: int) -> list[str]:
     """One task's table as Markdown lines."""
     cols = table.board.columns
-    lines = [f"## {table.board.title} (`{task}`)", "",
-             "| method | role | setting | " + " | ".join(f"`{c}`{' ↑' if d == 'max' else ' ↓' if d == 'min' else ''}"
-                                                     for c, d in cols) + " |",
-             "| --- | --- | --- |" + " ---: |" * len(cols)]
+    lines = [
+        f"## {table.board.title} (`{task}`)",
+        "",
+        "| method | role | setting | "
+        + " | ".join(f"`{c}`{' ↑' if d == 'max' else ' ↓' if d == 'min' else ''}" for c, d in cols)
+        + " |",
+        "| --- | --- | --- |" + " ---: |" * len(cols),
+    ]
     best = {c: table.best(c, d) for c, d in cols}
     for m in table.methods:
         cells = []
@@ -105,23 +115,40 @@ def markdown(task: str, table: Table, seeds: int) -> list[str]:
             text = _cell(table.estimate(m, c), c)
             cells.append(f"**{text}**" if best[c] == m else text)
         setting = table.settings.get(m, "recipe")
-        lines.append(f"| {m} | {table.roles.get(m, '')} | {setting if setting in ('—', 'recipe') else f'`{setting}`'} | "
-                     + " | ".join(cells) + " |")
-    lines += ["", f"Test split. Mean ± half-width of the 95% t-interval over {seeds} seed(s); accuracy-like columns in "
-              "points. Bold: best, and its interval does not overlap the runner-up's. Setting: the one the tuning "
-              "stage chose on the validation split (TUNING.md).", ""]
+        lines.append(
+            f"| {m} | {table.roles.get(m, '')} | {setting if setting in ('—', 'recipe') else f'`{setting}`'} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    lines += [
+        "",
+        f"Test split. Mean ± half-width of the 95% t-interval over {seeds} seed(s); accuracy-like columns in "
+        "points. Bold: best, and its interval does not overlap the runner-up's. Setting: the one the tuning "
+        "stage chose on the validation split (TUNING.md).",
+        "",
+    ]
     return lines
 
 
-def write_csv(path: Path, entries: list[Entry], results: dict[str, RunResult], seeds: list[int],
-              tabs: dict[str, Table]) -> None:
+def write_csv(
+    path: Path, entries: list[Entry], results: dict[str, RunResult], seeds: list[int], tabs: dict[str, Table]
+) -> None:
     """One row per run: task, method, role, setting, seed, config hash, every final metric."""
     rows = []
     for e in entries:
         for s in seeds:
             r = results[f"{e.task}/{e.method}/seed{s}"]
-            rows.append({"task": e.task, "method": e.method, "role": e.role, "setting": tabs[e.task].settings[e.method],
-                         "seed": s, "config_hash": config_hash(r.spec), **final(r)})
+            rows.append(
+                {
+                    "task": e.task,
+                    "method": e.method,
+                    "role": e.role,
+                    "setting": tabs[e.task].settings[e.method],
+                    "seed": s,
+                    "config_hash": config_hash(r.spec),
+                    **final(r),
+                }
+            )
     first = ["task", "method", "role", "setting", "seed", "config_hash"]
     keys = first + sorted({k for r in rows for k in r} - set(first))
     with open(path, "w", newline="") as f:
@@ -130,7 +157,9 @@ def write_csv(path: Path, entries: list[Entry], results: dict[str, RunResult], s
         writer.writerows(rows)
 
 
-def plot_curves(path: Path, task: str, table: Table, entries: list[Entry], results: dict[str, RunResult], seeds: list[int]) -> None:
+def plot_curves(
+    path: Path, task: str, table: Table, entries: list[Entry], results: dict[str, RunResult], seeds: list[int]
+) -> None:
     """The headline metric of every method of a task over steps, mean and 95% band over seeds."""
     import matplotlib
 
@@ -140,8 +169,10 @@ def plot_curves(path: Path, task: str, table: Table, entries: list[Entry], resul
     key = table.board.headline
     fig, ax = plt.subplots(figsize=(6, 4))
     for i, e in enumerate(x for x in entries if x.task == task and x.trained):
-        curves = [{r["step"]: r[key] for r in results[f"{task}/{e.method}/seed{s}"].rows if r.get(key) is not None}
-                  for s in seeds]
+        curves = [
+            {r["step"]: r[key] for r in results[f"{task}/{e.method}/seed{s}"].rows if r.get(key) is not None}
+            for s in seeds
+        ]
         steps = sorted(set.intersection(*(set(c) for c in curves)))
         est = [mean_ci([c[t] for c in curves]) for t in steps]
         ax.plot(steps, [v.mean for v in est], color=f"C{i % 10}", label=e.method)

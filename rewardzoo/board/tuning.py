@@ -12,8 +12,19 @@ from omegaconf import OmegaConf
 
 from rewardzoo.board.rows import BOARDS, Entry
 from rewardzoo.board.runs import SHARED, run_spec, slug
-from rewardzoo.protocol import (TUNING_OVERRIDES, Choice, Grid, Setting, ValidationRow, choose, extension,
-                                learning_rate, statistic, survivors, write_tuning)
+from rewardzoo.protocol import (
+    TUNING_OVERRIDES,
+    Choice,
+    Grid,
+    Setting,
+    ValidationRow,
+    choose,
+    extension,
+    learning_rate,
+    statistic,
+    survivors,
+    write_tuning,
+)
 from rewardzoo.sweep import Executor, RunResult, RunSpec, run_sweep
 
 
@@ -22,7 +33,9 @@ def base_lr(e: Entry) -> float:
     return float(run_spec("lr", e, 0, Path("unused"), False).config().grpo.lr)
 
 
-def grid_points(entries: list[Entry], grid: Grid, by_hand: dict[tuple[str, str], Setting]) -> dict[tuple[str, str], list[Setting]]:
+def grid_points(
+    entries: list[Entry], grid: Grid, by_hand: dict[tuple[str, str], Setting]
+) -> dict[tuple[str, str], list[Setting]]:
     """Each trained entry's settings in the grid's tie-break order, but for the ``by_hand`` ones (not
     tuned); every task's tuned methods checked for an equal tuning budget
     (:meth:`~rewardzoo.protocol.Grid.check_equal_budget`)."""
@@ -38,8 +51,9 @@ def grid_points(entries: list[Entry], grid: Grid, by_hand: dict[tuple[str, str],
     return {(e.task, e.method): grid.points(e.task, e.method, base_lr(e)) for e in entries if e.trained}
 
 
-def tuning_specs(entries: list[Entry], points: dict[tuple[str, str], list[Setting]], seeds: list[int], runs: Path,
-                 quick: bool) -> dict[str, tuple[Entry, Setting, int, RunSpec]]:
+def tuning_specs(
+    entries: list[Entry], points: dict[tuple[str, str], list[Setting]], seeds: list[int], runs: Path, quick: bool
+) -> dict[str, tuple[Entry, Setting, int, RunSpec]]:
     """One tuning run per trained entry, setting and tuning seed, on the validation split
     (:data:`~rewardzoo.protocol.TUNING_OVERRIDES`), under ``runs/tuning/<task>/<slug>/<setting>/seed<s>``;
     by name ``tune/<task>/<method>/<setting>/seed<s>``."""
@@ -49,12 +63,20 @@ def tuning_specs(entries: list[Entry], points: dict[tuple[str, str], list[Settin
             for setting in points.get((e.task, e.method), []):
                 name = f"tune/{e.task}/{e.method}/{setting.label}/seed{s}"
                 run_dir = runs / "tuning" / e.task / slug(e.method) / setting.slug / f"seed{s}"
-                out[name] = (e, setting, s, run_spec(name, e, s, run_dir, quick, (*setting.overrides, *TUNING_OVERRIDES)))
+                out[name] = (
+                    e,
+                    setting,
+                    s,
+                    run_spec(name, e, s, run_dir, quick, (*setting.overrides, *TUNING_OVERRIDES)),
+                )
     return out
 
 
-def start_order(planned: dict[str, tuple[Entry, Setting, int, RunSpec]], points: dict[tuple[str, str], list[Setting]],
-                seeds: list[int]) -> list[RunSpec]:
+def start_order(
+    planned: dict[str, tuple[Entry, Setting, int, RunSpec]],
+    points: dict[tuple[str, str], list[Setting]],
+    seeds: list[int],
+) -> list[RunSpec]:
     """The tuning runs in the order the sweep starts them: round-robin, so runs that share work
     (:mod:`rewardzoo.core.shared_work`: one task's runs at a seed share the step-0 evaluation, one
     row's learning rates its reward's warm-up) start apart.  Seed by seed, then grid point by grid
@@ -75,8 +97,9 @@ def start_order(planned: dict[str, tuple[Entry, Setting, int, RunSpec]], points:
     return [spec for *_, spec in sorted(planned.values(), key=place)]
 
 
-def validation_rows(planned: dict[str, tuple[Entry, Setting, int, RunSpec]],
-                    results: dict[str, RunResult]) -> list[ValidationRow]:
+def validation_rows(
+    planned: dict[str, tuple[Entry, Setting, int, RunSpec]], results: dict[str, RunResult]
+) -> list[ValidationRow]:
     """Every tuning run's final value of its board's tuning metric, with the split its saved
     configuration says it evaluated on (NaN when the run logged no value)."""
     rows = []
@@ -88,9 +111,19 @@ def validation_rows(planned: dict[str, tuple[Entry, Setting, int, RunSpec]],
     return rows
 
 
-def tune(entries: list[Entry], grid: Grid, seeds: list[int], runs: Path, out: Path, jobs: int, quick: bool,
-         progress: bool, by_hand: dict[tuple[str, str], Setting], command: str = "",
-         executor: Executor | None = None) -> dict[tuple[str, str], Choice]:
+def tune(
+    entries: list[Entry],
+    grid: Grid,
+    seeds: list[int],
+    runs: Path,
+    out: Path,
+    jobs: int,
+    quick: bool,
+    progress: bool,
+    by_hand: dict[tuple[str, str], Setting],
+    command: str = "",
+    executor: Executor | None = None,
+) -> dict[tuple[str, str], Choice]:
     """The tuning stage (the protocol's rules: :mod:`rewardzoo.protocol`): every trained entry's grid at the first
     tuning seed, the better half of it (:func:`~rewardzoo.protocol.survivors`) at the other tuning seeds, the
     choice from the validation rows alone (:func:`~rewardzoo.protocol.choose`: within noise of the best, the
@@ -109,8 +142,16 @@ def tune(entries: list[Entry], grid: Grid, seeds: list[int], runs: Path, out: Pa
         more = tuning_specs(entries, wanted, at, runs, quick)
         if more:
             planned.update(more)
-            results.update(run_sweep(start_order(more, wanted, at), jobs=jobs, progress=progress, desc=desc,
-                                     share_dir=runs / SHARED, executor=executor))
+            results.update(
+                run_sweep(
+                    start_order(more, wanted, at),
+                    jobs=jobs,
+                    progress=progress,
+                    desc=desc,
+                    share_dir=runs / SHARED,
+                    executor=executor,
+                )
+            )
         return validation_rows(planned, results)
 
     while True:
@@ -135,8 +176,15 @@ def tune(entries: list[Entry], grid: Grid, seeds: list[int], runs: Path, out: Pa
     grids = {}
     for e in entries:
         if e.trained:
-            grid_of = grids.setdefault(e.task, {"metric": BOARDS[e.task].tune_by[0], "direction": BOARDS[e.task].tune_by[1],
-                                                "points": {}, "extend": grid.extend})
+            grid_of = grids.setdefault(
+                e.task,
+                {
+                    "metric": BOARDS[e.task].tune_by[0],
+                    "direction": BOARDS[e.task].tune_by[1],
+                    "points": {},
+                    "extend": grid.extend,
+                },
+            )
             grid_of["points"][e.method] = points.get((e.task, e.method), [])
     write_tuning(out, grids, rows, choices, [r.wall_s for r in results.values()], seeds, command)
     for task, grid_of in grids.items():
@@ -148,8 +196,13 @@ def _of(rows: list[ValidationRow], row: tuple[str, str]) -> list[ValidationRow]:
     return [r for r in rows if (r.task, r.method) == row]
 
 
-def plot_validation(path: Path, task: str, points: dict[str, list[Setting]], rows: list[ValidationRow],
-                    choices: dict[tuple[str, str], Choice]) -> None:
+def plot_validation(
+    path: Path,
+    task: str,
+    points: dict[str, list[Setting]],
+    rows: list[ValidationRow],
+    choices: dict[tuple[str, str], Choice],
+) -> None:
     """Every tuned row's validation curve across the learning rate: its mean over tuning seeds at each rate
     (a line; the best own-key value at each rate when the row has one), each seed's value (dots), the chosen
     setting circled, the settings within noise of it filled: how flat the choice was."""

@@ -90,8 +90,19 @@ def new_run_id() -> str:
     return uuid.uuid4().hex
 
 
-def save_checkpoint(run_dir: Path, step: int, *, policy, tokenizer, optimizer, scheduler, reward, accelerator,
-                    keep: int = 2, run_id: str | None = None) -> Path:
+def save_checkpoint(
+    run_dir: Path,
+    step: int,
+    *,
+    policy,
+    tokenizer,
+    optimizer,
+    scheduler,
+    reward,
+    accelerator,
+    keep: int = 2,
+    run_id: str | None = None,
+) -> Path:
     """Write a checkpoint of ``step`` atomically (every process calls this; the main one writes the
     policy, optimizer, scheduler and reward, and renames), then prune this run's own checkpoints
     beyond the ``keep`` newest."""
@@ -154,7 +165,9 @@ def load_policy_weights(policy: torch.nn.Module, directory: Path) -> None:
     missing, unexpected = policy.load_state_dict(state, strict=False)
     tied = set(getattr(policy, "_tied_weights_keys", None) or [])
     if unexpected or [k for k in missing if k not in tied]:
-        raise RuntimeError(f"checkpoint weights do not match the policy: missing {missing[:5]}, unexpected {unexpected[:5]}")
+        raise RuntimeError(
+            f"checkpoint weights do not match the policy: missing {missing[:5]}, unexpected {unexpected[:5]}"
+        )
 
 
 def load_checkpoint(path: Path, *, policy, optimizer, scheduler, reward, accelerator) -> int:
@@ -224,23 +237,31 @@ def check_run_dir(cfg: CoreConfig) -> None:
     if not cfg.resume:
         found = run_data(run_dir)
         if found and not cfg.overwrite:
-            raise ConfigError(f"run_dir {str(run_dir)!r} already holds a run ({', '.join(found)}); a fresh run would "
-                              f"mix with or destroy it. Choose: resume=true to continue it, run_dir=<a new directory>, "
-                              f"or overwrite=true to DELETE it and start again")
+            raise ConfigError(
+                f"run_dir {str(run_dir)!r} already holds a run ({', '.join(found)}); a fresh run would "
+                f"mix with or destroy it. Choose: resume=true to continue it, run_dir=<a new directory>, "
+                f"or overwrite=true to DELETE it and start again"
+            )
         return
     if not checkpoints(run_dir):
-        raise ConfigError(f"resume=true but {run_dir}/checkpoints holds no complete checkpoint; run without "
-                          f"resume=true to start fresh (overwrite=true if run_dir holds a run)")
+        raise ConfigError(
+            f"resume=true but {run_dir}/checkpoints holds no complete checkpoint; run without "
+            f"resume=true to start fresh (overwrite=true if run_dir holds a run)"
+        )
     saved_path = run_dir / "config.yaml"
     if not saved_path.exists():
-        raise ConfigError(f"resume=true but {saved_path} is missing, so the settings of the run cannot be checked; "
-                          f"start a new run (init_from=<checkpoint>/policy run_dir=<a new directory>)")
+        raise ConfigError(
+            f"resume=true but {saved_path} is missing, so the settings of the run cannot be checked; "
+            f"start a new run (init_from=<checkpoint>/policy run_dir=<a new directory>)"
+        )
     saved = OmegaConf.to_container(OmegaConf.load(saved_path))
     refused, applied = resume_changes(saved, as_dict(cfg), type(cfg).RESUMABLE)
     if refused:
-        raise ConfigError(f"resume=true with settings that differ from {saved_path}, which would make it a different "
-                          f"experiment: {'; '.join(refused)}. Set them back, or start a new run from the checkpoint "
-                          f"(init_from=<checkpoint>/policy run_dir=<a new directory>)")
+        raise ConfigError(
+            f"resume=true with settings that differ from {saved_path}, which would make it a different "
+            f"experiment: {'; '.join(refused)}. Set them back, or start a new run from the checkpoint "
+            f"(init_from=<checkpoint>/policy run_dir=<a new directory>)"
+        )
     if applied:
         warnings.warn(f"resuming {run_dir} with changed settings, applied: {'; '.join(applied)}", stacklevel=2)
 

@@ -48,7 +48,6 @@ from rewardzoo.core.engines.config import SamplingConfig, check_vllm_setup
 from rewardzoo.core.loss import KL_ESTIMATORS, LOSS_TYPES
 from rewardzoo.core.models import ModelConfig
 
-
 LR_SCHEDULES = ("constant", "cosine")
 
 
@@ -99,11 +98,22 @@ class GRPOConfig:
     """The shared GRPO core: batch, advantage, loss and optimiser settings."""
 
     RANGES: ClassVar[dict[str, str]] = {
-        "batch_size": "[1, inf)", "group_size": "[2, inf): GRPO compares completions within a group",
-        "micro_batch_size": "[1, inf)", "num_iterations": "[1, inf)",
-        "epsilon_low": "[0, 1)", "epsilon_high": "[0, inf)", "beta": "[0, inf)", "is_cap": "(0, inf)", "lr": "(0, inf)",
-        "weight_decay": "[0, inf)", "adam_betas": "[0, 1)", "max_grad_norm": "[0, inf)", "warmup_steps": "[0, inf)",
-        "logprob_chunk_size": "[0, inf)", "generation_chunk_prompts": "[0, inf)"}
+        "batch_size": "[1, inf)",
+        "group_size": "[2, inf): GRPO compares completions within a group",
+        "micro_batch_size": "[1, inf)",
+        "num_iterations": "[1, inf)",
+        "epsilon_low": "[0, 1)",
+        "epsilon_high": "[0, inf)",
+        "beta": "[0, inf)",
+        "is_cap": "(0, inf)",
+        "lr": "(0, inf)",
+        "weight_decay": "[0, inf)",
+        "adam_betas": "[0, 1)",
+        "max_grad_norm": "[0, inf)",
+        "warmup_steps": "[0, inf)",
+        "logprob_chunk_size": "[0, inf)",
+        "generation_chunk_prompts": "[0, inf)",
+    }
 
     batch_size: int = 256
     """Rows (sampled completions) per RL step across all processes: prompts per step × group_size."""
@@ -173,9 +183,11 @@ class GRPOConfig:
         """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
         if self.batch_size % self.group_size:
             lower = max(self.group_size, self.batch_size // self.group_size * self.group_size)
-            raise ValueError(f"batch_size ({self.batch_size}) must be a positive multiple of grpo.group_size "
-                             f"({self.group_size}); set grpo.batch_size={lower} or {lower + self.group_size}, "
-                             f"or change grpo.group_size")
+            raise ValueError(
+                f"batch_size ({self.batch_size}) must be a positive multiple of grpo.group_size "
+                f"({self.group_size}); set grpo.batch_size={lower} or {lower + self.group_size}, "
+                f"or change grpo.group_size"
+            )
         if len(self.adam_betas) != 2:
             raise ValueError(f"adam_betas must be two numbers [beta1, beta2] in [0, 1); got {list(self.adam_betas)}")
         choice(self.advantage, ADVANTAGE_TYPES, "advantage")
@@ -188,9 +200,15 @@ class GRPOConfig:
 class SFTConfig:
     """The supervised warm start a recipe runs (or reuses from the cache) before RL."""
 
-    RANGES: ClassVar[dict[str, str]] = {"steps": "[1, inf)", "n_examples": "[0, inf)", "batch_size": "[1, inf)",
-                                        "lr": "(0, inf)", "warmup_steps": "[0, inf)", "weight_decay": "[0, inf)",
-                                        "seed": "[0, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "steps": "[1, inf)",
+        "n_examples": "[0, inf)",
+        "batch_size": "[1, inf)",
+        "lr": "(0, inf)",
+        "warmup_steps": "[0, inf)",
+        "weight_decay": "[0, inf)",
+        "seed": "[0, inf)",
+    }
 
     enabled: bool = True
     """Run (or reuse) the warm start before RL; false starts RL from ``model`` / ``init_from``."""
@@ -227,8 +245,12 @@ class SFTConfig:
 class EvalConfig:
     """Held-out evaluation (greedy or sampled decoding, the task's own ``evaluate``)."""
 
-    RANGES: ClassVar[dict[str, str]] = {"every": "[0, inf)", "n_examples": "[0, inf)", "batch_size": "[1, inf)",
-                                        "samples": "[0, 64]"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "every": "[0, inf)",
+        "n_examples": "[0, inf)",
+        "batch_size": "[1, inf)",
+        "samples": "[0, 64]",
+    }
 
     every: int = 25
     """Evaluate every this many RL steps (and at step 0 and the last step)."""
@@ -271,19 +293,36 @@ class LoggingConfig:
         """Raise ValueError, saying what to change, when a sink asked for is not installed (checked here,
         before the warm start, not when the logger opens)."""
         if self.wandb and importlib.util.find_spec("wandb") is None:
-            raise ValueError("wandb=true needs Weights & Biases, which is not installed: pip install "
-                             "'rewardzoo[wandb]', or set logging.wandb=false")
+            raise ValueError(
+                "wandb=true needs Weights & Biases, which is not installed: pip install "
+                "'rewardzoo[wandb]', or set logging.wandb=false"
+            )
 
 
 @dataclass
 class CoreConfig:
     """Everything the GRPO core reads: the run, the policy, GRPO, sampling, SFT, evaluation, logging, distribution."""
 
-    RANGES: ClassVar[dict[str, str]] = {"seed": "[0, inf)", "steps": "[0, inf)", "checkpoint_every": "[0, inf)",
-                                        "keep_checkpoints": "[1, inf)"}
-    RESUMABLE: ClassVar[tuple[str, ...]] = ("steps", "resume", "overwrite", "run_dir", "checkpoint_every",
-                                            "keep_checkpoints", "logging.*", "eval.every", "eval.batch_size",
-                                            "sft.cache_dir", "share_dir", "recipe.*")
+    RANGES: ClassVar[dict[str, str]] = {
+        "seed": "[0, inf)",
+        "steps": "[0, inf)",
+        "checkpoint_every": "[0, inf)",
+        "keep_checkpoints": "[1, inf)",
+    }
+    RESUMABLE: ClassVar[tuple[str, ...]] = (
+        "steps",
+        "resume",
+        "overwrite",
+        "run_dir",
+        "checkpoint_every",
+        "keep_checkpoints",
+        "logging.*",
+        "eval.every",
+        "eval.batch_size",
+        "sft.cache_dir",
+        "share_dir",
+        "recipe.*",
+    )
     """Keys (fnmatch patterns) that may differ from the saved ``config.yaml`` when a run resumes: they
     change how long it runs and what it writes, not what it computes.  Any other difference makes
     it a different experiment, and resuming refuses it (:func:`rewardzoo.core.checkpoint.check_run_dir`)."""
@@ -341,8 +380,10 @@ class CoreConfig:
         except ValueError as err:
             raise ConfigError(str(err)) from err
         if self.resume and self.overwrite:
-            raise ConfigError("resume=true and overwrite=true contradict each other: resume continues the run in "
-                              "run_dir, overwrite deletes it; set one of them")
+            raise ConfigError(
+                "resume=true and overwrite=true contradict each other: resume continues the run in "
+                "run_dir, overwrite deletes it; set one of them"
+            )
         world = int(os.environ.get("WORLD_SIZE", "1") or 1)
         prompts_per_process(self.grpo, world)
         if self.sampling.engine == "vllm":
@@ -357,14 +398,18 @@ def prompts_per_process(grpo: GRPOConfig, world: int) -> tuple[int, int]:
     :class:`ConfigError` when the step's prompts do not split evenly."""
     prompts = grpo.batch_size // grpo.group_size
     if prompts % world:
-        raise ConfigError(f"grpo.batch_size/group_size = {prompts} prompts per step cannot be split over {world} "
-                          f"processes; make it a multiple of {world}")
+        raise ConfigError(
+            f"grpo.batch_size/group_size = {prompts} prompts per step cannot be split over {world} "
+            f"processes; make it a multiple of {world}"
+        )
     local = prompts // world
     chunk = grpo.generation_chunk_prompts or local
     if local % chunk:
         divisors = [d for d in range(1, local + 1) if local % d == 0]
-        raise ConfigError(f"grpo.generation_chunk_prompts ({chunk}) must divide the prompts per process ({local} = "
-                          f"{prompts} prompts per step over {world} processes); use one of {divisors} or 0 (all)")
+        raise ConfigError(
+            f"grpo.generation_chunk_prompts ({chunk}) must divide the prompts per process ({local} = "
+            f"{prompts} prompts per step over {world} processes); use one of {divisors} or 0 (all)"
+        )
     return local, chunk
 
 
@@ -415,8 +460,10 @@ def check_ranges(section: Any, key: str) -> None:
             if not math.isfinite(value) or (spec is not None and not in_range(value, spec)):
                 wanted = describe_range(spec) if spec else "a finite number"
                 where = f"{key}.{name}" if key else name
-                raise ConfigError(f"{where} must be {wanted}{' (each element)' if len(numbers) > 1 else ''}; "
-                                  f"got {getattr(section, name)!r}")
+                raise ConfigError(
+                    f"{where} must be {wanted}{' (each element)' if len(numbers) > 1 else ''}; "
+                    f"got {getattr(section, name)!r}"
+                )
 
 
 def check_section(section: Any, key: str) -> None:
@@ -472,7 +519,11 @@ def field_docs(cls: type) -> dict[str, str]:
         body = tree.body[0].body
         for node, nxt in zip(body, body[1:]):
             if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str):
+                if (
+                    isinstance(nxt, ast.Expr)
+                    and isinstance(nxt.value, ast.Constant)
+                    and isinstance(nxt.value.value, str)
+                ):
                     docs[node.target.id] = " ".join(nxt.value.value.split())
     return docs
 
@@ -516,8 +567,10 @@ def _unknown_key_message(root: type, err: OmegaConfBaseException, source: str) -
     close = difflib.get_close_matches(str(key), valid, n=3)
     where = ".".join(parent) or "the top level"
     hint = f" Did you mean {' or '.join(repr('.'.join(parent + [c])) for c in close)}?" if close else ""
-    return (f"unknown config key {full_key or key!r} in {source}.{hint} "
-            f"Valid keys at {where}: {', '.join(valid)}. Remove or rename it.")
+    return (
+        f"unknown config key {full_key or key!r} in {source}.{hint} "
+        f"Valid keys at {where}: {', '.join(valid)}. Remove or rename it."
+    )
 
 
 def load_structured(cls: type, recipe: str | Path | None = None, overrides: list[str] | None = None):
@@ -527,8 +580,10 @@ def load_structured(cls: type, recipe: str | Path | None = None, overrides: list
     if recipe is not None:
         path = Path(recipe)
         if not path.is_file():
-            raise ConfigError(f"recipe file {str(path)!r} does not exist; give the path of a YAML recipe or the "
-                              f"name of a shipped one (rewardzoo train --list shows them)")
+            raise ConfigError(
+                f"recipe file {str(path)!r} does not exist; give the path of a YAML recipe or the "
+                f"name of a shipped one (rewardzoo train --list shows them)"
+            )
         try:
             layers.append((OmegaConf.load(path), f"recipe {path}"))
         except Exception as err:  # a YAML syntax error of any kind
@@ -549,8 +604,10 @@ def load_structured(cls: type, recipe: str | Path | None = None, overrides: list
             except (ConfigKeyError, ConfigAttributeError) as err:
                 raise ConfigError(_unknown_key_message(cls, err, source)) from err
             except ValidationError as err:
-                raise ConfigError(f"bad value in {source}: {err.msg} (key {err.full_key!r}); "
-                                  f"give a value of the type shown by `rewardzoo train --help-config`") from err
+                raise ConfigError(
+                    f"bad value in {source}: {err.msg} (key {err.full_key!r}); "
+                    f"give a value of the type shown by `rewardzoo train --help-config`"
+                ) from err
     return OmegaConf.to_object(merged)
 
 

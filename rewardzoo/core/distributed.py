@@ -74,7 +74,9 @@ class DistributedConfig:
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}; got {self.strategy!r}")
         if self.mixed_precision not in MIXED_PRECISION:
-            raise ValueError(f"mixed_precision must be one of {', '.join(MIXED_PRECISION)}; got {self.mixed_precision!r}")
+            raise ValueError(
+                f"mixed_precision must be one of {', '.join(MIXED_PRECISION)}; got {self.mixed_precision!r}"
+            )
 
 
 def check_combination(distributed: DistributedConfig, *, model_dtype: str) -> None:
@@ -82,12 +84,16 @@ def check_combination(distributed: DistributedConfig, *, model_dtype: str) -> No
     use: bf16 mixed precision for a policy whose parameters are not fp32 (there would be no fp32
     master weights), and ``reshard_after_forward`` set under DDP (it only means something to FSDP2)."""
     if distributed.mixed_precision != "no" and model_dtype != "float32":
-        raise ValueError(f"distributed.mixed_precision={distributed.mixed_precision} keeps fp32 master weights and "
-                         f"computes in bf16, but model.dtype={model_dtype}; set model.dtype=float32, or "
-                         f"distributed.mixed_precision=no to train {model_dtype} parameters directly")
+        raise ValueError(
+            f"distributed.mixed_precision={distributed.mixed_precision} keeps fp32 master weights and "
+            f"computes in bf16, but model.dtype={model_dtype}; set model.dtype=float32, or "
+            f"distributed.mixed_precision=no to train {model_dtype} parameters directly"
+        )
     if distributed.strategy == "ddp" and not distributed.reshard_after_forward:
-        raise ValueError("distributed.reshard_after_forward=false applies to distributed.strategy=fsdp2 only; "
-                         "set distributed.strategy=fsdp2, or drop the reshard_after_forward override")
+        raise ValueError(
+            "distributed.reshard_after_forward=false applies to distributed.strategy=fsdp2 only; "
+            "set distributed.strategy=fsdp2, or drop the reshard_after_forward override"
+        )
 
 
 def ensure_process_group(device: torch.device) -> None:
@@ -96,8 +102,10 @@ def ensure_process_group(device: torch.device) -> None:
     if dist.is_initialized():
         return
     if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
-        raise RuntimeError("WORLD_SIZE > 1 but no process group is initialised; launch with torchrun or "
-                           "accelerate launch (rewardzoo builds its Accelerator before sharding)")
+        raise RuntimeError(
+            "WORLD_SIZE > 1 but no process group is initialised; launch with torchrun or "
+            "accelerate launch (rewardzoo builds its Accelerator before sharding)"
+        )
     backend = "nccl" if device.type == "cuda" else "gloo"
     dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1)
 
@@ -146,8 +154,10 @@ def module_state(model: torch.nn.Module, optimizer: torch.optim.Optimizer | None
         return {"model": model.state_dict(), "optimizer": None if optimizer is None else optimizer.state_dict()}
     from torch.distributed.checkpoint.state_dict import get_model_state_dict, get_optimizer_state_dict
 
-    return {"model": get_model_state_dict(model),
-            "optimizer": None if optimizer is None else get_optimizer_state_dict(model, optimizer)}
+    return {
+        "model": get_model_state_dict(model),
+        "optimizer": None if optimizer is None else get_optimizer_state_dict(model, optimizer),
+    }
 
 
 def load_module_state(model: torch.nn.Module, optimizer: torch.optim.Optimizer | None, state: dict) -> bool:
@@ -211,11 +221,16 @@ class Sharding:
         self.device = device
         self.world = dist.get_world_size()
         self.mesh = init_device_mesh(device.type, (self.world,))
-        self.mp_policy = (MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-                          if cfg.mixed_precision == "bf16" else MixedPrecisionPolicy())
+        self.mp_policy = (
+            MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+            if cfg.mixed_precision == "bf16"
+            else MixedPrecisionPolicy()
+        )
         self._root_reshards: dict[int, bool] = {}  # id(root) → the root's reshard_after_forward
 
-    def shard(self, root: torch.nn.Module, model: torch.nn.Module | None = None, *, trains: bool = True) -> torch.nn.Module:
+    def shard(
+        self, root: torch.nn.Module, model: torch.nn.Module | None = None, *, trains: bool = True
+    ) -> torch.nn.Module:
         """Shard ``root`` in place: every block of ``model`` (default ``root``; :func:`blocks`) one FSDP
         unit, then ``root`` the root unit.  A root that ``trains`` keeps its gathered weights from a
         forward to its backward (FSDP2's default for a root) — but not after a forward without autograd
@@ -265,8 +280,9 @@ class Sharding:
         finally:
             for unit in units:
                 unit.reshard()
-                unit.set_reshard_after_forward(self._root_reshards.get(id(unit), self.cfg.reshard_after_forward),
-                                               recurse=False)
+                unit.set_reshard_after_forward(
+                    self._root_reshards.get(id(unit), self.cfg.reshard_after_forward), recurse=False
+                )
 
 
 def make_sharding(cfg: DistributedConfig, device: torch.device) -> Sharding | None:
@@ -274,8 +290,14 @@ def make_sharding(cfg: DistributedConfig, device: torch.device) -> Sharding | No
     return Sharding(cfg, device) if cfg.strategy == "fsdp2" else None
 
 
-def prepare_policy(accelerator, module: torch.nn.Module, optimizer: torch.optim.Optimizer, cfg: DistributedConfig,
-                   sharding: Sharding | None, reference: torch.nn.Module | None = None):
+def prepare_policy(
+    accelerator,
+    module: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    cfg: DistributedConfig,
+    sharding: Sharding | None,
+    reference: torch.nn.Module | None = None,
+):
     """(module, optimizer) ready to train: under ``fsdp2`` the already sharded module and its optimizer as
     they are; under ``ddp`` through ``accelerator.prepare``, after the bf16 autocast of the decoder of the
     policy and of the ``reference`` copy when ``mixed_precision=bf16``."""

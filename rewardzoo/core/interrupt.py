@@ -39,7 +39,7 @@ class StopRequests:
             raise KeyboardInterrupt  # the second Ctrl-C: stop now
         self.signal_name = signal.Signals(signum).name
 
-    def __enter__(self) -> "StopRequests":
+    def __enter__(self) -> StopRequests:
         if threading.current_thread() is threading.main_thread():
             self._previous = {s: signal.signal(s, self._handle) for s in SIGNALS}
         return self

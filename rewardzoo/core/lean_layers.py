@@ -40,6 +40,8 @@ from rewardzoo.core.models import is_peft
 FAMILIES = ("llama", "mistral", "qwen2", "qwen3")
 STATIC_ROPE = ("default", "linear", "llama3", "yarn")
 """Rope types whose cos/sin depend on the position only (not on the sequence length seen so far)."""
+
+
 def _rope_type(config) -> str:
     params = getattr(config, "rope_parameters", None) or getattr(config, "rope_scaling", None) or {}
     return params.get("rope_type", params.get("type", "default"))
@@ -81,7 +83,9 @@ def why_not_lean(model: torch.nn.Module, length: int) -> str | None:
     positions: :func:`why_not_llama_family`'s reasons, and those of training — a sliding window the rows
     reach, gradient checkpointing, attention dropout, weights that are not float32 on the CPU
     (elsewhere the fused attention kernels are the fast path) — or None."""
-    if any(getattr(m, "gradient_checkpointing", False) is True for m in model.modules()):  # transformers' flag, per module
+    if any(
+        getattr(m, "gradient_checkpointing", False) is True for m in model.modules()
+    ):  # transformers' flag, per module
         return "gradient checkpointing (its recomputation runs the modules)"
     why = why_not_llama_family(model)
     if why is not None:
@@ -120,20 +124,27 @@ def mlp_residual(h: torch.Tensor, layer: torch.nn.Module) -> torch.Tensor:  # [.
     return h + F.linear(gate * F.linear(x, m.up_proj.weight, m.up_proj.bias), m.down_proj.weight, m.down_proj.bias)
 
 
-def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor,
-           scale: float) -> torch.Tensor:  # [B, kv, R, S, D], [B, kv, L, D] ×2, [B, S, L] bool -> [B, kv, R, S, D]
+def attend(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor, scale: float
+) -> torch.Tensor:  # [B, kv, R, S, D], [B, kv, L, D] ×2, [B, S, L] bool -> [B, kv, R, S, D]
     """Grouped-query attention: the R query heads of each key/value head over its keys where ``mask``
     is true (every query must see at least one key), each key/value head repeated for its query
     heads as transformers' sdpa path does under a mask."""
     B, kv, R, S, D = q.shape
-    o = F.scaled_dot_product_attention(q.flatten(1, 2), k.repeat_interleave(R, 1), v.repeat_interleave(R, 1),
-                                       attn_mask=mask[:, None], scale=scale)  # [B, kv·R, S, D]
+    o = F.scaled_dot_product_attention(
+        q.flatten(1, 2), k.repeat_interleave(R, 1), v.repeat_interleave(R, 1), attn_mask=mask[:, None], scale=scale
+    )  # [B, kv·R, S, D]
     return o.view(B, kv, R, S, D)
 
 
-def shared_prompt_hidden(lm: torch.nn.Module, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor,
-                         rows: torch.Tensor, tokens: torch.Tensor,
-                         token_mask: torch.Tensor) -> torch.Tensor:  # [U, P] ×2, [n], [n, C] ×2 -> [n, C + 1, H]
+def shared_prompt_hidden(
+    lm: torch.nn.Module,
+    prompt_ids: torch.Tensor,
+    prompt_mask: torch.Tensor,
+    rows: torch.Tensor,
+    tokens: torch.Tensor,
+    token_mask: torch.Tensor,
+) -> torch.Tensor:  # [U, P] ×2, [n], [n, C] ×2 -> [n, C + 1, H]
     """Final (normed) hidden states of a Llama-family causal LM ``lm`` that predict each row's
     completion tokens 0..C: row i continues the right-padded prompt ``rows[i]`` with ``tokens[i]``
     (``token_mask`` true on its real tokens, a prefix); see the module docstring."""
@@ -152,11 +163,15 @@ def shared_prompt_hidden(lm: torch.nn.Module, prompt_ids: torch.Tensor, prompt_m
     cos, sin = cos[0, :, None], sin[0, :, None]  # [N, 1, D]
     # a padding query sees itself, so no row of a mask is empty (its output is never used)
     causal_p = torch.ones(P, P, dtype=torch.bool, device=device).tril()  # [P, P]
-    prompt_attn = (prompt_mask.bool()[:, None, :] & causal_p) | torch.eye(P, dtype=torch.bool, device=device)  # [U, P, P]
+    prompt_attn = (prompt_mask.bool()[:, None, :] & causal_p) | torch.eye(
+        P, dtype=torch.bool, device=device
+    )  # [U, P, P]
     causal_c = torch.ones(C, C, dtype=torch.bool, device=device).tril()  # [C, C]
     own = (token_mask[:, None, :] & causal_c) | torch.eye(C, dtype=torch.bool, device=device)  # [n, C, C]
     token_attn = torch.cat([prompt_mask.bool()[rows, None, :].expand(n, C, P), own], 2)  # [n, C, P + C]
-    h = F.embedding(torch.cat([prompt_ids.flatten(), tokens.flatten()]), embed.weight, embed.padding_idx)  # [N, H], N = U·P + n·C
+    h = F.embedding(
+        torch.cat([prompt_ids.flatten(), tokens.flatten()]), embed.weight, embed.padding_idx
+    )  # [N, H], N = U·P + n·C
     for layer in decoder.layers:
         a = layer.self_attn
         x = rms_norm(h, layer.input_layernorm)  # [N, H]
@@ -171,9 +186,13 @@ def shared_prompt_hidden(lm: torch.nn.Module, prompt_ids: torch.Tensor, prompt_m
         o = [rearrange(attend(qp, kp, vp, prompt_attn, a.scaling), "u g r s d -> (u s) (g r d)")]  # [U·P, heads·D]
         if C:  # each row's tokens over its prompt's keys and values, then its own
             qc = rearrange(q[U * P :], "(b s) (g r) d -> b g r s d", b=n, g=kv)  # [n, kv, R, C, D]
-            kc, vc = (torch.cat([pt.index_select(0, rows), rearrange(t[U * P :], "(b s) g d -> b g s d", b=n)], 2)
-                      for pt, t in ((kp, k), (vp, v)))  # [n, kv, P + C, D] each
-            o.append(rearrange(attend(qc, kc, vc, token_attn, a.scaling), "b g r s d -> (b s) (g r d)"))  # [n·C, heads·D]
+            kc, vc = (
+                torch.cat([pt.index_select(0, rows), rearrange(t[U * P :], "(b s) g d -> b g s d", b=n)], 2)
+                for pt, t in ((kp, k), (vp, v))
+            )  # [n, kv, P + C, D] each
+            o.append(
+                rearrange(attend(qc, kc, vc, token_attn, a.scaling), "b g r s d -> (b s) (g r d)")
+            )  # [n·C, heads·D]
         h = h + F.linear(torch.cat(o), a.o_proj.weight, a.o_proj.bias)  # [N, H]
         h = mlp_residual(h, layer)  # [N, H]
     h = rms_norm(h, decoder.norm)  # [N, H]

@@ -16,7 +16,6 @@ import json
 import math
 from pathlib import Path
 
-
 TENSORBOARD_SAMPLES = 4
 """Completions of each evaluation shown in TensorBoard (all of them go to ``samples.jsonl``)."""
 
@@ -50,8 +49,16 @@ def read_metrics(path: str | Path) -> list[dict]:
 class MetricLogger:
     """Writes metric rows to every configured sink (call on the main process only)."""
 
-    def __init__(self, run_dir: Path, *, tensorboard: bool = True, wandb: bool = False,
-                 wandb_project: str = "rewardzoo", config: dict | None = None, resume_step: int | None = None):
+    def __init__(
+        self,
+        run_dir: Path,
+        *,
+        tensorboard: bool = True,
+        wandb: bool = False,
+        wandb_project: str = "rewardzoo",
+        config: dict | None = None,
+        resume_step: int | None = None,
+    ):
         self.path = Path(run_dir) / "metrics.jsonl"
         self.rows_path = Path(run_dir) / "eval_rows.jsonl"
         self.samples_path = Path(run_dir) / "samples.jsonl"

@@ -31,9 +31,8 @@ on the model's own weights; any other model runs its decoder over the packed row
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-
 import warnings
+from dataclasses import dataclass, fields
 
 import torch
 import torch.nn.functional as F
@@ -110,7 +109,9 @@ class FusedTokenLogProbs(torch.autograd.Function):
                 dz = z.exp_().mul_(g_logp).neg_()  # [c, V] −p g_logp
             else:  # two [c, V] buffers
                 p = torch.exp(z)  # [c, V]
-                coef = z.add_(entropy[sl].unsqueeze(1)).mul_(grad_entropy[sl].to(acc).unsqueeze(1))  # [c, V] g_H (log p + H)
+                coef = z.add_(entropy[sl].unsqueeze(1)).mul_(
+                    grad_entropy[sl].to(acc).unsqueeze(1)
+                )  # [c, V] g_H (log p + H)
                 if g_logp is not None:
                     coef.add_(g_logp)
                 dz = p.mul_(coef).neg_()  # [c, V] −p (g_logp + g_H (log p + H))
@@ -174,9 +175,11 @@ class PackedBatch:
     shared: SharedPrompts | None = None
     """The distinct prompts once each, and the prompt of each row (see the module docstring)."""
 
-    def to(self, device: torch.device) -> "PackedBatch":
+    def to(self, device: torch.device) -> PackedBatch:
         """The same batch on ``device``."""
-        return PackedBatch(*(None if v is None else v.to(device) for v in (getattr(self, f.name) for f in fields(self))))
+        return PackedBatch(
+            *(None if v is None else v.to(device) for v in (getattr(self, f.name) for f in fields(self)))
+        )
 
 
 @dataclass
@@ -187,13 +190,14 @@ class SharedPrompts:
     attention_mask: torch.Tensor  # [U, P] int64
     rows: torch.Tensor  # [n] int64 index of each row's prompt
 
-    def to(self, device: torch.device) -> "SharedPrompts":
+    def to(self, device: torch.device) -> SharedPrompts:
         """The same prompts on ``device``."""
         return SharedPrompts(*(getattr(self, f.name).to(device) for f in fields(self)))
 
 
-def tokenize_completions(prompts: list[str], completions: list[str],
-                         tokenizer) -> tuple[list[list[int]], torch.Tensor, torch.Tensor]:
+def tokenize_completions(
+    prompts: list[str], completions: list[str], tokenizer
+) -> tuple[list[list[int]], torch.Tensor, torch.Tensor]:
     """Prompt ids, right-padded completion ids (completion + EOS) and their mask, for :func:`pack_rows`.
 
     The prompt is tokenized as the engine tokenizes it (the tokenizer's own special tokens), the
@@ -277,8 +281,14 @@ def sequence_logprobs(
     if fused:
         if lean and batch.shared is not None and why_not_lean(lm, batch.input_ids.shape[1]) is None:  # own weights
             shared = batch.shared
-            h = shared_prompt_hidden(lm, shared.input_ids, shared.attention_mask, shared.rows,
-                                     batch.targets[:, : T - 1], batch.mask[:, : T - 1])  # [n, T, H]
+            h = shared_prompt_hidden(
+                lm,
+                shared.input_ids,
+                shared.attention_mask,
+                shared.rows,
+                batch.targets[:, : T - 1],
+                batch.mask[:, : T - 1],
+            )  # [n, T, H]
         else:
             out = lm.get_decoder()(input_ids=batch.input_ids, attention_mask=batch.attention_mask)
             hidden = out.last_hidden_state  # [n, S, H]
@@ -356,8 +366,9 @@ class PolicyLogProbs(torch.nn.Module):
     model's own logits are used.
     """
 
-    def __init__(self, model: torch.nn.Module, *, temperature: float = 1.0, chunk_size: int | None = None,
-                 lean: bool = True):
+    def __init__(
+        self, model: torch.nn.Module, *, temperature: float = 1.0, chunk_size: int | None = None, lean: bool = True
+    ):
         from rewardzoo.core.models import causal_lm
 
         super().__init__()
@@ -373,11 +384,19 @@ class PolicyLogProbs(torch.nn.Module):
         self.fused = scale is not None
         self.logit_scale = 1.0 if scale is None else scale
         if not self.fused:
-            warnings.warn(f"fused log-probs off for this model: {why}; computing them from the model's full logits "
-                          f"(more memory: one [tokens x vocab] tensor per micro-batch)", stacklevel=2)
+            warnings.warn(
+                f"fused log-probs off for this model: {why}; computing them from the model's full logits "
+                f"(more memory: one [tokens x vocab] tensor per micro-batch)",
+                stacklevel=2,
+            )
 
     def forward(self, batch: PackedBatch) -> tuple[torch.Tensor, torch.Tensor]:
         """([n, T], [n, T]) log-probs and entropies of ``batch``'s completion tokens."""
-        kwargs = dict(temperature=self.temperature, fused=self.fused, chunk_size=self.chunk_size,
-                      logit_scale=self.logit_scale, lean=self.lean)
+        kwargs = dict(
+            temperature=self.temperature,
+            fused=self.fused,
+            chunk_size=self.chunk_size,
+            logit_scale=self.logit_scale,
+            lean=self.lean,
+        )
         return sequence_logprobs(self.model, batch, **kwargs)

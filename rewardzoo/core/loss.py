@@ -62,7 +62,9 @@ class LossNormalizer:
     max_completion_length: int  # the configured max_new_tokens
 
 
-def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, old_logp: torch.Tensor, estimator: str = "k3_ratio") -> torch.Tensor:
+def kl_penalty(
+    logp: torch.Tensor, ref_logp: torch.Tensor, old_logp: torch.Tensor, estimator: str = "k3_ratio"
+) -> torch.Tensor:
     """Per-token KL term of π_θ against π_ref from sampled-token log-probs ([n, T] each); the
     module docstring gives each estimator's gradient."""
     log_r = ref_logp - logp  # [n, T]

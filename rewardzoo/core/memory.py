@@ -16,7 +16,8 @@ from __future__ import annotations
 import ctypes
 import functools
 import sys
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -26,8 +27,9 @@ def peak_tensor_bytes(fn: Callable[[], T]) -> tuple[T, int]:
     try:
         from torch.distributed._tools.mem_tracker import MemTracker
     except ImportError as err:  # a torch without torch.distributed, or older than 2.5
-        raise ImportError("peak_tensor_bytes needs torch >= 2.5 built with torch.distributed "
-                          "(torch.distributed._tools.mem_tracker)") from err
+        raise ImportError(
+            "peak_tensor_bytes needs torch >= 2.5 built with torch.distributed (torch.distributed._tools.mem_tracker)"
+        ) from err
     tracker = MemTracker()
     with tracker:
         result = fn()

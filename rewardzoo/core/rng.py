@@ -20,8 +20,12 @@ import torch
 
 def rng_state() -> dict:
     """The Python, NumPy, torch (and CUDA, where there is one) RNG states of this process."""
-    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state(),
-            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
+    return {
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+    }
 
 
 def set_rng_state(state: dict) -> None:

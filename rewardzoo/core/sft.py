@@ -62,8 +62,15 @@ def sft_cache_dir(cfg: CoreConfig, task: TaskProtocol) -> Path:
         sft.pop(key)
     demos = [(e.prompt, e.demonstration) for e in task.train[: cfg.sft.n_examples or None]]
     grpo = {k: getattr(cfg.grpo, k) for k in SFT_READS_GRPO}
-    key = {"model": as_dict(cfg.model), "task_name": task.name, "sft": sft, "seed": sft_seed(cfg), "version": SFT_FORMAT_VERSION,
-           "grpo": grpo, "data": hashlib.sha256(json.dumps(demos).encode()).hexdigest()}
+    key = {
+        "model": as_dict(cfg.model),
+        "task_name": task.name,
+        "sft": sft,
+        "seed": sft_seed(cfg),
+        "version": SFT_FORMAT_VERSION,
+        "grpo": grpo,
+        "data": hashlib.sha256(json.dumps(demos).encode()).hexdigest(),
+    }
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return Path(cfg.sft.cache_dir).expanduser() / f"{task.name}-{digest}"
 
@@ -75,7 +82,9 @@ def warm_start(cfg: CoreConfig, task: TaskProtocol, accelerator: Accelerator) ->
         return out
     model, tokenizer = load_policy(cfg.model, None, seed=sft_seed(cfg))
     model.to(accelerator.device)
-    tmp = out.parent / f".tmp-{out.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"  # private: concurrent runs never share it
+    tmp = (
+        out.parent / f".tmp-{out.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    )  # private: concurrent runs never share it
     stats = train_sft(cfg, task, model, tokenizer, accelerator, log_dir=tmp if accelerator.is_main_process else None)
     if accelerator.is_main_process:
         tmp.mkdir(parents=True, exist_ok=True)
@@ -104,8 +113,10 @@ def save_verified(model: torch.nn.Module, tokenizer, cfg: CoreConfig, directory:
         model = model.merge_and_unload()
     bad = [name for name, p in model.named_parameters() if not torch.isfinite(p).all()]
     if bad or not math.isfinite(stats["sft/loss"]):
-        raise NonFiniteError(f"the SFT warm start diverged (loss {stats['sft/loss']}, non-finite weights {bad[:5]}); "
-                             f"nothing was cached: lower sft.lr or check the demonstrations")
+        raise NonFiniteError(
+            f"the SFT warm start diverged (loss {stats['sft/loss']}, non-finite weights {bad[:5]}); "
+            f"nothing was cached: lower sft.lr or check the demonstrations"
+        )
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     plain = dataclasses.replace(cfg.model, lora=LoraSettings(enabled=False), gradient_checkpointing=False)
@@ -114,29 +125,47 @@ def save_verified(model: torch.nn.Module, tokenizer, cfg: CoreConfig, directory:
     loaded = dict(reloaded.named_parameters())
     differ = [n for n in saved if n not in loaded or not torch.equal(saved[n].detach().cpu(), loaded[n].detach())]
     if differ or len(loaded) != len(saved):
-        raise RuntimeError(f"the saved SFT warm start in {directory} does not load back as trained ({differ[:5]}); "
-                           f"nothing was cached")
+        raise RuntimeError(
+            f"the saved SFT warm start in {directory} does not load back as trained ({differ[:5]}); nothing was cached"
+        )
 
 
-def train_sft(cfg: CoreConfig, task: TaskProtocol, model: torch.nn.Module, tokenizer, accelerator: Accelerator,
-              log_dir: Path | None = None) -> dict[str, float]:
+def train_sft(
+    cfg: CoreConfig,
+    task: TaskProtocol,
+    model: torch.nn.Module,
+    tokenizer,
+    accelerator: Accelerator,
+    log_dir: Path | None = None,
+) -> dict[str, float]:
     """Train ``model`` in place on the task's demonstrations; returns the final loss.  On the CPU it
     trains under one intra-op thread (:func:`~rewardzoo.core.rng.one_cpu_thread`), whatever the
     caller's count, so a cached warm start is the same bits for every caller of its key."""
     with one_cpu_thread(accelerator.device):
         s = cfg.sft
         demos = task.train[: s.n_examples or None]
-        prompts, comp_ids, comp_mask = tokenize_completions([e.prompt for e in demos], [e.demonstration for e in demos], tokenizer)
+        prompts, comp_ids, comp_mask = tokenize_completions(
+            [e.prompt for e in demos], [e.demonstration for e in demos], tokenizer
+        )
         params = [p for _, p in trainable_parameters(model)]
         optimizer = torch.optim.AdamW(params, lr=s.lr, betas=(0.9, 0.99), weight_decay=s.weight_decay)
 
-        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_multiplier(
-            step, warmup_steps=s.warmup_steps, total_steps=s.steps, schedule="cosine", floor=0.1))
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer,
+            lambda step: lr_multiplier(
+                step, warmup_steps=s.warmup_steps, total_steps=s.steps, schedule="cosine", floor=0.1
+            ),
+        )
         module, optimizer = accelerator.prepare(PolicyLogProbs(model), optimizer)
         world, rank = accelerator.num_processes, accelerator.process_index
         n, per = len(demos), math.ceil(s.batch_size / world)
         logger = MetricLogger(log_dir, tensorboard=False) if (log_dir and accelerator.is_main_process) else None
-        bar = tqdm(range(s.steps), desc="sft", disable=not (cfg.logging.progress and accelerator.is_main_process), dynamic_ncols=True)
+        bar = tqdm(
+            range(s.steps),
+            desc="sft",
+            disable=not (cfg.logging.progress and accelerator.is_main_process),
+            dynamic_ncols=True,
+        )
         loss_value = float("nan")
         for step in bar:
             positions = range(step * s.batch_size, (step + 1) * s.batch_size)
@@ -160,7 +189,11 @@ def train_sft(cfg: CoreConfig, task: TaskProtocol, model: torch.nn.Module, token
                 accelerator.clip_grad_norm_(params, cfg.grpo.max_grad_norm)
             optimizer.step()
             scheduler.step()
-            loss_value = float(accelerator.reduce(torch.tensor([loss_sum], device=accelerator.device), reduction="sum")) if world > 1 else loss_sum
+            loss_value = (
+                float(accelerator.reduce(torch.tensor([loss_sum], device=accelerator.device), reduction="sum"))
+                if world > 1
+                else loss_sum
+            )
             if logger is not None and (step % 20 == 0 or step == s.steps - 1):
                 logger.log(step, {"sft/loss": loss_value, "sft/lr": scheduler.get_last_lr()[0]})
             bar.set_postfix(loss=f"{loss_value:.4f}", refresh=False)

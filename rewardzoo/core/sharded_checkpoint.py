@@ -84,16 +84,28 @@ def fill_sharded(tree, shards: dict[str, DTensor], path: str = ""):
     return tree
 
 
-def save_sharded_checkpoint(run_dir: Path, step: int, *, policy, tokenizer, optimizer, scheduler, reward, accelerator,
-                            keep: int = 2, run_id: str | None = None) -> Path:
+def save_sharded_checkpoint(
+    run_dir: Path,
+    step: int,
+    *,
+    policy,
+    tokenizer,
+    optimizer,
+    scheduler,
+    reward,
+    accelerator,
+    keep: int = 2,
+    run_id: str | None = None,
+) -> Path:
     """Write a sharded checkpoint of ``step`` (every process calls this and writes its own shards; see
     the module docstring), then prune this run's checkpoints beyond the ``keep`` newest."""
     model_state, optim_state = get_state_dict(policy, optimizer)
     reward_state, reward_shards = split_sharded(reward.state_dict())
 
     def write(tmp: Path) -> None:
-        dcp.save({"policy": model_state, "optimizer": optim_state, "reward": reward_shards},
-                 checkpoint_id=tmp / SHARDED_DIR)
+        dcp.save(
+            {"policy": model_state, "optimizer": optim_state, "reward": reward_shards}, checkpoint_id=tmp / SHARDED_DIR
+        )
         if accelerator.is_main_process:
             save_policy_files(policy, tokenizer, tmp / "policy")
             torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
@@ -121,7 +133,9 @@ def load_sharded_checkpoint(path: Path, *, policy, optimizer, scheduler, reward,
     path = Path(path)
     model_state, optim_state = get_state_dict(policy, optimizer)
     _, reward_shards = split_sharded(reward.state_dict())  # this run's sharded tensors, loaded into in place
-    dcp.load({"policy": model_state, "optimizer": optim_state, "reward": reward_shards}, checkpoint_id=path / SHARDED_DIR)
+    dcp.load(
+        {"policy": model_state, "optimizer": optim_state, "reward": reward_shards}, checkpoint_id=path / SHARDED_DIR
+    )
     set_state_dict(policy, optimizer, model_state_dict=model_state, optim_state_dict=optim_state)
     scheduler.load_state_dict(torch.load(path / "scheduler.pt", weights_only=False))
     reward.load_state_dict(fill_sharded(torch.load(path / "reward.pt", weights_only=False), reward_shards))
@@ -135,10 +149,13 @@ def read_full(path: Path, prefix: str) -> dict[str, torch.Tensor]:
     reader = dcp.FileSystemReader(str(Path(path) / SHARDED_DIR))
     entries = reader.read_metadata().state_dict_metadata
     head = f"{prefix}."
-    full = {key: torch.empty(meta.size, dtype=meta.properties.dtype) for key, meta in entries.items()
-            if key.startswith(head) and isinstance(meta, TensorStorageMetadata)}
+    full = {
+        key: torch.empty(meta.size, dtype=meta.properties.dtype)
+        for key, meta in entries.items()
+        if key.startswith(head) and isinstance(meta, TensorStorageMetadata)
+    }
     dcp.load(full, storage_reader=reader, no_dist=True)
-    return {key[len(head):]: value for key, value in full.items()}
+    return {key[len(head) :]: value for key, value in full.items()}
 
 
 def read_full_policy(path: Path) -> dict[str, torch.Tensor]:
@@ -156,8 +173,10 @@ def export_pretrained(checkpoint: Path, out: Path) -> Path:
     source = checkpoint / "policy"
     if not is_sharded_checkpoint(checkpoint):
         if (source / "adapter_config.json").exists():
-            raise ValueError(f"{source} holds LoRA adapters only (a DDP checkpoint): merge them into their base "
-                             f"model with peft (PeftModel.from_pretrained(base, {source}).merge_and_unload())")
+            raise ValueError(
+                f"{source} holds LoRA adapters only (a DDP checkpoint): merge them into their base "
+                f"model with peft (PeftModel.from_pretrained(base, {source}).merge_and_unload())"
+            )
         shutil.copytree(source, out, dirs_exist_ok=True)
         return out
     state = read_full_policy(checkpoint)
@@ -171,7 +190,9 @@ def export_pretrained(checkpoint: Path, out: Path) -> Path:
     missing, unexpected = model.load_state_dict(state, strict=False)
     tied = set(getattr(causal_lm(model), "_tied_weights_keys", None) or [])
     if unexpected or [k for k in missing if k.split("base_model.model.")[-1] not in tied]:
-        raise RuntimeError(f"{checkpoint} does not match its own config: missing {missing[:5]}, unexpected {unexpected[:5]}")
+        raise RuntimeError(
+            f"{checkpoint} does not match its own config: missing {missing[:5]}, unexpected {unexpected[:5]}"
+        )
     if is_peft(model):
         model = model.merge_and_unload()
     model.save_pretrained(out)
@@ -188,5 +209,7 @@ def load_any_policy_weights(policy: torch.nn.Module, directory: Path) -> None:
         return load_policy_weights(policy, directory)
     missing, unexpected = load_full_state(policy, read_full_policy(directory.parent))
     if unexpected or missing:
-        raise RuntimeError(f"sharded checkpoint {directory.parent} does not match the policy: missing {missing[:5]}, "
-                           f"unexpected {unexpected[:5]}")
+        raise RuntimeError(
+            f"sharded checkpoint {directory.parent} does not match the policy: missing {missing[:5]}, "
+            f"unexpected {unexpected[:5]}"
+        )

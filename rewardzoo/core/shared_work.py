@@ -39,6 +39,7 @@ def _selected(config: dict, drop: tuple[str, ...], keep: tuple[str, ...] = ()) -
     """``config`` as ``{"dotted.key": leaf}`` (:func:`~rewardzoo.core.checkpoint.flatten`) without the keys
     matching a ``drop`` pattern, unless they match a ``keep`` pattern (fnmatch patterns, as
     ``CoreConfig.RESUMABLE``)."""
+
     def match(key: str, patterns: tuple[str, ...]) -> bool:
         return any(fnmatch.fnmatchcase(key, p) for p in patterns)
 
@@ -59,8 +60,11 @@ def work_key(name: str, config: dict, drop: tuple[str, ...], keep: tuple[str, ..
     """The hash of work ``name`` for a run config (a plain dict) without the dotted keys ``drop`` names
     but those ``keep`` names (fnmatch patterns), and the ``inputs`` that are not settings (prompts,
     starting weights)."""
-    blob = json.dumps({"work": name, "version": FORMAT_VERSION, "config": _selected(config, drop, keep),
-                       "inputs": inputs}, sort_keys=True, default=str)
+    blob = json.dumps(
+        {"work": name, "version": FORMAT_VERSION, "config": _selected(config, drop, keep), "inputs": inputs},
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
@@ -96,8 +100,17 @@ class SharedWork:
 
 
 # Keys of a run config that shape neither piece of shared work: where and how long it runs, what it writes.
-BOOKKEEPING = ("recipe.*", "run_dir", "resume", "overwrite", "steps", "checkpoint_every", "keep_checkpoints",
-               "share_dir", "logging.*")
+BOOKKEEPING = (
+    "recipe.*",
+    "run_dir",
+    "resume",
+    "overwrite",
+    "steps",
+    "checkpoint_every",
+    "keep_checkpoints",
+    "share_dir",
+    "logging.*",
+)
 ROLLOUT_KEYS = ("grpo.batch_size", "grpo.group_size", "grpo.generation_chunk_prompts")  # the grpo keys a rollout reads
 SCORING_KEYS = ("grpo.lean_forward", "grpo.micro_batch_size", "grpo.logprob_chunk_size")  # the policy's scoring's
 
@@ -112,8 +125,14 @@ def step0_eval_key(config: dict, examples: list, init_dir: str | Path | None) ->
     """The key of the step-0 evaluation: the run config without its reward, bookkeeping, evaluation
     schedule and optimisation (every ``grpo`` key but those the policy's scoring reads), the held-out
     examples and the starting weights."""
-    return work_key("eval0", config, (*BOOKKEEPING, "reward.*", "eval.every", "grpo.*"), SCORING_KEYS,
-                    examples=examples_digest(examples), weights=weights_identity(init_dir))
+    return work_key(
+        "eval0",
+        config,
+        (*BOOKKEEPING, "reward.*", "eval.every", "grpo.*"),
+        SCORING_KEYS,
+        examples=examples_digest(examples),
+        weights=weights_identity(init_dir),
+    )
 
 
 def warmup_key(config: dict, reward, prompts: list, init_dir: str | Path | None) -> str | None:
@@ -129,5 +148,12 @@ def warmup_key(config: dict, reward, prompts: list, init_dir: str | Path | None)
     section = config.get("reward", {}).get("name")
     drop = (*BOOKKEEPING, "eval.*", "grpo.*", *(f"reward.{section}.{k}" for k in free if section))
     own = _selected(as_dict(settings), free)
-    return work_key("warmup", config, drop, ROLLOUT_KEYS, reward=[type(reward).__qualname__, own],
-                    prompts=examples_digest(prompts), weights=weights_identity(init_dir))
+    return work_key(
+        "warmup",
+        config,
+        drop,
+        ROLLOUT_KEYS,
+        reward=[type(reward).__qualname__, own],
+        prompts=examples_digest(prompts),
+        weights=weights_identity(init_dir),
+    )

@@ -32,25 +32,51 @@ from accelerate.utils import gather_object
 from tqdm.auto import tqdm
 
 from rewardzoo.core.advantages import compute_advantages, group_mean_std
-from rewardzoo.core.checkpoint import (check_run_dir, checkpoint_state, checkpoints, clear_run_dir, load_checkpoint,
-                                       new_run_id, save_checkpoint)
-from rewardzoo.core.config import (ConfigError, CoreConfig, as_dict, lr_multiplier, prompts_per_process,
-                                   resolved_run_dir, to_yaml)
+from rewardzoo.core.checkpoint import (
+    check_run_dir,
+    checkpoint_state,
+    checkpoints,
+    clear_run_dir,
+    load_checkpoint,
+    new_run_id,
+    save_checkpoint,
+)
+from rewardzoo.core.config import (
+    ConfigError,
+    CoreConfig,
+    as_dict,
+    lr_multiplier,
+    prompts_per_process,
+    resolved_run_dir,
+    to_yaml,
+)
 from rewardzoo.core.distributed import make_sharding, prepare_policy
 from rewardzoo.core.engines import make_engine
 from rewardzoo.core.interrupt import StopRequests
 from rewardzoo.core.logger import MetricLogger, silence_library_progress_bars
-from rewardzoo.core.memory import map_large_blocks, release_freed_memory, releases_heap
 from rewardzoo.core.logprobs import PackedBatch, PolicyLogProbs, pack_rows, tokenize_completions
 from rewardzoo.core.loss import LossNormalizer, policy_loss, truncated_is_weights
+from rewardzoo.core.memory import map_large_blocks, release_freed_memory, releases_heap
 from rewardzoo.core.models import ReferencePolicy, causal_lm, load_policy, trainable_parameters
 from rewardzoo.core.sharded_checkpoint import load_sharded_checkpoint, save_sharded_checkpoint
 from rewardzoo.core.shared_work import SharedWork, step0_eval_key, warmup_key
-from rewardzoo.core.types import (Example, Generation, NonFiniteError, PolicyEvaluatingTask, PolicyReadingReward, Reward,
-                                  RewardOutput, Rollouts, ShardedReward, TaskProtocol, TrainingInterrupted, check_reward,
-                                  derive_seed, held_out)
+from rewardzoo.core.types import (
+    Example,
+    Generation,
+    NonFiniteError,
+    PolicyEvaluatingTask,
+    PolicyReadingReward,
+    Reward,
+    RewardOutput,
+    Rollouts,
+    ShardedReward,
+    TaskProtocol,
+    TrainingInterrupted,
+    check_reward,
+    derive_seed,
+    held_out,
+)
 from rewardzoo.eval import batch_analysis
-
 
 FUSED_ADAMW_DEVICES = ("cpu", "cuda")  # where torch's fused AdamW kernel runs (TRL's default optimiser too)
 
@@ -85,20 +111,32 @@ class Trainer:
     whole train split).
     """
 
-    def __init__(self, cfg: CoreConfig, *, task: TaskProtocol, reward: Reward, init_dir: str | Path | None = None,
-                 accelerator: Accelerator | None = None, prompts: list[Example] | None = None):
+    def __init__(
+        self,
+        cfg: CoreConfig,
+        *,
+        task: TaskProtocol,
+        reward: Reward,
+        init_dir: str | Path | None = None,
+        accelerator: Accelerator | None = None,
+        prompts: list[Example] | None = None,
+    ):
         check_reward(reward)
         if cfg.sft.enabled and init_dir is None:
-            raise ConfigError("sft.enabled=true, but a Trainer does not run the SFT warm start itself: call "
-                              "rewardzoo.train(cfg, task=task, reward=reward) (warm start, RL and evaluation, as the "
-                              "CLI does), or pass init_dir=rewardzoo.sft(cfg, task=task), or set sft.enabled=false")
+            raise ConfigError(
+                "sft.enabled=true, but a Trainer does not run the SFT warm start itself: call "
+                "rewardzoo.train(cfg, task=task, reward=reward) (warm start, RL and evaluation, as the "
+                "CLI does), or pass init_dir=rewardzoo.sft(cfg, task=task), or set sft.enabled=false"
+            )
         self.cfg = cfg
         if not cfg.logging.progress:
             silence_library_progress_bars()
         self.task = task
         self.prompts = prompts if prompts is not None else task.train
         if not self.prompts:
-            raise ValueError("no training prompts left for RL; lower sft.n_examples or turn off sft.disjoint_rl_prompts")
+            raise ValueError(
+                "no training prompts left for RL; lower sft.n_examples or turn off sft.disjoint_rl_prompts"
+            )
         self.reward = reward
         self.acc = accelerator or make_accelerator()
         self.run_dir = resolved_run_dir(cfg)
@@ -118,12 +156,17 @@ class Trainer:
         if isinstance(reward, PolicyReadingReward):  # rewards that read the policy (RcRL's self-judge, bonuses)
             reward.bind_policy(self.policy, self.tokenizer)  # once, before any step: the starting policy
         self.ref = ReferencePolicy(self.policy) if g.beta > 0 else None
-        module = PolicyLogProbs(self.policy, temperature=cfg.sampling.temperature, chunk_size=g.logprob_chunk_size or None,
-                                lean=g.lean_forward)
+        module = PolicyLogProbs(
+            self.policy,
+            temperature=cfg.sampling.temperature,
+            chunk_size=g.logprob_chunk_size or None,
+            lean=g.lean_forward,
+        )
         self.ref_module = None  # π_ref's log-probs module: the reference copy's (None: the policy's, adapters off)
         if self.ref is not None and self.ref.copy is not None:
-            self.ref_module = PolicyLogProbs(self.ref.copy, temperature=module.temperature, chunk_size=module.chunk_size,
-                                             lean=g.lean_forward)
+            self.ref_module = PolicyLogProbs(
+                self.ref.copy, temperature=module.temperature, chunk_size=module.chunk_size, lean=g.lean_forward
+            )
         self.sharding = make_sharding(cfg.distributed, self.acc.device)  # None under DDP
         self.init_dir = init_dir
         one_process = self.acc.num_processes == 1 and self.sharding is None
@@ -137,13 +180,17 @@ class Trainer:
         self.trainable = trainable_parameters(self.policy)  # (name, parameter) pairs the optimiser updates
         params = [p for _, p in self.trainable]
         fused = all(p.device.type in FUSED_ADAMW_DEVICES for p in params)  # one kernel: no [V, H] temporaries
-        optimizer = torch.optim.AdamW(params, lr=g.lr, betas=tuple(g.adam_betas), weight_decay=g.weight_decay,
-                                      fused=fused)
+        optimizer = torch.optim.AdamW(
+            params, lr=g.lr, betas=tuple(g.adam_betas), weight_decay=g.weight_decay, fused=fused
+        )
         total = cfg.steps * g.num_iterations
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_multiplier(
-            s, warmup_steps=g.warmup_steps, total_steps=total, schedule=g.lr_schedule))
-        self.module, self.optimizer = prepare_policy(self.acc, module, optimizer, cfg.distributed, self.sharding,
-                                                     reference=self.ref_module)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer,
+            lambda s: lr_multiplier(s, warmup_steps=g.warmup_steps, total_steps=total, schedule=g.lr_schedule),
+        )
+        self.module, self.optimizer = prepare_policy(
+            self.acc, module, optimizer, cfg.distributed, self.sharding, reference=self.ref_module
+        )
         self.step = 0
         self.run_id: str | None = None  # set by train(): new, or the resumed run's (checkpoint ownership)
         self.logger: MetricLogger | None = None
@@ -185,8 +232,13 @@ class Trainer:
             self._last_eval = last.get("eval/accuracy")
             if self._stop_requested(stop):
                 raise TrainingInterrupted(0, None, stop.signal_name or "a signal on another process")
-        bar = tqdm(total=cfg.steps, initial=self.step, disable=not (cfg.logging.progress and self.acc.is_main_process),
-                   desc=cfg.recipe.name, dynamic_ncols=True)
+        bar = tqdm(
+            total=cfg.steps,
+            initial=self.step,
+            disable=not (cfg.logging.progress and self.acc.is_main_process),
+            desc=cfg.recipe.name,
+            dynamic_ncols=True,
+        )
         while self.step < cfg.steps:
             t0 = time.perf_counter()
             metrics = self.train_step()
@@ -231,8 +283,15 @@ class Trainer:
         self._release_heap()
         t3 = time.perf_counter()
         self.step += 1
-        return {**self._reward_metrics(rollouts, out), **self.analysis(rollouts, out), **learned, **stats,
-                "time/generate_s": t1 - t0, "time/reward_s": t2 - t1, "time/policy_s": t3 - t2}
+        return {
+            **self._reward_metrics(rollouts, out),
+            **self.analysis(rollouts, out),
+            **learned,
+            **stats,
+            "time/generate_s": t1 - t0,
+            "time/reward_s": t2 - t1,
+            "time/policy_s": t3 - t2,
+        }
 
     def _release_heap(self) -> None:
         """When the trainer releases the heap (``grpo.release_heap``: on the CPU, forced or from a large
@@ -269,7 +328,11 @@ class Trainer:
             for start in range(0, len(local), self.chunk_prompts):
                 chunk_index = (rank * self.local_prompts + start) // self.chunk_prompts
                 torch.manual_seed(derive_seed(self.cfg.seed, "rollout", step, chunk_index))
-                parts.append(self.engine.generate([e.prompt for e in local[start : start + self.chunk_prompts]], n=self.group_size))
+                parts.append(
+                    self.engine.generate(
+                        [e.prompt for e in local[start : start + self.chunk_prompts]], n=self.group_size
+                    )
+                )
         gen = Generation.concat(parts, self.tokenizer.pad_token_id)
         texts = gather_object(gen.texts) if self.acc.num_processes > 1 else gen.texts
         rows = [e for e in examples for _ in range(self.group_size)]
@@ -294,13 +357,19 @@ class Trainer:
         """
         stats: dict[str, float] = {}
         rounds = self.reward.warmup_steps
-        key = warmup_key(as_dict(self.cfg), self.reward, self.prompts, self.init_dir) if rounds and self.shared.root else None
+        key = (
+            warmup_key(as_dict(self.cfg), self.reward, self.prompts, self.init_dir)
+            if rounds and self.shared.root
+            else None
+        )
         done = self.shared.load("warmup", key) if key else None
         if done is not None:  # another run of this sweep warmed up this very reward: its state after the rounds
             self.reward.load_state_dict(done["state"])
             return done["stats"]
         show = rounds > 0 and self.cfg.logging.progress and self.acc.is_main_process
-        with tqdm(total=rounds, desc=f"{self.cfg.recipe.name}: reward warm-up", disable=not show, dynamic_ncols=True) as bar:
+        with tqdm(
+            total=rounds, desc=f"{self.cfg.recipe.name}: reward warm-up", disable=not show, dynamic_ncols=True
+        ) as bar:
             for w in range(rounds):
                 rollouts, _ = self.rollout(-(w + 1))
                 stats = self.reward.update(rollouts, self.score(rollouts))
@@ -318,11 +387,15 @@ class Trainer:
             out = self.reward.score(rollouts)
         name = type(self.reward).__name__
         if out.rewards.shape != (len(rollouts),):
-            raise ValueError(f"reward {name} returned rewards of shape {tuple(out.rewards.shape)}, expected [{len(rollouts)}]")
+            raise ValueError(
+                f"reward {name} returned rewards of shape {tuple(out.rewards.shape)}, expected [{len(rollouts)}]"
+            )
         bad = (~torch.isfinite(out.rewards)).nonzero().flatten().tolist()
         if bad:
-            raise NonFiniteError(f"reward {name} returned non-finite rewards at step {rollouts.step}, rows {bad[:10]} "
-                                 f"(values {out.rewards[bad[:10]].tolist()}); no update was made")
+            raise NonFiniteError(
+                f"reward {name} returned non-finite rewards at step {rollouts.step}, rows {bad[:10]} "
+                f"(values {out.rewards[bad[:10]].tolist()}); no update was made"
+            )
         out.rewards = out.rewards.float()
         return out
 
@@ -354,21 +427,35 @@ class Trainer:
             mask = mask & ~gen.truncated.unsqueeze(1)  # [N_local, T]
         n_rows = len(gen.prompt_ids)
         full = gen.completion_mask.sum(1)  # [N_local]
-        order = sorted(range(n_rows), key=lambda i: -(len(gen.prompt_ids[i]) + int(full[i]))) if g.sort_by_length else list(range(n_rows))
+        order = (
+            sorted(range(n_rows), key=lambda i: -(len(gen.prompt_ids[i]) + int(full[i])))
+            if g.sort_by_length
+            else list(range(n_rows))
+        )
         micro = [order[s : s + g.micro_batch_size] for s in range(0, n_rows, g.micro_batch_size)]
         pad = self.tokenizer.pad_token_id
         batches = []
         for rows in micro:
             packed = pack_rows(gen.prompt_ids, gen.completion_ids, mask, rows, pad).to(self.acc.device)
-            samp = None if gen.sampling_logprobs is None else gen.sampling_logprobs[rows, : packed.mask.shape[1]]  # [n, T]
+            samp = (
+                None if gen.sampling_logprobs is None else gen.sampling_logprobs[rows, : packed.mask.shape[1]]
+            )  # [n, T]
             batches.append(MicroBatch(rows, packed, samp))
         tokens = int(self._global_sums(mask.sum().reshape(1).double())[0])
-        norm = LossNormalizer(num_sequences=g.batch_size, num_tokens=tokens,
-                              max_completion_length=self.cfg.sampling.max_new_tokens)
+        norm = LossNormalizer(
+            num_sequences=g.batch_size, num_tokens=tokens, max_completion_length=self.cfg.sampling.max_new_tokens
+        )
         return batches, norm
 
-    def accumulate_loss(self, batches: list[MicroBatch], adv: torch.Tensor, norm: LossNormalizer,
-                        old: list[torch.Tensor] | None, ref: list[torch.Tensor] | None, iteration: int) -> dict[str, torch.Tensor]:
+    def accumulate_loss(
+        self,
+        batches: list[MicroBatch],
+        adv: torch.Tensor,
+        norm: LossNormalizer,
+        old: list[torch.Tensor] | None,
+        ref: list[torch.Tensor] | None,
+        iteration: int,
+    ) -> dict[str, torch.Tensor]:
         """Forward and backward every micro-batch into one accumulated gradient of the step loss
         (DDP syncs on the last); returns the summed, detached loss statistics, which stay on the
         device.  The losses are checked for finiteness once, after the last backward (one host sync
@@ -383,11 +470,22 @@ class Trainer:
             with contextlib.nullcontext() if last else self.acc.no_sync(self.module):
                 logp, entropy = self.module(batch)  # [n, T] each
                 old_logp = old[j] if old is not None else logp.detach()  # [n, T]
-                is_w = None if samp is None else truncated_is_weights(old_logp, samp.to(logp.device), g.is_cap)  # [n, T]
+                is_w = (
+                    None if samp is None else truncated_is_weights(old_logp, samp.to(logp.device), g.is_cap)
+                )  # [n, T]
                 loss, stats = policy_loss(
-                    logp, old_logp, adv[rows].to(logp.device), batch.mask, norm,
-                    loss_type=g.loss_type, eps_low=g.epsilon_low, eps_high=g.epsilon_high,
-                    beta=g.beta, ref_logp=None if ref is None else ref[j], kl_estimator=g.kl_estimator, is_weights=is_w,
+                    logp,
+                    old_logp,
+                    adv[rows].to(logp.device),
+                    batch.mask,
+                    norm,
+                    loss_type=g.loss_type,
+                    eps_low=g.epsilon_low,
+                    eps_high=g.epsilon_high,
+                    beta=g.beta,
+                    ref_logp=None if ref is None else ref[j],
+                    kl_estimator=g.kl_estimator,
+                    is_weights=is_w,
                 )
                 self._release_heap()  # the forward's freed logits chunks, before the backward allocates gradients
                 self.acc.backward(loss * scale)
@@ -400,8 +498,10 @@ class Trainer:
         if not finite.all():
             j = int((~finite).nonzero()[0])
             self.optimizer.zero_grad(set_to_none=True)
-            raise NonFiniteError(f"policy loss is {losses[j].item()} at step {self.step}, iteration {iteration}, "
-                                 f"micro-batch {j} (check the advantages and log-probs); no update was made")
+            raise NonFiniteError(
+                f"policy loss is {losses[j].item()} at step {self.step}, iteration {iteration}, "
+                f"micro-batch {j} (check the advantages and log-probs); no update was made"
+            )
         return sums
 
     def optimizer_step(self) -> float:
@@ -422,23 +522,28 @@ class Trainer:
         if not math.isfinite(norm):
             bad = [n for n, p in named if p.grad is not None and not torch.isfinite(p.grad).all()]
             self.optimizer.zero_grad(set_to_none=True)
-            raise NonFiniteError(f"non-finite gradient at step {self.step} in {bad[:5]}; "
-                                 f"no update was made (lower grpo.lr or check the reward scale)")
+            raise NonFiniteError(
+                f"non-finite gradient at step {self.step} in {bad[:5]}; "
+                f"no update was made (lower grpo.lr or check the reward scale)"
+            )
         if self.cfg.grpo.max_grad_norm:
             torch.nn.utils.clip_grads_with_norm_(params, self.cfg.grpo.max_grad_norm, total)
         self.optimizer.step()
         # max |θ| over all parameters (torch's foreach kernel, NaN propagates): finite iff every parameter is
         if params and not math.isfinite(float(torch.nn.utils.get_total_norm(params, norm_type=math.inf))):
             bad = [n for n, p in named if not torch.isfinite(p).all()]
-            raise NonFiniteError(f"parameters became non-finite in the optimizer step of step {self.step} ({bad[:5]}); "
-                                 f"stopped before writing a checkpoint, so the previous one is the latest (lower "
-                                 f"grpo.lr or grpo.weight_decay)")
+            raise NonFiniteError(
+                f"parameters became non-finite in the optimizer step of step {self.step} ({bad[:5]}); "
+                f"stopped before writing a checkpoint, so the previous one is the latest (lower "
+                f"grpo.lr or grpo.weight_decay)"
+            )
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         return norm
 
-    def policy_metrics(self, sums: dict[str, torch.Tensor], grad_norm: float, gen: Generation,
-                       norm: LossNormalizer) -> dict[str, float]:
+    def policy_metrics(
+        self, sums: dict[str, torch.Tensor], grad_norm: float, gen: Generation, norm: LossNormalizer
+    ) -> dict[str, float]:
         """The ``policy/*`` log keys from the first iteration's summed statistics (one reduction
         across processes and one host sync for all of them)."""
         keys = sorted(sums)
@@ -446,7 +551,7 @@ class Trainer:
         counts = [gen.completion_mask.sum(), gen.truncated.sum()]
         values = self._global_sums(torch.stack([sums[k] for k in keys] + [c.to(device).double() for c in counts]))
         summed = dict(zip(keys, values))
-        completion_tokens, truncated = values[len(keys):]
+        completion_tokens, truncated = values[len(keys) :]
         tokens = max(norm.num_tokens, 1)
         n = self.cfg.grpo.batch_size
         out = {
@@ -491,7 +596,9 @@ class Trainer:
         examples = held_out(self.task, self.cfg.eval.split)[: self.cfg.eval.n_examples or None]
         k = self.cfg.eval.samples
         n = max(k, 1)  # completions per held-out prompt
-        key = step0_eval_key(as_dict(self.cfg), examples, self.init_dir) if self.step == 0 and self.shared.root else None
+        key = (
+            step0_eval_key(as_dict(self.cfg), examples, self.init_dir) if self.step == 0 and self.shared.root else None
+        )
         done = self.shared.load("eval0", key) if key else None
         if done is None:
             done = {"completions": self.held_out_completions(examples, n, greedy=not k), "policy": {}}
@@ -504,11 +611,22 @@ class Trainer:
         if self.logger is not None:
             answers = [self.task.parse(c) for c in completions]
             rows = self.task.row_metrics(answers, [e.reference for e in repeated], [e.meta for e in repeated])
-            self.logger.log_rows(self.step, {key: [sum(v[i : i + n]) / n for i in range(0, len(v), n)] for key, v in rows.items()})
-            self.logger.log_samples(self.step, [
-                {"prompt": e.prompt, "completion": c, "answer": a, "reference": e.reference,
-                 **{key: v[i] for key, v in rows.items()}}
-                for i, (e, c, a) in enumerate(zip(repeated, completions, answers))])
+            self.logger.log_rows(
+                self.step, {key: [sum(v[i : i + n]) / n for i in range(0, len(v), n)] for key, v in rows.items()}
+            )
+            self.logger.log_samples(
+                self.step,
+                [
+                    {
+                        "prompt": e.prompt,
+                        "completion": c,
+                        "answer": a,
+                        "reference": e.reference,
+                        **{key: v[i] for key, v in rows.items()},
+                    }
+                    for i, (e, c, a) in enumerate(zip(repeated, completions, answers))
+                ],
+            )
         metrics = {**self.task.evaluate(completions, repeated), **done["policy"]}
         return {f"eval/{name}": v for name, v in metrics.items()}
 
@@ -536,8 +654,9 @@ class Trainer:
         mb = self.cfg.grpo.micro_batch_size
         sums = []
         for s in range(0, len(prompts), mb):
-            batch = pack_rows(prompt_ids, comp_ids, comp_mask, list(range(s, min(s + mb, len(prompts)))),
-                              self.tokenizer.pad_token_id).to(self.acc.device)
+            batch = pack_rows(
+                prompt_ids, comp_ids, comp_mask, list(range(s, min(s + mb, len(prompts)))), self.tokenizer.pad_token_id
+            ).to(self.acc.device)
             logp, _ = module(batch)  # [n, T] zero off the mask
             sums.append(logp.sum(1).cpu())  # [n]
         return torch.cat(sums) if sums else torch.zeros(0)  # [n]
@@ -547,13 +666,30 @@ class Trainer:
         """Write an atomic checkpoint of the current step (sharded under FSDP2:
         :mod:`~rewardzoo.core.sharded_checkpoint`)."""
         if self.sharding is not None:
-            return save_sharded_checkpoint(self.run_dir, self.step, policy=self.policy, tokenizer=self.tokenizer,
-                                           optimizer=self.optimizer, scheduler=self.scheduler, reward=self.reward,
-                                           accelerator=self.acc, keep=self.cfg.keep_checkpoints, run_id=self.run_id)
-        return save_checkpoint(self.run_dir, self.step, policy=self.acc.unwrap_model(self.module).model,
-                               tokenizer=self.tokenizer, optimizer=self.optimizer, scheduler=self.scheduler,
-                               reward=self.reward, accelerator=self.acc, keep=self.cfg.keep_checkpoints,
-                               run_id=self.run_id)
+            return save_sharded_checkpoint(
+                self.run_dir,
+                self.step,
+                policy=self.policy,
+                tokenizer=self.tokenizer,
+                optimizer=self.optimizer,
+                scheduler=self.scheduler,
+                reward=self.reward,
+                accelerator=self.acc,
+                keep=self.cfg.keep_checkpoints,
+                run_id=self.run_id,
+            )
+        return save_checkpoint(
+            self.run_dir,
+            self.step,
+            policy=self.acc.unwrap_model(self.module).model,
+            tokenizer=self.tokenizer,
+            optimizer=self.optimizer,
+            scheduler=self.scheduler,
+            reward=self.reward,
+            accelerator=self.acc,
+            keep=self.cfg.keep_checkpoints,
+            run_id=self.run_id,
+        )
 
     def _claim_run_dir(self) -> None:
         """Check the run directory on every process; with ``overwrite``, the main one deletes the old run."""
@@ -568,8 +704,14 @@ class Trainer:
             return False
         latest = checkpoints(self.run_dir)[-1]
         load = load_checkpoint if self.sharding is None else load_sharded_checkpoint
-        self.step = load(latest, policy=self.policy, optimizer=self.optimizer, scheduler=self.scheduler,
-                         reward=self.reward, accelerator=self.acc)
+        self.step = load(
+            latest,
+            policy=self.policy,
+            optimizer=self.optimizer,
+            scheduler=self.scheduler,
+            reward=self.reward,
+            accelerator=self.acc,
+        )
         self.engine.sync_weights(self.policy)
         self.run_id = checkpoint_state(latest).get("run_id") or new_run_id()
         return True
@@ -599,15 +741,22 @@ class Trainer:
         """``train/…`` and ``analysis/corr/…`` diagnostics from the task's exact checker, computed
         outside the reward (:func:`rewardzoo.eval.batch_analysis`)."""
         rows = self.task.row_metrics(rollouts.answers, rollouts.references, rollouts.meta)
-        return batch_analysis(rows, {"reward": out.rewards, **out.components},
-                              valid=[a is not None for a in rollouts.answers], groups=rollouts.group_ids)
+        return batch_analysis(
+            rows,
+            {"reward": out.rewards, **out.components},
+            valid=[a is not None for a in rollouts.answers],
+            groups=rollouts.group_ids,
+        )
 
     def _reward_metrics(self, rollouts: Rollouts, out: RewardOutput) -> dict[str, float]:
         r = out.rewards
         _, _, constant = group_mean_std(r, rollouts.group_ids)
-        metrics = {"reward/mean": r.mean().item(), "reward/std": r.std().item() if len(r) > 1 else 0.0,
-                   "reward/zero_std_frac": constant.float().mean().item(),
-                   "reward/malformed_frac": sum(a is None for a in rollouts.answers) / len(rollouts)}
+        metrics = {
+            "reward/mean": r.mean().item(),
+            "reward/std": r.std().item() if len(r) > 1 else 0.0,
+            "reward/zero_std_frac": constant.float().mean().item(),
+            "reward/malformed_frac": sum(a is None for a in rollouts.answers) / len(rollouts),
+        }
         metrics.update(namespaced(out.metrics))
         return metrics
 
@@ -617,8 +766,14 @@ class Trainer:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "config.yaml").write_text(to_yaml(self.cfg))
         log = self.cfg.logging
-        self.logger = MetricLogger(self.run_dir, tensorboard=log.tensorboard, wandb=log.wandb,
-                                   wandb_project=log.wandb_project, config=as_dict(self.cfg), resume_step=resume_step)
+        self.logger = MetricLogger(
+            self.run_dir,
+            tensorboard=log.tensorboard,
+            wandb=log.wandb,
+            wandb_project=log.wandb_project,
+            config=as_dict(self.cfg),
+            resume_step=resume_step,
+        )
 
     def _log(self, step: int, metrics: dict[str, float]) -> None:
         if self.logger is not None:
@@ -626,7 +781,9 @@ class Trainer:
 
     def _progress(self, metrics: dict[str, float]) -> dict[str, str]:
         self._last_eval = metrics.get("eval/accuracy", self._last_eval)
-        shown = {"reward": metrics.get("reward/mean"), "eval_acc": self._last_eval, "s/step": metrics.get("time/step_s")}
+        shown = {
+            "reward": metrics.get("reward/mean"),
+            "eval_acc": self._last_eval,
+            "s/step": metrics.get("time/step_s"),
+        }
         return {k: f"{v:.3f}" for k, v in shown.items() if v is not None}
-
-

@@ -22,8 +22,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import torch
 
@@ -67,7 +68,7 @@ class Rollouts:
     def __len__(self) -> int:
         return len(self.prompts)
 
-    def select(self, rows: list[int] | torch.Tensor) -> "Rollouts":
+    def select(self, rows: list[int] | torch.Tensor) -> Rollouts:
         """The sub-batch of the given row indices (group ids are kept as they are)."""
         idx = [int(i) for i in rows]
         return Rollouts(
@@ -177,8 +178,10 @@ class WarmupFreeSettings(Protocol):
 REWARD_MEMBERS = ("warmup_steps", "score", "update", "state_dict", "load_state_dict")
 REWARD_METHODS = {"score": ("batch",), "update": ("batch", "out"), "state_dict": (), "load_state_dict": ("state",)}
 """The :class:`Reward` methods and the positional arguments the trainer passes them."""
-REWARD_HOOKS = {"bind_policy": (PolicyReadingReward, ("policy", "tokenizer")),
-                "distribute": (ShardedReward, ("sharding",))}
+REWARD_HOOKS = {
+    "bind_policy": (PolicyReadingReward, ("policy", "tokenizer")),
+    "distribute": (ShardedReward, ("sharding",)),
+}
 """The optional hook methods: the protocol that declares each and the positional arguments the trainer passes."""
 
 
@@ -211,16 +214,21 @@ def _shape_errors(reward: object) -> list[str]:
         elif not _takes(fn, args):
             errors.append(f"{name}{hook} must take ({', '.join(args)}); its signature is {inspect.signature(fn)}")
     if isinstance(reward, ConfiguredReward) and reward.cfg is not None and not dataclasses.is_dataclass(reward.cfg):
-        errors.append(f"cfg (the optional ConfiguredReward hook) must be a config dataclass instance or None; it is a "
-                      f"{type(reward.cfg).__name__}")
+        errors.append(
+            f"cfg (the optional ConfiguredReward hook) must be a config dataclass instance or None; it is a "
+            f"{type(reward.cfg).__name__}"
+        )
     if isinstance(reward, WarmupFreeSettings):
         free = reward.WARMUP_FREE
         if not isinstance(free, (tuple, list, frozenset)) or not all(isinstance(k, str) for k in free):
-            errors.append(f"WARMUP_FREE (the optional WarmupFreeSettings hook) must be a tuple of field names; got "
-                          f"{free!r}")
+            errors.append(
+                f"WARMUP_FREE (the optional WarmupFreeSettings hook) must be a tuple of field names; got {free!r}"
+            )
         elif not isinstance(reward, ConfiguredReward) or not dataclasses.is_dataclass(reward.cfg):
-            errors.append("WARMUP_FREE (the optional WarmupFreeSettings hook) names fields of cfg, but the reward "
-                          "has no config dataclass cfg")
+            errors.append(
+                "WARMUP_FREE (the optional WarmupFreeSettings hook) names fields of cfg, but the reward "
+                "has no config dataclass cfg"
+            )
         else:
             unknown = sorted(set(free) - {f.name for f in dataclasses.fields(reward.cfg)})
             if unknown:
@@ -236,13 +244,17 @@ def check_reward(reward: object) -> None:
     name = type(reward).__name__
     missing = [member for member in REWARD_MEMBERS if not hasattr(reward, member)]
     if missing:
-        raise TypeError(f"{name} is not a rewardzoo Reward: it lacks {', '.join(missing)}; "
-                        f"implement them (a reward that learns nothing can subclass rewardzoo.FixedReward and "
-                        f"write score() only)")
+        raise TypeError(
+            f"{name} is not a rewardzoo Reward: it lacks {', '.join(missing)}; "
+            f"implement them (a reward that learns nothing can subclass rewardzoo.FixedReward and "
+            f"write score() only)"
+        )
     errors = _shape_errors(reward)
     if errors:
-        raise TypeError(f"{name} implements the rewardzoo Reward contract wrongly: {'; '.join(errors)} (the contract "
-                        f"and its optional hooks: rewardzoo.core.types, docs/getting_started.md 'Your own reward')")
+        raise TypeError(
+            f"{name} implements the rewardzoo Reward contract wrongly: {'; '.join(errors)} (the contract "
+            f"and its optional hooks: rewardzoo.core.types, docs/getting_started.md 'Your own reward')"
+        )
 
 
 @runtime_checkable
@@ -265,7 +277,9 @@ class TaskProtocol(Protocol):
         """Final answer of a completion, or None if malformed."""
         ...
 
-    def row_metrics(self, answers: list[str | None], references: list[str], metas: list[dict]) -> dict[str, list[float]]:
+    def row_metrics(
+        self, answers: list[str | None], references: list[str], metas: list[dict]
+    ) -> dict[str, list[float]]:
         """Per-row diagnostics from the exact checker (``correct`` plus task extras)."""
         ...
 
@@ -283,9 +297,11 @@ def held_out(task: TaskProtocol, split: str) -> list[Example]:
         raise ValueError(f"eval.split must be 'test' or 'validation'; got {split!r}")
     examples = getattr(task, "validation", None)
     if not examples:
-        raise ValueError(f"task {task.name!r} has no validation examples (its pool of distinct prompts went to train "
-                         f"and test, or the task defines none); set eval.split=test, or make room for them (e.g. "
-                         f"a smaller n_train)")
+        raise ValueError(
+            f"task {task.name!r} has no validation examples (its pool of distinct prompts went to train "
+            f"and test, or the task defines none); set eval.split=test, or make room for them (e.g. "
+            f"a smaller n_train)"
+        )
     return examples
 
 
@@ -347,7 +363,7 @@ class Generation:
     sampling_logprobs: torch.Tensor | None = None  # [N, T] float32 or None
 
     @classmethod
-    def concat(cls, parts: list["Generation"], pad_id: int) -> "Generation":
+    def concat(cls, parts: list[Generation], pad_id: int) -> Generation:
         """The rows of several generations, in order, right-padded to the longest completion."""
         T = max(p.completion_ids.shape[1] for p in parts)
 
@@ -378,11 +394,15 @@ class TrainingInterrupted(Exception):
     def __init__(self, step: int, checkpoint, signal_name: str):
         self.step, self.checkpoint, self.signal_name = step, checkpoint, signal_name
         if checkpoint is None:
-            super().__init__(f"stopped by {signal_name} before the first RL step: nothing was saved; run the same "
-                             f"command again to start afresh")
+            super().__init__(
+                f"stopped by {signal_name} before the first RL step: nothing was saved; run the same "
+                f"command again to start afresh"
+            )
         else:
-            super().__init__(f"stopped by {signal_name} after step {step}; checkpoint {checkpoint}; run the same "
-                             f"command with resume=true to continue exactly")
+            super().__init__(
+                f"stopped by {signal_name} after step {step}; checkpoint {checkpoint}; run the same "
+                f"command with resume=true to continue exactly"
+            )
 
 
 def derive_seed(*parts) -> int:

@@ -100,10 +100,14 @@ def _replace(section, settings: dict, where: str):
     valid = {f.name: getattr(section, f.name) for f in dataclasses.fields(section)}
     unknown = sorted(set(settings) - set(valid))
     if unknown:
-        raise TypeError(f"unknown setting(s) {unknown} for {where}; its settings are {sorted(valid)} "
-                        f"(the environment itself takes split and max_completion_length)")
-    changes = {k: _replace(valid[k], v, f"{where}.{k}") if dataclasses.is_dataclass(valid[k]) and isinstance(v, dict) else v
-               for k, v in settings.items()}
+        raise TypeError(
+            f"unknown setting(s) {unknown} for {where}; its settings are {sorted(valid)} "
+            f"(the environment itself takes split and max_completion_length)"
+        )
+    changes = {
+        k: _replace(valid[k], v, f"{where}.{k}") if dataclasses.is_dataclass(valid[k]) and isinstance(v, dict) else v
+        for k, v in settings.items()
+    }
     return dataclasses.replace(section, **changes)
 
 
@@ -111,4 +115,6 @@ def register_envs() -> None:
     """Register ``rewardzoo/<ClassName>-v0`` for every task (idempotent; builds nothing)."""
     for name in TASKS:
         if env_id(name) not in gymnasium.registry:
-            gymnasium.register(id=env_id(name), entry_point="rewardzoo.integrations.gym:make_env", kwargs={"task": name})
+            gymnasium.register(
+                id=env_id(name), entry_point="rewardzoo.integrations.gym:make_env", kwargs={"task": name}
+            )

@@ -54,8 +54,10 @@ def post_score(body: dict, url: str | None = None, *, timeout: float = 600.0, re
                 raise RuntimeError(f"rewardzoo serve at {base} answered {err.code}: {detail}") from None
         except (urllib.error.URLError, ConnectionError, TimeoutError) as err:
             if time.monotonic() > deadline:
-                raise RuntimeError(f"rewardzoo serve at {base} is unreachable ({err}); start it with `rewardzoo serve "
-                                   f"RECIPE --port PORT` and pass its URL") from err
+                raise RuntimeError(
+                    f"rewardzoo serve at {base} is unreachable ({err}); start it with `rewardzoo serve "
+                    f"RECIPE --port PORT` and pass its URL"
+                ) from err
         time.sleep(delay)
         delay = min(2 * delay, 2.0)
 
@@ -68,8 +70,15 @@ class RemoteReward:
     prompt as a group (or blocks of ``num_generations``, checked); the service parses the answers. Each
     component's batch mean goes to TRL's ``log_metric`` as ``<name>/<component>``."""
 
-    def __init__(self, url: str | None = None, *, reference_column: str | None = "reference",
-                 num_generations: int | None = None, name: str = "rewardzoo", timeout: float = 600.0):
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        reference_column: str | None = "reference",
+        num_generations: int | None = None,
+        name: str = "rewardzoo",
+        timeout: float = 600.0,
+    ):
         self.url, self.reference_column, self.num_generations = url, reference_column, num_generations
         self.timeout = timeout
         self.__name__ = name
@@ -83,8 +92,11 @@ class RemoteReward:
         )
 
         texts = [prompt_text(p) for p in prompts]
-        body = {"prompts": texts, "completions": [completion_text(c) for c in completions],
-                "group_ids": group_ids_of(texts, self.num_generations).tolist()}
+        body = {
+            "prompts": texts,
+            "completions": [completion_text(c) for c in completions],
+            "group_ids": group_ids_of(texts, self.num_generations).tolist(),
+        }
         if self.reference_column is not None and self.reference_column in columns:
             body["references"] = [None if r is None else str(r) for r in columns[self.reference_column]]
         state = columns.get("trainer_state")
@@ -114,27 +126,43 @@ def prompt_of(extra_info: dict | None, prompt_key: str) -> str:
         raise ValueError(  # noqa: TRY004  (a missing key, said the same way)
             f"veRL gave no prompt text in extra_info[{prompt_key!r}] (it passes compute_score no prompt); "
             f"add the prompt to each row's extra_info when you make the parquet files, or set "
-            f"custom_reward_function.reward_kwargs.prompt_key to the key that holds it")
+            f"custom_reward_function.reward_kwargs.prompt_key to the key that holds it"
+        )
     return value
 
 
-def compute_score(data_source, solution_str: str, ground_truth, extra_info: dict | None = None, *,
-                  url: str | None = None, prompt_key: str = "prompt", **_) -> dict:
+def compute_score(
+    data_source,
+    solution_str: str,
+    ground_truth,
+    extra_info: dict | None = None,
+    *,
+    url: str | None = None,
+    prompt_key: str = "prompt",
+    **_,
+) -> dict:
     """veRL's ``custom_reward_function`` (one row per call, the naive reward manager): the service's reward
     for ``solution_str``, as ``{"score": r, <component>: value, ...}`` (veRL logs the extra keys). Groups
     are single rows here: a group-comparing reward (RcRL) needs :func:`compute_score_batch`."""
-    body = {"prompts": [prompt_of(extra_info, prompt_key)], "completions": [solution_str],
-            "references": [None if ground_truth is None else str(ground_truth)]}
+    body = {
+        "prompts": [prompt_of(extra_info, prompt_key)],
+        "completions": [solution_str],
+        "references": [None if ground_truth is None else str(ground_truth)],
+    }
     got = post_score(body, url)
     return {"score": got["rewards"][0], **{k: v[0] for k, v in got["components"].items()}}
 
 
-def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos, *, url: str | None = None,
-                        prompt_key: str = "prompt", **_) -> list[dict]:
+def compute_score_batch(
+    data_sources, solution_strs, ground_truths, extra_infos, *, url: str | None = None, prompt_key: str = "prompt", **_
+) -> list[dict]:
     """veRL's batched ``custom_reward_function`` (``reward_model.reward_manager=batch``): the whole batch in
     one request, consecutive rows of one prompt as a group (veRL repeats each prompt's rollouts together)."""
-    body = {"prompts": [prompt_of(e, prompt_key) for e in extra_infos], "completions": list(solution_strs),
-            "references": [None if g is None else str(g) for g in ground_truths]}
+    body = {
+        "prompts": [prompt_of(e, prompt_key) for e in extra_infos],
+        "completions": list(solution_strs),
+        "references": [None if g is None else str(g) for g in ground_truths],
+    }
     got = post_score(body, url)
     parts = got["components"]
     return [{"score": r, **{k: v[i] for k, v in parts.items()}} for i, r in enumerate(got["rewards"])]

@@ -46,9 +46,8 @@ that the reward starts untrained; ``learn=False`` (a frozen reward) never warms 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import warnings
+from collections.abc import Callable
 
 import torch
 
@@ -89,12 +88,16 @@ def group_ids_of(prompts: list[str], num_generations: int | None) -> torch.Tenso
         starts = [i == 0 or prompts[i] != prompts[i - 1] for i in range(n)]
         return torch.tensor(starts, dtype=torch.long).cumsum(0) - 1  # [N]
     if n % num_generations:
-        raise ValueError(f"TRL passed {n} rows, not a multiple of num_generations={num_generations}; this happens "
-                         f"when a group is split across processes — use one process or num_generations=None")
+        raise ValueError(
+            f"TRL passed {n} rows, not a multiple of num_generations={num_generations}; this happens "
+            f"when a group is split across processes — use one process or num_generations=None"
+        )
     for start in range(0, n, num_generations):
         if len(set(prompts[start : start + num_generations])) != 1:
-            raise ValueError(f"rows {start}..{start + num_generations - 1} do not share one prompt, so they are not a "
-                             f"TRL group of num_generations={num_generations}; check GRPOConfig.num_generations")
+            raise ValueError(
+                f"rows {start}..{start + num_generations - 1} do not share one prompt, so they are not a "
+                f"TRL group of num_generations={num_generations}; check GRPOConfig.num_generations"
+            )
     return torch.arange(n // num_generations).repeat_interleave(num_generations)  # [N]
 
 
@@ -105,9 +108,17 @@ class TRLRewardFunction:
     ``calls`` counts the scoring calls so far.
     """
 
-    def __init__(self, reward: Reward, *, parse: Callable[[str], str | None] | None = None,
-                 reference_column: str | None = "reference", num_generations: int | None = None,
-                 learn: bool = True, warmup: bool = True, name: str | None = None):
+    def __init__(
+        self,
+        reward: Reward,
+        *,
+        parse: Callable[[str], str | None] | None = None,
+        reference_column: str | None = "reference",
+        num_generations: int | None = None,
+        learn: bool = True,
+        warmup: bool = True,
+        name: str | None = None,
+    ):
         check_reward(reward)
         if num_generations is not None and num_generations < 1:
             raise ValueError(f"num_generations must be a positive int or None; got {num_generations}")
@@ -121,8 +132,11 @@ class TRLRewardFunction:
         self.warmup_rounds = reward.warmup_steps if (learn and warmup) else 0
         """Update rounds run on the first call before it scores (0 once done)."""
         if learn and not warmup and reward.warmup_steps:
-            warnings.warn(f"as_reward_func({self.__name__}, warmup=False): the reward's {reward.warmup_steps} warm-up "
-                          f"rounds are skipped, so TRL trains against an untrained judge from its first step", stacklevel=3)
+            warnings.warn(
+                f"as_reward_func({self.__name__}, warmup=False): the reward's {reward.warmup_steps} warm-up "
+                f"rounds are skipped, so TRL trains against an untrained judge from its first step",
+                stacklevel=3,
+            )
 
     def rollouts(self, prompts: list, completions: list, columns: dict) -> Rollouts:
         """The :class:`Rollouts` of one TRL call."""
@@ -137,11 +151,16 @@ class TRLRewardFunction:
             references = [None if r is None else str(r) for r in columns[self.reference_column]]
         else:
             available = sorted(k for k in columns if k not in TRL_ARGUMENTS)
-            raise KeyError(f"reward {self.__name__}: the dataset has no column {self.reference_column!r} "
-                           f"(columns: {available}); set reference_column to the column holding the reference answer, "
-                           f"or reference_column=None for a reward that needs none")
-        meta_keys = [k for k, v in columns.items()
-                     if k not in TRL_ARGUMENTS and k != self.reference_column and isinstance(v, list) and len(v) == n]
+            raise KeyError(
+                f"reward {self.__name__}: the dataset has no column {self.reference_column!r} "
+                f"(columns: {available}); set reference_column to the column holding the reference answer, "
+                f"or reference_column=None for a reward that needs none"
+            )
+        meta_keys = [
+            k
+            for k, v in columns.items()
+            if k not in TRL_ARGUMENTS and k != self.reference_column and isinstance(v, list) and len(v) == n
+        ]
         state = columns.get("trainer_state")
         return Rollouts(
             prompts=prompt_texts,
@@ -159,12 +178,15 @@ class TRLRewardFunction:
         warm = self.warm_up(batch)
         out = self.reward.score(batch)
         if out.rewards.shape != (len(batch),):
-            raise ValueError(f"reward {self.__name__} returned rewards of shape {tuple(out.rewards.shape)} "
-                             f"for {len(batch)} rows")
+            raise ValueError(
+                f"reward {self.__name__} returned rewards of shape {tuple(out.rewards.shape)} for {len(batch)} rows"
+            )
         bad = (~torch.isfinite(out.rewards)).nonzero().flatten().tolist()
         if bad:
-            raise NonFiniteError(f"reward {self.__name__} returned non-finite rewards at step {batch.step}, rows {bad[:10]}; "
-                                 f"TRL would read NaN as 'not applicable', so the call is stopped instead")
+            raise NonFiniteError(
+                f"reward {self.__name__} returned non-finite rewards at step {batch.step}, rows {bad[:10]}; "
+                f"TRL would read NaN as 'not applicable', so the call is stopped instead"
+            )
         learned = self.reward.update(batch, out) if self.learn else {}
         self.calls += 1
         log_metric = columns.get("log_metric")
@@ -183,9 +205,16 @@ class TRLRewardFunction:
         return {f"warmup/{k}": v for k, v in stats.items()}
 
 
-def as_reward_func(reward: Reward, *, parse: Callable[[str], str | None] | None = None,
-                   reference_column: str | None = "reference", num_generations: int | None = None,
-                   learn: bool = True, warmup: bool = True, name: str | None = None) -> TRLRewardFunction:
+def as_reward_func(
+    reward: Reward,
+    *,
+    parse: Callable[[str], str | None] | None = None,
+    reference_column: str | None = "reference",
+    num_generations: int | None = None,
+    learn: bool = True,
+    warmup: bool = True,
+    name: str | None = None,
+) -> TRLRewardFunction:
     """``reward`` as a reward function for TRL's ``GRPOTrainer(reward_funcs=...)``.
 
     ``parse`` is the task's format parser (``task.parse``) that turns a completion into its final
@@ -194,5 +223,12 @@ def as_reward_func(reward: Reward, *, parse: Callable[[str], str | None] | None 
     never calls ``reward.update``; ``warmup=False`` skips a learned reward's warm-up on the first call
     (with a warning); ``name`` is what TRL logs the reward under.
     """
-    return TRLRewardFunction(reward, parse=parse, reference_column=reference_column,
-                             num_generations=num_generations, learn=learn, warmup=warmup, name=name)
+    return TRLRewardFunction(
+        reward,
+        parse=parse,
+        reference_column=reference_column,
+        num_generations=num_generations,
+        learn=learn,
+        warmup=warmup,
+        name=name,
+    )

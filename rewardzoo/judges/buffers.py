@@ -14,7 +14,8 @@ exactly.  The capacities and the replay share are our own defaults (the RAL pape
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import torch
 
@@ -70,14 +71,21 @@ class ReplayBuffer:
 
     def state_dict(self) -> dict:
         """Items, counter and generator state (a copy)."""
-        return {"capacity": self.capacity, "eviction": self.eviction, "items": list(self.items), "seen": self.seen,
-                "generator": self.generator.get_state()}
+        return {
+            "capacity": self.capacity,
+            "eviction": self.eviction,
+            "items": list(self.items),
+            "seen": self.seen,
+            "generator": self.generator.get_state(),
+        }
 
     def load_state_dict(self, state: dict) -> None:
         """Restore :meth:`state_dict`; capacity and eviction must match the buffer's settings."""
         if (state["capacity"], state["eviction"]) != (self.capacity, self.eviction):
-            raise ValueError(f"buffer state has capacity={state['capacity']}, eviction={state['eviction']!r} but this buffer "
-                             f"has capacity={self.capacity}, eviction={self.eviction!r}; use the settings it was saved with")
+            raise ValueError(
+                f"buffer state has capacity={state['capacity']}, eviction={state['eviction']!r} but this buffer "
+                f"has capacity={self.capacity}, eviction={self.eviction!r}; use the settings it was saved with"
+            )
         self.items = list(state["items"])
         self.seen = state["seen"]
         self.generator.set_state(state["generator"])

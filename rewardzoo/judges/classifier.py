@@ -45,9 +45,10 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -56,11 +57,23 @@ from transformers.utils import logging as hf_logging
 
 from rewardzoo.core.distributed import load_module_state, module_state
 from rewardzoo.core.model_store import resolve_model
-from rewardzoo.core.models import (TinyModelConfig, char_tokenizer, check_model_source, init_portable_, tiny_causal_lm,
-                                   tiny_config)
+from rewardzoo.core.models import (
+    TinyModelConfig,
+    char_tokenizer,
+    check_model_source,
+    init_portable_,
+    tiny_causal_lm,
+    tiny_config,
+)
 from rewardzoo.core.types import NonFiniteError, Rollouts
-from rewardzoo.judges.readouts import (LM_REDUCTIONS, READOUTS, LikelihoodJudgeModel, classifier_logit, head_parameters,
-                                       pack_answers)
+from rewardzoo.judges.readouts import (
+    LM_REDUCTIONS,
+    READOUTS,
+    LikelihoodJudgeModel,
+    classifier_logit,
+    head_parameters,
+    pack_answers,
+)
 from rewardzoo.tasks.chat import judge_prompts, render_chat
 
 Pair = tuple[str, str]  # (prompt, final answer)
@@ -70,9 +83,15 @@ Pair = tuple[str, str]  # (prompt, final answer)
 class JudgeConfig:
     """The judge model and its optimiser (defaults are our own choices; the RAL paper gives none)."""
 
-    RANGES: ClassVar[dict[str, str]] = {"max_length": "[2, inf)", "lr": "(0, inf)", "weight_decay": "[0, inf)",
-                                        "adam_betas": "[0, 1)", "max_grad_norm": "[0, inf)",
-                                        "micro_batch_size": "[1, inf)", "head_lr": "[0, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "max_length": "[2, inf)",
+        "lr": "(0, inf)",
+        "weight_decay": "[0, inf)",
+        "adam_betas": "[0, 1)",
+        "max_grad_norm": "[0, inf)",
+        "micro_batch_size": "[1, inf)",
+        "head_lr": "[0, inf)",
+    }
 
     model: str = "tiny"
     """'tiny' (a Qwen3 built from ``tiny`` with the character tokenizer) or a Hugging Face model name or
@@ -124,8 +143,10 @@ class JudgeConfig:
         if not self.init_from:
             check_model_source(self.model, "model")
         elif self.init_from != "policy" and not Path(self.init_from).expanduser().is_dir():
-            raise ValueError(f"init_from {self.init_from!r}: no such directory; give 'policy', a model saved with "
-                             f"save_pretrained, or ''")
+            raise ValueError(
+                f"init_from {self.init_from!r}: no such directory; give 'policy', a model saved with "
+                f"save_pretrained, or ''"
+            )
 
 
 def judge_text(prompt: str, answer: str, separator: str = "") -> str:
@@ -159,14 +180,18 @@ def resolve_init_dir(init_from: str, policy_dir: str | Path | None) -> Path | No
         return None
     if init_from == "policy":
         if policy_dir is None:
-            raise ValueError("judge init_from='policy' needs the policy's starting weights, but this run has none "
-                             "(sft.enabled=false and no init_from); enable SFT, set init_from, or give the judge "
-                             "a model directory / init_from=''")
+            raise ValueError(
+                "judge init_from='policy' needs the policy's starting weights, but this run has none "
+                "(sft.enabled=false and no init_from); enable SFT, set init_from, or give the judge "
+                "a model directory / init_from=''"
+            )
         return Path(policy_dir)
     path = Path(init_from).expanduser()
     if not path.is_dir():
-        raise ValueError(f"judge init_from {init_from!r} is not a directory; give 'policy', a model saved with "
-                         f"save_pretrained, or ''")
+        raise ValueError(
+            f"judge init_from {init_from!r} is not a directory; give 'policy', a model saved with "
+            f"save_pretrained, or ''"
+        )
     return path
 
 
@@ -198,19 +223,27 @@ class SequenceJudge:
     ``trainable=False`` builds no optimizer (used for the Polyak-averaged reward judge).
     """
 
-    def __init__(self, model: torch.nn.Module, tokenizer, cfg: JudgeConfig, *, device: str = "cpu", trainable: bool = True):
+    def __init__(
+        self, model: torch.nn.Module, tokenizer, cfg: JudgeConfig, *, device: str = "cpu", trainable: bool = True
+    ):
         if tokenizer.pad_token_id is None:
             raise ValueError("the judge's tokenizer has no pad token; give a tokenizer with pad_token set")
         if cfg.chat_template and not getattr(tokenizer, "chat_template", None):
-            raise ValueError("judge chat_template=true, but the judge's tokenizer has no chat template; build the judge "
-                             "on an instruct model or set chat_template=false")
+            raise ValueError(
+                "judge chat_template=true, but the judge's tokenizer has no chat template; build the judge "
+                "on an instruct model or set chat_template=false"
+            )
         if (cfg.readout == "lm_likelihood") != isinstance(model, LikelihoodJudgeModel):
-            raise ValueError(f"readout {cfg.readout!r} needs "
-                             f"{'a LikelihoodJudgeModel' if cfg.readout == 'lm_likelihood' else 'a sequence classifier'}; "
-                             f"got {type(model).__name__}")
+            raise ValueError(
+                f"readout {cfg.readout!r} needs "
+                f"{'a LikelihoodJudgeModel' if cfg.readout == 'lm_likelihood' else 'a sequence classifier'}; "
+                f"got {type(model).__name__}"
+            )
         if not isinstance(model, LikelihoodJudgeModel):
             if model.config.num_labels != 1:
-                raise ValueError(f"the judge needs a one-logit classification head, got num_labels={model.config.num_labels}")
+                raise ValueError(
+                    f"the judge needs a one-logit classification head, got num_labels={model.config.num_labels}"
+                )
             model.config.pad_token_id = tokenizer.pad_token_id
         self.cfg = cfg
         self.tokenizer = tokenizer
@@ -233,7 +266,9 @@ class SequenceJudge:
         if cfg.freeze_backbone:
             for p in backbone:
                 p.requires_grad_(False)
-        groups = ([] if cfg.freeze_backbone else [{"params": backbone}]) + [{"params": head, "lr": cfg.head_lr or cfg.lr}]
+        groups = ([] if cfg.freeze_backbone else [{"params": backbone}]) + [
+            {"params": head, "lr": cfg.head_lr or cfg.lr}
+        ]
         return torch.optim.AdamW(groups, **kw)
 
     def distribute(self, sharding) -> None:
@@ -246,8 +281,9 @@ class SequenceJudge:
             self.optimizer = self._optimizer()  # over the sharded parameters
 
     @classmethod
-    def build(cls, cfg: JudgeConfig, *, policy_dir: str | Path | None = None, seed: int = 0,
-              device: str = "cpu") -> "SequenceJudge":
+    def build(
+        cls, cfg: JudgeConfig, *, policy_dir: str | Path | None = None, seed: int = 0, device: str = "cpu"
+    ) -> SequenceJudge:
         """A judge as ``cfg`` describes it; the head (and a tiny model) is initialised from ``seed``."""
         source = resolve_init_dir(cfg.init_from, policy_dir) or resolve_model(cfg.model)
         with torch.random.fork_rng(devices=[]):
@@ -258,21 +294,24 @@ class SequenceJudge:
                 tokenizer = char_tokenizer()
                 config = tiny_config(cfg.tiny, len(tokenizer))
                 config.num_labels = 1
-                model = init_portable_(AutoModelForSequenceClassification.from_config(config), config.initializer_range, seed)
+                model = init_portable_(
+                    AutoModelForSequenceClassification.from_config(config), config.initializer_range, seed
+                )
             else:
                 tokenizer = _hub_tokenizer(source)
                 level = hf_logging.get_verbosity()
                 hf_logging.set_verbosity_error()  # a causal-LM backbone has no score head: expected, not news
                 try:
                     model = AutoModelForSequenceClassification.from_pretrained(
-                        str(source), num_labels=1, pad_token_id=tokenizer.pad_token_id, dtype=torch.float32)
+                        str(source), num_labels=1, pad_token_id=tokenizer.pad_token_id, dtype=torch.float32
+                    )
                 finally:
                     hf_logging.set_verbosity(level)
                 if isinstance(getattr(model, "score", None), torch.nn.Linear):  # the new head, the same on every CPU
                     init_portable_(model.score, model.config.initializer_range, seed)
         return cls(model, tokenizer, cfg, device=device)
 
-    def frozen_copy(self) -> "SequenceJudge":
+    def frozen_copy(self) -> SequenceJudge:
         """A copy of the judge's current weights without an optimizer (the Polyak reward judge)."""
         model = copy.deepcopy(self.model).requires_grad_(False)
         return SequenceJudge(model, self.tokenizer, self.cfg, device=str(self.device), trainable=False)
@@ -328,9 +367,13 @@ class SequenceJudge:
         ``negatives`` (generated answers) labelled 0.  Returns the loss before the step and the
         gradient norm."""
         if self.optimizer is None:
-            raise RuntimeError("this judge was built with trainable=False (a Polyak reward judge); train the source judge")
+            raise RuntimeError(
+                "this judge was built with trainable=False (a Polyak reward judge); train the source judge"
+            )
         if not positives or not negatives:
-            raise ValueError(f"a judge step needs both classes; got {len(positives)} positives, {len(negatives)} negatives")
+            raise ValueError(
+                f"a judge step needs both classes; got {len(positives)} positives, {len(negatives)} negatives"
+            )
         pairs = list(positives) + list(negatives)
         labels = torch.cat([torch.ones(len(positives)), torch.zeros(len(negatives))])  # [n_pos + n_neg]
         weights = balanced_weights(labels)  # [n_pos + n_neg]

@@ -41,7 +41,10 @@ def reference_auc(d_reference: torch.Tensor, d_generated: torch.Tensor) -> float
     >>> reference_auc(torch.tensor([0.9, 0.4]), torch.tensor([0.4, 0.1, 0.2]))  # pairs won: 3 + (½ + 1 + 1) of 6
     0.9166666666666666
     """
-    pos, neg = d_reference.detach().double().cpu().flatten(), d_generated.detach().double().cpu().flatten()  # [n₊], [n₋]
+    pos, neg = (
+        d_reference.detach().double().cpu().flatten(),
+        d_generated.detach().double().cpu().flatten(),
+    )  # [n₊], [n₋]
     scores = torch.cat([pos, neg])  # [n₊ + n₋]
     labels = torch.cat([torch.ones_like(pos), torch.zeros_like(neg)])  # [n₊ + n₋]
     return pairwise_auc(scores, labels)
@@ -52,7 +55,10 @@ def balanced_ece(d_reference: torch.Tensor, d_generated: torch.Tensor, bins: int
     NaN when either side is empty."""
     if bins < 1:
         raise ValueError(f"bins must be >= 1; got {bins}")
-    pos, neg = d_reference.detach().double().cpu().flatten(), d_generated.detach().double().cpu().flatten()  # [n₊], [n₋]
+    pos, neg = (
+        d_reference.detach().double().cpu().flatten(),
+        d_generated.detach().double().cpu().flatten(),
+    )  # [n₊], [n₋]
     if not len(pos) or not len(neg):
         return math.nan
     d = torch.cat([pos, neg])  # [n]
@@ -63,8 +69,9 @@ def balanced_ece(d_reference: torch.Tensor, d_generated: torch.Tensor, bins: int
     return float(gap.abs().sum())
 
 
-def classifier_diagnostics(d_reference: torch.Tensor, d_generated: torch.Tensor,
-                           bins: int = ECE_BINS) -> dict[str, float]:
+def classifier_diagnostics(
+    d_reference: torch.Tensor, d_generated: torch.Tensor, bins: int = ECE_BINS
+) -> dict[str, float]:
     """Accuracy (balanced and per class), AUC, mean D per class, balanced Brier score and balanced ECE of a
     classifier's probabilities ``d_reference`` [n₊] on references and ``d_generated`` [n₋] on generated
     answers (definitions in the module docstring).  Both sides must be non-empty.
@@ -74,12 +81,21 @@ def classifier_diagnostics(d_reference: torch.Tensor, d_generated: torch.Tensor,
     (0.75, 0.75, 0.175)
     """
     if not len(d_reference) or not len(d_generated):
-        raise ValueError(f"classifier_diagnostics needs references and generated answers; got "
-                         f"{len(d_reference)} and {len(d_generated)}")
+        raise ValueError(
+            f"classifier_diagnostics needs references and generated answers; got "
+            f"{len(d_reference)} and {len(d_generated)}"
+        )
     pos, neg = d_reference.detach().float().cpu(), d_generated.detach().float().cpu()  # [n₊], [n₋]
     acc_ref = (pos > 0.5).float().mean().item()
     acc_gen = (neg < 0.5).float().mean().item()
     brier = 0.5 * ((1 - pos.double()) ** 2).mean().item() + 0.5 * (neg.double() ** 2).mean().item()
-    return {"accuracy": 0.5 * (acc_ref + acc_gen), "accuracy_reference": acc_ref, "accuracy_generated": acc_gen,
-            "auc": reference_auc(pos, neg), "d_reference_mean": pos.mean().item(),
-            "d_generated_mean": neg.mean().item(), "brier": brier, "ece": balanced_ece(pos, neg, bins)}
+    return {
+        "accuracy": 0.5 * (acc_ref + acc_gen),
+        "accuracy_reference": acc_ref,
+        "accuracy_generated": acc_gen,
+        "auc": reference_auc(pos, neg),
+        "d_reference_mean": pos.mean().item(),
+        "d_generated_mean": neg.mean().item(),
+        "brier": brier,
+        "ece": balanced_ece(pos, neg, bins),
+    }

@@ -64,9 +64,10 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Callable, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
 import numpy as np
 import torch
@@ -96,13 +97,21 @@ class Judge(Protocol):
 
     calls: int  # questions answered so far
 
-    def compare(self, criterion: Criterion, prompts: list[str], metas: list[dict], first: list[str],
-                second: list[str], step: int = 0) -> Verdicts:
+    def compare(
+        self,
+        criterion: Criterion,
+        prompts: list[str],
+        metas: list[dict],
+        first: list[str],
+        second: list[str],
+        step: int = 0,
+    ) -> Verdicts:
         """J_c(first_m, second_m) for every m (``step``: the RL step asking, for judges whose noise depends on it)."""
         ...
 
-    def score(self, criterion: Criterion, prompts: list[str], metas: list[dict], texts: list[str],
-              step: int = 0) -> Verdicts:
+    def score(
+        self, criterion: Criterion, prompts: list[str], metas: list[dict], texts: list[str], step: int = 0
+    ) -> Verdicts:
         """Absolute scores of ``texts`` on ``criterion``."""
         ...
 
@@ -193,7 +202,9 @@ class Tournament:
         """Rounds of a Swiss tournament of G players (``rounds``, or ⌈log2 G⌉)."""
         return self.rounds or max(1, math.ceil(math.log2(G)))
 
-    def win_rates(self, judge: PairJudge, groups: list[list[int]], seed: int = 0) -> tuple[torch.Tensor, TournamentStats]:
+    def win_rates(
+        self, judge: PairJudge, groups: list[list[int]], seed: int = 0
+    ) -> tuple[torch.Tensor, TournamentStats]:
         """[N] win rate of every row (rows indexed as in ``groups``), and the comparison statistics.
         ``judge(first_rows, second_rows)`` answers a batch of ordered questions; ``seed`` drives the
         Swiss tie-breaks."""
@@ -218,7 +229,9 @@ class Tournament:
         stats.consistent += int(((forward - 0.5) * (backward - 0.5) < 0).sum())
         return symmetrise(forward, backward)  # [M]
 
-    def _round_robin(self, judge: PairJudge, groups: list[list[int]], out: torch.Tensor, stats: TournamentStats) -> None:
+    def _round_robin(
+        self, judge: PairJudge, groups: list[list[int]], out: torch.Tensor, stats: TournamentStats
+    ) -> None:
         pairs = [(g[i], g[j]) for g in groups for i in range(len(g)) for j in range(i + 1, len(g))]
         p = self._ask(judge, pairs, stats)  # [M]
         pos = 0
@@ -232,14 +245,22 @@ class Tournament:
             pos += m
             out[g] = win_rates(pref)  # [G]
 
-    def _swiss(self, judge: PairJudge, groups: list[list[int]], out: torch.Tensor, stats: TournamentStats,
-               rng: np.random.Generator) -> None:
+    def _swiss(
+        self,
+        judge: PairJudge,
+        groups: list[list[int]],
+        out: torch.Tensor,
+        stats: TournamentStats,
+        rng: np.random.Generator,
+    ) -> None:
         points = [np.zeros(len(g)) for g in groups]
         met = [np.eye(len(g), dtype=bool) for g in groups]
         wins = [np.zeros((len(g), len(g))) for g in groups]
         for r in range(max(self.swiss_rounds(len(g)) for g in groups)):
-            local = [swiss_pairing(points[k], met[k], rng) if r < self.swiss_rounds(len(g)) else []
-                     for k, g in enumerate(groups)]
+            local = [
+                swiss_pairing(points[k], met[k], rng) if r < self.swiss_rounds(len(g)) else []
+                for k, g in enumerate(groups)
+            ]
             rows = [(groups[k][a], groups[k][b]) for k, pairs in enumerate(local) for a, b in pairs]
             p = self._ask(judge, rows, stats).numpy()  # [M]
             pos = 0
@@ -273,8 +294,12 @@ def miscalibration(m: float) -> dict[str, float | int]:
     if m < 0:
         raise ValueError(f"the miscalibration level must be >= 0; got {m}")
     levels = 0 if m == 0 else max(2, int(1 + 10 / m + 0.5))
-    return {"levels": levels, "leniency": round(0.1 * m, 6), "criterion_scale": round(0.25 * m, 6),
-            "call_offset": round(0.05 * m, 6)}
+    return {
+        "levels": levels,
+        "leniency": round(0.1 * m, 6),
+        "criterion_scale": round(0.25 * m, 6),
+        "call_offset": round(0.05 * m, 6),
+    }
 
 
 def standard_normal(*parts) -> float:
@@ -286,10 +311,18 @@ def standard_normal(*parts) -> float:
 class RuleJudgeConfig:
     """A programmatic judge with configurable imperfections (defaults: a perfect, calibrated judge)."""
 
-    RANGES: ClassVar[dict[str, str]] = {"noise": "[0, inf)", "position_bias": "(-inf, inf)", "temperature": "[0, inf)",
-                                        "length_bias": "[0, inf)", "unparseable_rate": "[0, 1)", "levels": "[0, inf)",
-                                        "span": "(0, inf)",
-                                        "leniency": "(-inf, inf)", "criterion_scale": "[0, inf)", "call_offset": "[0, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "noise": "[0, inf)",
+        "position_bias": "(-inf, inf)",
+        "temperature": "[0, inf)",
+        "length_bias": "[0, inf)",
+        "unparseable_rate": "[0, 1)",
+        "levels": "[0, inf)",
+        "span": "(0, inf)",
+        "leniency": "(-inf, inf)",
+        "criterion_scale": "[0, inf)",
+        "call_offset": "[0, inf)",
+    }
 
     noise: float = 0.0
     """σ: standard deviation of the judge's perception noise, one draw per response, criterion and step, shared by
@@ -348,8 +381,9 @@ class RuleJudge:
         self.generator = torch.Generator().manual_seed(derive_seed(seed, "rule-judge") % 2**63)
         self.calls = 0
 
-    def perceived(self, criterion: Criterion, prompts: list[str], metas: list[dict], texts: list[str],
-                  step: int = 0) -> torch.Tensor:
+    def perceived(
+        self, criterion: Criterion, prompts: list[str], metas: list[dict], texts: list[str], step: int = 0
+    ) -> torch.Tensor:
         """[M] ẑ_c = check_c(view(y)) + λ_len·words(y) + σ·ε(seed, step, c, prompt, y): what the judge perceives."""
         check, c = criterion.check_fn(), self.cfg
         memo: dict[tuple[str, str, int], float] = {}  # a round robin shows each response 2(G − 1) times
@@ -361,13 +395,18 @@ class RuleJudge:
                 eps = standard_normal(self.seed, "perception", step, criterion.name, prompt, text) if c.noise else 0.0
                 memo[key] = check(seen, meta) + c.length_bias * len(tokens(text)) + c.noise * eps
             return memo[key]
+
         return torch.tensor([one(p, t, m) for p, t, m in zip(prompts, texts, metas)], dtype=torch.float64)  # [M]
 
     def report(self, criterion: Criterion, perceived: torch.Tensor, offset: torch.Tensor) -> torch.Tensor:
         """[M] absolute reports of perceived scores [M] with each call's offset [M]: ½ + a_c(ẑ − ½) + leniency + δ,
         then clipped to [0, 1] and rounded to the L-point scale when ``levels`` ≥ 2."""
         c = self.cfg
-        a = math.exp(c.criterion_scale * standard_normal("criterion-scale", criterion.name)) if c.criterion_scale else 1.0
+        a = (
+            math.exp(c.criterion_scale * standard_normal("criterion-scale", criterion.name))
+            if c.criterion_scale
+            else 1.0
+        )
         u = 0.5 + a * (perceived - 0.5) + c.leniency + offset  # [M]
         if c.levels == 0:
             return u
@@ -377,8 +416,15 @@ class RuleJudge:
         self.calls += M
         return torch.rand(M, generator=self.generator, dtype=torch.float64) < self.cfg.unparseable_rate  # [M]
 
-    def compare(self, criterion: Criterion, prompts: list[str], metas: list[dict], first: list[str],
-                second: list[str], step: int = 0) -> Verdicts:
+    def compare(
+        self,
+        criterion: Criterion,
+        prompts: list[str],
+        metas: list[dict],
+        first: list[str],
+        second: list[str],
+        step: int = 0,
+    ) -> Verdicts:
         """J from Δ = ẑ(first) − ẑ(second) + β_pos (the call's offset is in both and cancels): linear
         clip(½ + Δ/(2·span)), logistic σ(Δ/τ) or hard ½(sign Δ + 1)."""
         M = len(first)
@@ -393,8 +439,9 @@ class RuleJudge:
         failed = self._failures(M)  # [M]
         return Verdicts(torch.where(failed, 0.5, prob), failed)
 
-    def score(self, criterion: Criterion, prompts: list[str], metas: list[dict], texts: list[str],
-              step: int = 0) -> Verdicts:
+    def score(
+        self, criterion: Criterion, prompts: list[str], metas: list[dict], texts: list[str], step: int = 0
+    ) -> Verdicts:
         """The absolute report of each response (one call each, with its own offset); an unparseable call scores ½."""
         M = len(texts)
         offset = self.cfg.call_offset * torch.randn(M, generator=self.generator, dtype=torch.float64)  # [M]
@@ -434,8 +481,12 @@ DEFAULT_ABSOLUTE_TEMPLATE = (
 class LMJudgeConfig:
     """A causal LM read as a judge (defaults are our own; the RcRL paper serves the base model through vLLM)."""
 
-    RANGES: ClassVar[dict[str, str]] = {"batch_size": "[1, inf)", "max_response_chars": "[1, inf)",
-                                        "max_length": "[8, inf)", "min_choice_mass": "[0, 1)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "batch_size": "[1, inf)",
+        "max_response_chars": "[1, inf)",
+        "max_length": "[8, inf)",
+        "min_choice_mass": "[0, 1)",
+    }
 
     model: str = "policy"
     """'policy' = the self-judge, the frozen starting policy (LoRA: adapters disabled); or a fetched model's
@@ -486,21 +537,30 @@ def answer_tokens(tokenizer, prefix: str, choices: list[str]) -> tuple[list[int]
     for choice in choices:
         full = tokenizer(prefix + choice, add_special_tokens=False)["input_ids"]
         if full[: len(base)] != base or len(full) == len(base):
-            raise ValueError(f"the judge's answer {choice!r} merges with the answer prefix {prefix!r} when tokenized; "
-                             f"change judge.lm.answer_prefix or judge.lm.choices")
+            raise ValueError(
+                f"the judge's answer {choice!r} merges with the answer prefix {prefix!r} when tokenized; "
+                f"change judge.lm.answer_prefix or judge.lm.choices"
+            )
         seqs.append(full[len(base) :])
     shared = 0
     while all(len(s) > shared for s in seqs) and len({s[shared] for s in seqs}) == 1:
         shared += 1
     if any(len(s) == shared for s in seqs):
-        raise ValueError(f"the judge's answers {choices} cannot be told apart by one token; choose other judge.lm.choices")
+        raise ValueError(
+            f"the judge's answers {choices} cannot be told apart by one token; choose other judge.lm.choices"
+        )
     return seqs[0][:shared], [s[shared] for s in seqs]
 
 
 class LMJudge:
     """A causal LM read as a pairwise (or absolute) judge from its next-token logits."""
 
-    def __init__(self, model: Callable[[], contextlib.AbstractContextManager[torch.nn.Module]], tokenizer, cfg: LMJudgeConfig | None = None):
+    def __init__(
+        self,
+        model: Callable[[], contextlib.AbstractContextManager[torch.nn.Module]],
+        tokenizer,
+        cfg: LMJudgeConfig | None = None,
+    ):
         """``model()`` yields the module to run (e.g. ``ReferencePolicy(policy).active``)."""
         self.cfg = cfg = cfg or LMJudgeConfig()
         check_section(cfg, "judge.lm")
@@ -511,13 +571,13 @@ class LMJudge:
         self.calls = 0
 
     @classmethod
-    def self_judge(cls, policy: torch.nn.Module, tokenizer, cfg: LMJudgeConfig | None = None) -> "LMJudge":
+    def self_judge(cls, policy: torch.nn.Module, tokenizer, cfg: LMJudgeConfig | None = None) -> LMJudge:
         """The frozen starting policy as judge: ``policy`` with adapters disabled under LoRA, else a frozen copy
         of its weights now (call this before any RL step)."""
         return cls(ReferencePolicy(policy).active, tokenizer, cfg)
 
     @classmethod
-    def from_pretrained(cls, name: str, cfg: LMJudgeConfig | None = None, device: str = "cpu") -> "LMJudge":
+    def from_pretrained(cls, name: str, cfg: LMJudgeConfig | None = None, device: str = "cpu") -> LMJudge:
         """A frozen judge model loaded by a fetched model's name, a Hugging Face name or a local path."""
         cfg = cfg or LMJudgeConfig()
         check_section(cfg, "judge.lm")
@@ -531,31 +591,57 @@ class LMJudge:
     def judge_text(self, body: str) -> str:
         """The full judge input for a filled-in template: chat-wrapped when asked, then the answer prefix."""
         if self.cfg.chat_template:
-            body = self.tokenizer.apply_chat_template([{"role": "user", "content": body}], tokenize=False,
-                                                      add_generation_prompt=True, enable_thinking=False)
+            body = self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": body}], tokenize=False, add_generation_prompt=True, enable_thinking=False
+            )
         return body + self.cfg.answer_prefix
 
     def _cut(self, text: str) -> str:
         return text[: self.cfg.max_response_chars]
 
-    def pairwise_texts(self, criterion: Criterion, prompts: list[str], first: list[str], second: list[str]) -> list[str]:
+    def pairwise_texts(
+        self, criterion: Criterion, prompts: list[str], first: list[str], second: list[str]
+    ) -> list[str]:
         """The judge inputs of a batch of comparisons (template filled, prefix appended)."""
         template = criterion.template or self.cfg.pairwise_template
-        return [self.judge_text(template.format(title=criterion.title or criterion.name, description=criterion.description,
-                                                prompt=p, first=self._cut(a), second=self._cut(b)))
-                for p, a, b in zip(prompts, first, second)]
+        return [
+            self.judge_text(
+                template.format(
+                    title=criterion.title or criterion.name,
+                    description=criterion.description,
+                    prompt=p,
+                    first=self._cut(a),
+                    second=self._cut(b),
+                )
+            )
+            for p, a, b in zip(prompts, first, second)
+        ]
 
-    def compare(self, criterion: Criterion, prompts: list[str], metas: list[dict], first: list[str],
-                second: list[str], step: int = 0) -> Verdicts:
+    def compare(
+        self,
+        criterion: Criterion,
+        prompts: list[str],
+        metas: list[dict],
+        first: list[str],
+        second: list[str],
+        step: int = 0,
+    ) -> Verdicts:
         """J = P(A) / (P(A) + P(B)) at the position after the answer prefix (deterministic: ``step`` is unused)."""
         return self._read(self.pairwise_texts(criterion, prompts, first, second), self.pair_shared, self.pair_ids)
 
-    def score(self, criterion: Criterion, prompts: list[str], metas: list[dict], texts: list[str],
-              step: int = 0) -> Verdicts:
+    def score(
+        self, criterion: Criterion, prompts: list[str], metas: list[dict], texts: list[str], step: int = 0
+    ) -> Verdicts:
         """P(Yes) / (P(Yes) + P(No)) for each response."""
-        bodies = [self.cfg.absolute_template.format(title=criterion.title or criterion.name,
-                                                    description=criterion.description, prompt=p, response=self._cut(t))
-                  for p, t in zip(prompts, texts)]
+        bodies = [
+            self.cfg.absolute_template.format(
+                title=criterion.title or criterion.name,
+                description=criterion.description,
+                prompt=p,
+                response=self._cut(t),
+            )
+            for p, t in zip(prompts, texts)
+        ]
         return self._read([self.judge_text(b) for b in bodies], self.abs_shared, self.abs_ids)
 
     @torch.no_grad()
@@ -567,7 +653,9 @@ class LMJudge:
             model.eval()
             device = next(model.parameters()).device
             for s in range(0, len(texts), self.cfg.batch_size):
-                seqs = [(tok(t)["input_ids"] + shared)[-self.cfg.max_length :] for t in texts[s : s + self.cfg.batch_size]]
+                seqs = [
+                    (tok(t)["input_ids"] + shared)[-self.cfg.max_length :] for t in texts[s : s + self.cfg.batch_size]
+                ]
                 S = max(map(len, seqs))
                 input_ids = torch.full((len(seqs), S), tok.pad_token_id, dtype=torch.long)  # [b, S] left-padded
                 mask = torch.zeros(len(seqs), S, dtype=torch.long)  # [b, S]
@@ -575,8 +663,12 @@ class LMJudge:
                     input_ids[i, S - len(q) :] = torch.tensor(q)
                     mask[i, S - len(q) :] = 1
                 positions = (mask.cumsum(1) - 1).clamp(min=0)  # [b, S]
-                logits = model(input_ids=input_ids.to(device), attention_mask=mask.to(device),
-                               position_ids=positions.to(device), logits_to_keep=1).logits[:, -1]  # [b, V]
+                logits = model(
+                    input_ids=input_ids.to(device),
+                    attention_mask=mask.to(device),
+                    position_ids=positions.to(device),
+                    logits_to_keep=1,
+                ).logits[:, -1]  # [b, V]
                 out.append(torch.softmax(logits.double(), dim=-1)[:, ids].cpu())  # [b, 2]
             model.train(was_training)
         return torch.cat(out)  # [M, 2]

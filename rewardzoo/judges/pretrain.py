@@ -49,8 +49,14 @@ CORPUS_NAME = "equations"
 class JudgePretrainConfig:
     """How a judge backbone is pretrained on the equation corpus (our own defaults: the RAL paper has no such step)."""
 
-    RANGES: ClassVar[dict[str, str]] = {"steps": "[1, inf)", "batch_size": "[1, inf)", "lr": "(0, inf)",
-                                        "warmup_steps": "[0, inf)", "n_equations": "[0, inf)", "seed": "[0, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "steps": "[1, inf)",
+        "batch_size": "[1, inf)",
+        "lr": "(0, inf)",
+        "warmup_steps": "[0, inf)",
+        "n_equations": "[0, inf)",
+        "seed": "[0, inf)",
+    }
 
     tiny: TinyModelConfig = field(default_factory=TinyModelConfig)
     """Shape of the judge's tiny causal LM (the policy's shape by default; wider or deeper = a larger judge)."""
@@ -91,13 +97,17 @@ def equation_corpus(task: MultiplicationConfig, n_equations: int = 0, seed: int 
     range_a, range_b = operand_ranges(task)
     space = len(range_a) * len(range_b)
     if space > 10**7:
-        raise ValueError(f"{task.digits_a}×{task.digits_b}-digit operands have {space:,} pairs, too many to list for "
-                         "an equation corpus; use a task of at most 10 million operand pairs")
+        raise ValueError(
+            f"{task.digits_a}×{task.digits_b}-digit operands have {space:,} pairs, too many to list for "
+            "an equation corpus; use a task of at most 10 million operand pairs"
+        )
     used = set(task_pairs(task))
     pairs = [(a, b) for a in range_a for b in range_b if (a, b) not in used]
     if not pairs:
-        raise ValueError(f"the task uses every one of the {space} {task.digits_a}×{task.digits_b}-digit pairs "
-                         f"(n_train {task.n_train} + n_eval {task.n_eval}); lower them to leave pairs for the corpus")
+        raise ValueError(
+            f"the task uses every one of the {space} {task.digits_a}×{task.digits_b}-digit pairs "
+            f"(n_train {task.n_train} + n_eval {task.n_eval}); lower them to leave pairs for the corpus"
+        )
     random.Random(seed).shuffle(pairs)
     pairs = pairs[: n_equations or None]
     return EquationCorpus([Example(f"{a}*{b}=", str(a * b), str(a * b), {"a": a, "b": b}) for a, b in pairs])
@@ -108,11 +118,20 @@ def pretrain_settings(cfg: JudgePretrainConfig) -> CoreConfig:
     check_section(cfg, "judge_pretrain")
     core = CoreConfig()
     core = dataclasses.replace(
-        core, seed=cfg.seed, model=ModelConfig(name="tiny", tiny=cfg.tiny),
+        core,
+        seed=cfg.seed,
+        model=ModelConfig(name="tiny", tiny=cfg.tiny),
         grpo=dataclasses.replace(core.grpo, micro_batch_size=cfg.batch_size),
-        sft=SFTConfig(steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, warmup_steps=cfg.warmup_steps,
-                      cache_dir=cfg.cache_dir, seed=cfg.seed),
-        logging=LoggingConfig(tensorboard=False, progress=False))
+        sft=SFTConfig(
+            steps=cfg.steps,
+            batch_size=cfg.batch_size,
+            lr=cfg.lr,
+            warmup_steps=cfg.warmup_steps,
+            cache_dir=cfg.cache_dir,
+            seed=cfg.seed,
+        ),
+        logging=LoggingConfig(tensorboard=False, progress=False),
+    )
     check_section(core, "judge_pretrain.core")
     return core
 

@@ -34,7 +34,7 @@ and ``lm_likelihood`` are ours; the calibration starts at a = 1, b = 0 (D = σ(�
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
@@ -46,8 +46,9 @@ LM_REDUCTIONS = ("mean", "sum")
 """How ``lm_likelihood`` reduces the answer tokens' log-probs to ℓ."""
 
 
-def pack_answers(tokenizer, pairs: Sequence[tuple[str, str]], separator: str, max_length: int,
-                 end_token: bool) -> PackedBatch:
+def pack_answers(
+    tokenizer, pairs: Sequence[tuple[str, str]], separator: str, max_length: int, end_token: bool
+) -> PackedBatch:
     """(prompt, answer) pairs packed as prompt + separator then answer (+ EOS), right-padded; the
     answer's tokens are the batch's completion tokens (``positions`` predict them, ``mask`` marks
     them).  The prompt is cut from the left beyond ``max_length`` tokens (one prompt token is always
@@ -58,12 +59,14 @@ def pack_answers(tokenizer, pairs: Sequence[tuple[str, str]], separator: str, ma
         p = tokenizer(prompt + separator)["input_ids"]
         a = tokenizer(answer, add_special_tokens=False)["input_ids"] + ([tokenizer.eos_token_id] if end_token else [])
         if not a:
-            raise ValueError(f"the judge got an empty answer for prompt {prompt[:40]!r}: there is no answer token to "
-                             "read; set judge end_token=true (or give nonempty answers)")
+            raise ValueError(
+                f"the judge got an empty answer for prompt {prompt[:40]!r}: there is no answer token to "
+                "read; set judge end_token=true (or give nonempty answers)"
+            )
         if not p:
             raise ValueError("the judge got an empty prompt; the first answer token needs a prompt token before it")
-        a = a[-(max_length - 1):]
-        prompt_ids.append(p[-(max_length - len(a)):])
+        a = a[-(max_length - 1) :]
+        prompt_ids.append(p[-(max_length - len(a)) :])
         answer_ids.append(a)
     T = max(len(a) for a in answer_ids)
     ids = torch.full((len(pairs), T), tokenizer.pad_token_id, dtype=torch.long)  # [n, T]
@@ -103,7 +106,9 @@ def reduce_loglik(logp: torch.Tensor, mask: torch.Tensor, reduce: str) -> torch.
 def classifier_logit(model: torch.nn.Module, batch: PackedBatch, readout: str) -> torch.Tensor:
     """[n] z of a transformers sequence classifier (``base_model`` + one-logit ``score`` head) read at the
     answer: its last token (``last_token``, with ``end_token`` that is EOS) or the mean of its tokens."""
-    hidden = model.base_model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state  # [n, S, H]
+    hidden = model.base_model(
+        input_ids=batch.input_ids, attention_mask=batch.attention_mask
+    ).last_hidden_state  # [n, S, H]
     states = answer_states(hidden, batch)  # [n, T, H]
     pooled = last_pool(states, batch.mask) if readout == "last_token" else mean_pool(states, batch.mask)  # [n, H]
     return model.score(pooled)[:, 0].float()  # [n]
@@ -143,6 +148,8 @@ def head_parameters(model: torch.nn.Module) -> list[torch.nn.Parameter]:
         return [model.scale, model.bias]
     head = getattr(model, "score", None)
     if not isinstance(head, torch.nn.Module):
-        raise ValueError(f"{type(model).__name__} has no `score` head; the judge's answer_mean readout, head_lr and "
-                         "freeze_backbone need a decoder classifier whose head is `score` (Qwen3, Llama, ...)")
+        raise ValueError(
+            f"{type(model).__name__} has no `score` head; the judge's answer_mean readout, head_lr and "
+            "freeze_backbone need a decoder classifier whose head is `score` (Qwen3, Llama, ...)"
+        )
     return list(head.parameters())

@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import importlib.resources
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
@@ -68,8 +68,10 @@ class Criterion:
         if callable(self.check):
             return self.check
         if not self.check:
-            raise ValueError(f"criterion {self.name!r} has no programmatic check, so a rule judge cannot judge it; "
-                             f"use an LM judge (judge.kind=lm) or give it a check from {sorted(CHECKS)}")
+            raise ValueError(
+                f"criterion {self.name!r} has no programmatic check, so a rule judge cannot judge it; "
+                f"use an LM judge (judge.kind=lm) or give it a check from {sorted(CHECKS)}"
+            )
         return CHECKS[self.check]
 
 
@@ -91,12 +93,16 @@ class Rubric:
             raise ValueError(f"rubric {self.name!r} repeats criterion names: {repeated}")
         for c in self.criteria:
             if not c.name.isidentifier() or not c.description.strip():
-                raise ValueError(f"rubric {self.name!r}: criterion {c.name!r} needs an identifier name and a description")
+                raise ValueError(
+                    f"rubric {self.name!r}: criterion {c.name!r} needs an identifier name and a description"
+                )
             if isinstance(c.check, str) and c.check and c.check not in CHECKS:
-                raise ValueError(f"rubric {self.name!r}: criterion {c.name!r} names an unknown check {c.check!r}; "
-                                 f"known checks: {', '.join(CHECKS)}")
+                raise ValueError(
+                    f"rubric {self.name!r}: criterion {c.name!r} names an unknown check {c.check!r}; "
+                    f"known checks: {', '.join(CHECKS)}"
+                )
 
-    def reordered(self, ordering: int) -> "Rubric":
+    def reordered(self, ordering: int) -> Rubric:
         """This rubric in its own order (``ordering = 0``) or in random ordering n (a permutation drawn from n)."""
         if ordering == 0:
             return self
@@ -113,16 +119,24 @@ def load_rubric(spec: str) -> Rubric:
     else:
         path = Path(spec).expanduser()
         if not path.is_file():
-            raise FileNotFoundError(f"rubric {spec!r} is neither a shipped rubric ({', '.join(SHIPPED)}) nor a YAML file")
+            raise FileNotFoundError(
+                f"rubric {spec!r} is neither a shipped rubric ({', '.join(SHIPPED)}) nor a YAML file"
+            )
         text, source = path.read_text(), f"rubric file {spec}"
     try:
         data = yaml.safe_load(text)
         criteria = tuple(Criterion(**c) for c in data["criteria"])
-        return Rubric(name=str(data.get("name", Path(spec).stem)), criteria=criteria,
-                      steps_per_criterion=int(data.get("steps_per_criterion", 100)), source=str(data.get("source", "")))
+        return Rubric(
+            name=str(data.get("name", Path(spec).stem)),
+            criteria=criteria,
+            steps_per_criterion=int(data.get("steps_per_criterion", 100)),
+            source=str(data.get("source", "")),
+        )
     except (yaml.YAMLError, KeyError, TypeError, AttributeError) as err:
-        raise ValueError(f"{source} is not a valid rubric ({err!r}); it needs 'criteria': a list of "
-                         f"{{name, description, title?, check?, template?}}") from err
+        raise ValueError(
+            f"{source} is not a valid rubric ({err!r}); it needs 'criteria': a list of "
+            f"{{name, description, title?, check?, template?}}"
+        ) from err
 
 
 @dataclass(frozen=True)
@@ -139,8 +153,10 @@ class RubricSchedule:
 
     def __post_init__(self) -> None:
         if self.kind not in SCHEDULES or self.weighting not in WEIGHTINGS:
-            raise ValueError(f"schedule must be one of {SCHEDULES} and weighting one of {WEIGHTINGS}; "
-                             f"got {self.kind!r}, {self.weighting!r}")
+            raise ValueError(
+                f"schedule must be one of {SCHEDULES} and weighting one of {WEIGHTINGS}; "
+                f"got {self.kind!r}, {self.weighting!r}"
+            )
         if self.steps_per_criterion < 1 or not 0 < self.newest_weight <= 1 or not 0 <= self.dropout_rate < 1:
             raise ValueError("steps_per_criterion must be >= 1, newest_weight in (0, 1] and dropout_rate in [0, 1)")
 

@@ -51,8 +51,12 @@ class UpdateGate:
 
     def metrics(self) -> dict[str, float]:
         """Log scalars: the last decision, the current streak, total skips and the average."""
-        return {"gate_skipped": float(self.skipped), "gate_streak": float(self.streak), "gate_skips": float(self.skips),
-                "gate_ema_accuracy": float("nan") if self.ema is None else self.ema}
+        return {
+            "gate_skipped": float(self.skipped),
+            "gate_streak": float(self.streak),
+            "gate_skips": float(self.skips),
+            "gate_ema_accuracy": float("nan") if self.ema is None else self.ema,
+        }
 
     def state_dict(self) -> dict:
         """The gate's counters and average."""
@@ -60,7 +64,12 @@ class UpdateGate:
 
     def load_state_dict(self, state: dict) -> None:
         """Restore :meth:`state_dict`."""
-        self.ema, self.streak, self.skips, self.skipped = state["ema"], state["streak"], state["skips"], state["skipped"]
+        self.ema, self.streak, self.skips, self.skipped = (
+            state["ema"],
+            state["streak"],
+            state["skips"],
+            state["skipped"],
+        )
 
 
 @torch.no_grad()

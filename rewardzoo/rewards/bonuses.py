@@ -44,8 +44,13 @@ from rewardzoo.judges.pairwise import group_rows
 class BonusConfig:
     """Exploration / usefulness bonuses on top of the named reward (the RcRL paper, App. B); both off by default."""
 
-    RANGES: ClassVar[dict[str, str]] = {"exploration_weight": "[0, inf)", "usefulness_weight": "[0, inf)",
-                                        "dim": "[1, inf)", "ridge": "(0, inf)", "micro_batch_size": "[1, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "exploration_weight": "[0, inf)",
+        "usefulness_weight": "[0, inf)",
+        "dim": "[1, inf)",
+        "ridge": "(0, inf)",
+        "micro_batch_size": "[1, inf)",
+    }
 
     exploration_weight: float = 0.0
     """λ_exp: weight of the z-scored representation (leverage) bonus; 0 = off."""
@@ -115,7 +120,7 @@ class WithBonuses:
         H = causal_lm(policy).config.get_text_config().hidden_size
         gen = torch.Generator().manual_seed(derive_seed(self.seed, "bonus-projection") % 2**63)
         R = torch.randn(self.cfg.dim, H, generator=gen, dtype=torch.float64)  # [d, H]
-        self.projection = R / self.cfg.dim ** 0.5  # [d, H]
+        self.projection = R / self.cfg.dim**0.5  # [d, H]
         if isinstance(self.reward, PolicyReadingReward):
             self.reward.bind_policy(policy, tokenizer)
 
@@ -127,8 +132,10 @@ class WithBonuses:
     def score(self, batch: Rollouts) -> RewardOutput:
         """The wrapped reward's output with the weighted, z-scored bonuses added."""
         if self.policy is None:
-            raise RuntimeError("the exploration/usefulness bonuses need the policy: call bind_policy(policy, tokenizer) "
-                               "before scoring (rewardzoo.make_trainer does)")
+            raise RuntimeError(
+                "the exploration/usefulness bonuses need the policy: call bind_policy(policy, tokenizer) "
+                "before scoring (rewardzoo.make_trainer does)"
+            )
         out = self.reward.score(batch)
         groups = group_rows(batch.group_ids)
         rewards = out.rewards.double()  # [N]
@@ -172,18 +179,25 @@ class WithBonuses:
                         prompts.append(tok(context)["input_ids"])
                         comps.append(tok(batch.completions[j], add_special_tokens=False)["input_ids"])
                         index.append((i, j))
-        nll = torch.cat([self._nll(prompts, comps, s) for s in range(0, len(prompts), self.cfg.micro_batch_size)])  # [M]
+        nll = torch.cat(
+            [self._nll(prompts, comps, s) for s in range(0, len(prompts), self.cfg.micro_batch_size)]
+        )  # [M]
         value = dict(zip(index, nll.tolist()))
         out = torch.zeros(len(batch), dtype=torch.float64)  # [N]
         for g in groups:
             alone = torch.tensor([value[(None, j)] for j in g], dtype=torch.float64)  # [G]
-            given = torch.tensor([[value[(i, j)] if i != j else 0.0 for j in g] for i in g], dtype=torch.float64)  # [G, G]
+            given = torch.tensor(
+                [[value[(i, j)] if i != j else 0.0 for j in g] for i in g], dtype=torch.float64
+            )  # [G, G]
             out[g] = usefulness_scores(alone, given)  # [G]
         return out
 
     def _packed(self, prompts: list[list[int]], comps: list[list[int]], start: int):
         """Rows start … start + micro_batch_size − 1 packed for one policy forward."""
-        prompts, comps = prompts[start : start + self.cfg.micro_batch_size], comps[start : start + self.cfg.micro_batch_size]
+        prompts, comps = (
+            prompts[start : start + self.cfg.micro_batch_size],
+            comps[start : start + self.cfg.micro_batch_size],
+        )
         ids = torch.zeros(len(comps), max(max(map(len, comps)), 1), dtype=torch.long)  # [n, T]
         mask = torch.zeros_like(ids, dtype=torch.bool)  # [n, T]
         for i, c in enumerate(comps):

@@ -35,6 +35,8 @@ class RewardContext:
     def require_task(self, reward: str) -> TaskProtocol:
         """``task``, or a ValueError saying how to give it to ``reward``."""
         if self.task is None:
-            raise ValueError(f"{reward} is built from the task (its verifier is the reward): pass "
-                             f"RewardContext(task=your_task, ...) to {reward}.from_config")
+            raise ValueError(
+                f"{reward} is built from the task (its verifier is the reward): pass "
+                f"RewardContext(task=your_task, ...) to {reward}.from_config"
+            )
         return self.task

@@ -94,8 +94,10 @@ def load_callable(path: str) -> Callable:
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
-        raise ValueError(f"cannot import module {module_name!r} of reward function {path!r}: {err}; "
-                         f"check the spelling and that the module is on PYTHONPATH") from err
+        raise ValueError(
+            f"cannot import module {module_name!r} of reward function {path!r}: {err}; "
+            f"check the spelling and that the module is on PYTHONPATH"
+        ) from err
     fn = module
     for part in attr.split("."):
         fn = getattr(fn, part, None)
@@ -111,8 +113,10 @@ def _row_value(value, fn_name: str, row: int) -> float | None:
     if isinstance(value, np.generic) or (isinstance(value, (torch.Tensor, np.ndarray)) and value.ndim == 0):
         value = value.item()
     if not isinstance(value, numbers.Real):
-        raise TypeError(f"reward function {fn_name!r} returned {type(value).__name__} {value!r} at row {row}; "
-                        f"return one float (or None for 'not applicable') per completion")
+        raise TypeError(
+            f"reward function {fn_name!r} returned {type(value).__name__} {value!r} at row {row}; "
+            f"return one float (or None for 'not applicable') per completion"
+        )
     return float(value)
 
 
@@ -124,24 +128,29 @@ class FunctionReward(FixedReward):
     >>> reward = FunctionReward(longer)
     """
 
-    def __init__(self, funcs: RewardFunc | Sequence[RewardFunc], weights: Sequence[float] | None = None,
-                 name: str | None = None):
+    def __init__(
+        self, funcs: RewardFunc | Sequence[RewardFunc], weights: Sequence[float] | None = None, name: str | None = None
+    ):
         self.funcs = list(funcs) if isinstance(funcs, (list, tuple)) else [funcs]
         if not self.funcs or not all(callable(f) for f in self.funcs):
-            raise TypeError(f"FunctionReward needs one or more callables fn(prompts, completions, **kwargs); got {funcs!r}")
+            raise TypeError(
+                f"FunctionReward needs one or more callables fn(prompts, completions, **kwargs); got {funcs!r}"
+            )
         names = [callable_name(f) for f in self.funcs]
         self.names = [n if names.count(n) == 1 else f"{n}_{k}" for k, n in enumerate(names)]
         weights = [1.0] * len(self.funcs) if weights is None or len(weights) == 0 else [float(w) for w in weights]
         if len(weights) != len(self.funcs) or not all(math.isfinite(w) for w in weights):
-            raise ValueError(f"FunctionReward got {len(weights)} weights {weights} for {len(self.funcs)} functions "
-                             f"{self.names}; give one finite weight per function")
+            raise ValueError(
+                f"FunctionReward got {len(weights)} weights {weights} for {len(self.funcs)} functions "
+                f"{self.names}; give one finite weight per function"
+            )
         self.weights = torch.tensor(weights, dtype=torch.float32)  # [K]
         self.name = name or "+".join(self.names)
 
     SEES_TASK = False  # TRL-style functions see the Rollouts only
 
     @classmethod
-    def from_config(cls, cfg: CallableRewardConfig, ctx: RewardContext | None = None) -> "FunctionReward":
+    def from_config(cls, cfg: CallableRewardConfig, ctx: RewardContext | None = None) -> FunctionReward:
         """The functions a :class:`CallableRewardConfig` names by import path (``ctx`` is not needed)."""
         if not cfg.functions:
             raise ValueError("no function named; set reward.callable.functions=[package.module:function, ...]")
@@ -158,8 +167,10 @@ class FunctionReward(FixedReward):
         }
         for key in sorted({k for m in batch.meta for k in m}):
             if key in cols or key in ("prompts", "completions"):
-                raise ValueError(f"meta key {key!r} of the task clashes with the reward-function argument of that name; "
-                                 f"rename the meta key")
+                raise ValueError(
+                    f"meta key {key!r} of the task clashes with the reward-function argument of that name; "
+                    f"rename the meta key"
+                )
             cols[key] = [m.get(key) for m in batch.meta]
         return cols
 
@@ -170,17 +181,22 @@ class FunctionReward(FixedReward):
         if isinstance(raw, (torch.Tensor, np.ndarray)):
             raw = raw.tolist() if raw.ndim == 1 else raw
         if not isinstance(raw, (list, tuple)):
-            raise TypeError(f"reward function {name!r} returned a {type(raw).__name__}; return a list with one float "
-                            f"(or None) per completion")
+            raise TypeError(
+                f"reward function {name!r} returned a {type(raw).__name__}; return a list with one float "
+                f"(or None) per completion"
+            )
         if len(raw) != len(batch):
-            raise ValueError(f"reward function {name!r} returned {len(raw)} rewards for {len(batch)} completions; "
-                             f"return exactly one per completion")
+            raise ValueError(
+                f"reward function {name!r} returned {len(raw)} rewards for {len(batch)} completions; "
+                f"return exactly one per completion"
+            )
         values = [_row_value(v, name, i) for i, v in enumerate(raw)]
         bad = [i for i, v in enumerate(values) if v is not None and not math.isfinite(v)]
         if bad:
-
-            raise NonFiniteError(f"reward function {name!r} returned non-finite rewards at step {batch.step}, rows {bad[:10]} "
-                                 f"(values {[values[i] for i in bad[:10]]}); return None for rows it does not apply to")
+            raise NonFiniteError(
+                f"reward function {name!r} returned non-finite rewards at step {batch.step}, rows {bad[:10]} "
+                f"(values {[values[i] for i in bad[:10]]}); return None for rows it does not apply to"
+            )
         return torch.tensor([math.nan if v is None else v for v in values], dtype=torch.float32)  # [N]
 
     def score(self, batch: Rollouts) -> RewardOutput:
@@ -198,8 +214,10 @@ class FunctionReward(FixedReward):
             group_mean = total / count.clamp(min=1)  # [P]
             rewards = torch.where(unscored, group_mean[groups], rewards)  # [N]
         components = {f"fn/{n}": values[:, k].nan_to_num(0.0) for k, n in enumerate(self.names)}  # [N] each, None → 0
-        metrics = {f"reward/fn/{n}_mean": values[:, k][scored[:, k]].mean().item() if scored[:, k].any() else 0.0
-                   for k, n in enumerate(self.names)}
+        metrics = {
+            f"reward/fn/{n}_mean": values[:, k][scored[:, k]].mean().item() if scored[:, k].any() else 0.0
+            for k, n in enumerate(self.names)
+        }
         metrics["reward/none_frac"] = unscored.float().mean().item()
         metrics.update(logged)
         return RewardOutput(rewards=rewards, components=components, metrics=metrics)

@@ -64,20 +64,26 @@ from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
 from rewardzoo.judges.buffers import EVICTIONS, ReplayBuffer, replay_count
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
 from rewardzoo.judges.diagnostics import classifier_diagnostics
-from rewardzoo.tasks.chat import judge_prompts
 from rewardzoo.judges.schedule import UpdateGate, parameter_distance, polyak_update
 from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.transforms import G_TRANSFORMS, GTransform, get_transform
+from rewardzoo.tasks.chat import judge_prompts
 
 
 @dataclass
 class RALConfig:
     """Settings of RAL.  The RAL paper gives no numeric hyperparameters: every default is our own."""
 
-    RANGES: ClassVar[dict[str, str]] = {"warmup_steps": "[0, inf)", "gate_threshold": "(-inf, inf)",
-                                        "gate_ema_rate": "(0, 1]", "max_skip_streak": "[0, inf)",
-                                        "replay_capacity": "[1, inf)", "replay_fraction": "[0, 1)",
-                                        "polyak_tau": "(0, 1]", "judge_steps": "[1, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "warmup_steps": "[0, inf)",
+        "gate_threshold": "(-inf, inf)",
+        "gate_ema_rate": "(0, 1]",
+        "max_skip_streak": "[0, inf)",
+        "replay_capacity": "[1, inf)",
+        "replay_fraction": "[0, 1)",
+        "polyak_tau": "(0, 1]",
+        "judge_steps": "[1, inf)",
+    }
 
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     """The judge model and its optimiser (a tiny Qwen3 trained from scratch by default)."""
@@ -126,9 +132,16 @@ class RAL:
     replaces the judge that ``cfg.judge`` describes; ``g`` replaces the transform ``cfg.g`` names.
     """
 
-    def __init__(self, cfg: RALConfig | None = None, *, seed: int = 0, policy_dir: str | Path | None = None,
-                 device: str = "cpu", judge: SequenceJudge | None = None,
-                 g: GTransform | None = None):
+    def __init__(
+        self,
+        cfg: RALConfig | None = None,
+        *,
+        seed: int = 0,
+        policy_dir: str | Path | None = None,
+        device: str = "cpu",
+        judge: SequenceJudge | None = None,
+        g: GTransform | None = None,
+    ):
         self.cfg = cfg = cfg or RALConfig()
         check_section(cfg, "reward.ral")
         self.g = g or get_transform(cfg.g)
@@ -137,8 +150,9 @@ class RAL:
         if cfg.format_only:
             self.judge = self.reward_judge = None
             return
-        self.judge = judge or SequenceJudge.build(cfg.judge, policy_dir=policy_dir, seed=derive_seed(seed, "ral", "judge"),
-                                                  device=device)
+        self.judge = judge or SequenceJudge.build(
+            cfg.judge, policy_dir=policy_dir, seed=derive_seed(seed, "ral", "judge"), device=device
+        )
         self.reward_judge = self.judge.frozen_copy() if cfg.polyak else self.judge
         self.buffer = ReplayBuffer(cfg.replay_capacity, cfg.replay_eviction, seed=derive_seed(seed, "ral", "replay"))
         self.gate = UpdateGate(cfg.gate_threshold, cfg.gate_ema_rate, cfg.max_skip_streak)
@@ -147,7 +161,7 @@ class RAL:
     WARMUP_FREE = ("frozen", "g")  # settings the warm-up never reads (update uses D, not g(D); frozen acts after it)
 
     @classmethod
-    def from_config(cls, cfg: RALConfig | None = None, ctx: RewardContext | None = None) -> "RAL":
+    def from_config(cls, cfg: RALConfig | None = None, ctx: RewardContext | None = None) -> RAL:
         """RAL from its config section and the run's seed, starting weights and device (``ctx.task``, if a
         hand-built context carries one, is not read)."""
         ctx = ctx or RewardContext()
@@ -168,10 +182,15 @@ class RAL:
         valid = [i for i, a in enumerate(batch.answers) if a is not None]
         if self.cfg.format_only:
             well_formed = torch.tensor([float(a is not None) for a in batch.answers])  # [N]
-            return RewardOutput(rewards=well_formed, components={"judge_prob": well_formed.clone()},
-                                metrics={"reward/judge_prob_mean": 1.0 if valid else 0.0, "reward/judge_prob_std": 0.0})
+            return RewardOutput(
+                rewards=well_formed,
+                components={"judge_prob": well_formed.clone()},
+                metrics={"reward/judge_prob_mean": 1.0 if valid else 0.0, "reward/judge_prob_std": 0.0},
+            )
         prompts = judge_prompts(batch)
-        z = self.reward_judge.logit_reference([prompts[i] for i in valid], [batch.answers[i] for i in valid])  # [n_valid]
+        z = self.reward_judge.logit_reference(
+            [prompts[i] for i in valid], [batch.answers[i] for i in valid]
+        )  # [n_valid]
         d = torch.sigmoid(z)  # [n_valid]
         prob = torch.zeros(len(batch))  # [N]
         rewards = torch.zeros(len(batch))  # [N]
@@ -179,8 +198,10 @@ class RAL:
             rows = torch.tensor(valid)  # [n_valid]
             prob[rows] = d
             rewards[rows] = self.g.from_logit(z).float()
-        metrics = {"reward/judge_prob_mean": d.mean().item() if valid else 0.0,
-                   "reward/judge_prob_std": d.std().item() if len(valid) > 1 else 0.0}
+        metrics = {
+            "reward/judge_prob_mean": d.mean().item() if valid else 0.0,
+            "reward/judge_prob_std": d.std().item() if len(valid) > 1 else 0.0,
+        }
         return RewardOutput(rewards=rewards, components={"judge_prob": prob}, metrics=metrics)
 
     def update(self, batch: Rollouts, out: RewardOutput) -> dict[str, float]:
@@ -199,9 +220,13 @@ class RAL:
         if self.cfg.replay_fraction > 0:
             replayed = self.buffer.sample(replay_count(len(negatives), self.cfg.replay_fraction))
             self.buffer.add(negatives)
-        metrics = {"judge/warmup": float(warm), "judge/n_positives": float(len(positives)),
-                   "judge/n_negatives": float(len(negatives)), "judge/n_replayed": float(len(replayed)),
-                   "judge/buffer_size": float(len(self.buffer))}
+        metrics = {
+            "judge/warmup": float(warm),
+            "judge/n_positives": float(len(positives)),
+            "judge/n_negatives": float(len(negatives)),
+            "judge/n_replayed": float(len(replayed)),
+            "judge/buffer_size": float(len(self.buffer)),
+        }
         if not positives or not negatives:  # nothing to contrast (e.g. every answer malformed)
             return {**metrics, "judge/updated": 0.0, "judge/empty_batch": 1.0}
         if self.reward_judge is self.judge:  # score() just ran this very judge on this batch's valid answers
@@ -209,7 +234,8 @@ class RAL:
             d_pos, d_rep = self._probs(positives + replayed).split([len(positives), len(replayed)])  # [n_pos], [n_rep]
         else:
             d_pos, d_neg, d_rep = self._probs(positives + negatives + replayed).split(
-                [len(positives), len(negatives), len(replayed)])  # [n_pos], [n_neg], [n_rep]
+                [len(positives), len(negatives), len(replayed)]
+            )  # [n_pos], [n_neg], [n_rep]
         diagnostics = classifier_diagnostics(d_pos, d_neg)  # accuracy, auc, brier, ece, mean D per class
         accuracy = diagnostics["accuracy"]
         metrics.update({**{f"judge/{k}": v for k, v in diagnostics.items()}, "judge/empty_batch": 0.0})
@@ -237,9 +263,13 @@ class RAL:
         """Judge (+ optimizer), reward judge, replay buffer (+ generator), gate and update count."""
         if self.cfg.format_only:
             return {"updates": self.updates}
-        return {"judge": self.judge.state_dict(),
-                "reward_judge": self.reward_judge.model.state_dict() if self.cfg.polyak else None,
-                "buffer": self.buffer.state_dict(), "gate": self.gate.state_dict(), "updates": self.updates}
+        return {
+            "judge": self.judge.state_dict(),
+            "reward_judge": self.reward_judge.model.state_dict() if self.cfg.polyak else None,
+            "buffer": self.buffer.state_dict(),
+            "gate": self.gate.state_dict(),
+            "updates": self.updates,
+        }
 
     def load_state_dict(self, state: dict) -> None:
         """Restore :meth:`state_dict`."""
@@ -252,4 +282,3 @@ class RAL:
         self.buffer.load_state_dict(state["buffer"])
         self.gate.load_state_dict(state["gate"])
         self.updates = state["updates"]
-

@@ -74,8 +74,16 @@ import torch
 
 from rewardzoo.core.config import check_section
 from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
-from rewardzoo.judges.pairwise import (COMPARISONS, Judge, LMJudge, LMJudgeConfig, RuleJudge, RuleJudgeConfig,
-                                       Tournament, group_rows)
+from rewardzoo.judges.pairwise import (
+    COMPARISONS,
+    Judge,
+    LMJudge,
+    LMJudgeConfig,
+    RuleJudge,
+    RuleJudgeConfig,
+    Tournament,
+    group_rows,
+)
 from rewardzoo.judges.rubric import SCHEDULES, WEIGHTINGS, Rubric, RubricSchedule, load_rubric
 from rewardzoo.rewards.context import RewardContext
 from rewardzoo.tasks.chat import judge_prompts
@@ -102,9 +110,14 @@ class RcRLConfig:
     """Settings of RcRL (defaults follow 004 where it gives them: creative-writing rubric, K = 100,
     newest weight ½, round robin, the self-judge)."""
 
-    RANGES: ClassVar[dict[str, str]] = {"steps_per_criterion": "[0, inf)", "newest_weight": "(0, 1]",
-                                        "dropout_rate": "[0, 1)", "ordering": "[0, inf)", "swiss_rounds": "[0, inf)",
-                                        "bt_alpha": "[0, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "steps_per_criterion": "[0, inf)",
+        "newest_weight": "(0, 1]",
+        "dropout_rate": "[0, 1)",
+        "ordering": "[0, inf)",
+        "swiss_rounds": "[0, inf)",
+        "bt_alpha": "[0, inf)",
+    }
 
     rubric: str = "creative_writing"
     """Shipped rubric (creative_writing = RcRL paper Table 7, healthbench = Table 8, rubric_writing = the toy task's)
@@ -134,8 +147,12 @@ class RcRLConfig:
 
     def validate(self) -> None:
         """Raise ValueError, saying what to change, on settings that cannot run (ranges: ``RANGES``)."""
-        for key, options in (("scoring", SCORINGS), ("schedule", SCHEDULES), ("weighting", WEIGHTINGS),
-                             ("comparisons", COMPARISONS)):
+        for key, options in (
+            ("scoring", SCORINGS),
+            ("schedule", SCHEDULES),
+            ("weighting", WEIGHTINGS),
+            ("comparisons", COMPARISONS),
+        ):
             if getattr(self, key) not in options:
                 raise ValueError(f"{key} must be one of {', '.join(options)}; got {getattr(self, key)!r}")
         if self.judge.kind not in JUDGE_KINDS:
@@ -151,15 +168,28 @@ class RcRL:
 
     warmup_steps = 0
 
-    def __init__(self, cfg: RcRLConfig | None = None, *, seed: int = 0, judge: Judge | None = None,
-                 rubric: Rubric | None = None, device: str = "cpu"):
+    def __init__(
+        self,
+        cfg: RcRLConfig | None = None,
+        *,
+        seed: int = 0,
+        judge: Judge | None = None,
+        rubric: Rubric | None = None,
+        device: str = "cpu",
+    ):
         self.cfg = cfg = cfg or RcRLConfig()
         check_section(cfg, "reward.rcrl")
         base = rubric or load_rubric(cfg.rubric)
         self.rubric = base.reordered(cfg.ordering)
-        self.schedule = RubricSchedule(len(self.rubric.criteria), cfg.schedule,
-                                       cfg.steps_per_criterion or base.steps_per_criterion, cfg.weighting,
-                                       cfg.newest_weight, cfg.dropout_rate, seed=derive_seed(seed, "rcrl"))
+        self.schedule = RubricSchedule(
+            len(self.rubric.criteria),
+            cfg.schedule,
+            cfg.steps_per_criterion or base.steps_per_criterion,
+            cfg.weighting,
+            cfg.newest_weight,
+            cfg.dropout_rate,
+            seed=derive_seed(seed, "rcrl"),
+        )
         self.tournament = Tournament(cfg.comparisons, cfg.swiss_rounds, cfg.bt_alpha)
         self.seed = seed
         self.judge: Judge | None = judge
@@ -174,7 +204,7 @@ class RcRL:
     SEES_TASK = False  # its judge is not the task's
 
     @classmethod
-    def from_config(cls, cfg: RcRLConfig | None = None, ctx: RewardContext | None = None) -> "RcRL":
+    def from_config(cls, cfg: RcRLConfig | None = None, ctx: RewardContext | None = None) -> RcRL:
         """RcRL from its config section and the run's seed and device (``ctx.task`` is not read)."""
         ctx = ctx or RewardContext()
         return cls(cfg, seed=ctx.seed, device=ctx.device)
@@ -189,8 +219,10 @@ class RcRL:
     def score(self, batch: Rollouts) -> RewardOutput:
         """r_i = Σ_c ω_c(t) · w_c(i) over the criteria active at ``batch.step``."""
         if self.judge is None:
-            raise RuntimeError("RcRL's self-judge has no model yet: call reward.bind_policy(policy, tokenizer) with the "
-                               "starting policy before scoring (rewardzoo.make_trainer does), or set judge.lm.model")
+            raise RuntimeError(
+                "RcRL's self-judge has no model yet: call reward.bind_policy(policy, tokenizer) with the "
+                "starting policy before scoring (rewardzoo.make_trainer does), or set judge.lm.model"
+            )
         step, texts = batch.step, batch.completions
         weights = self.schedule.weights(step)  # [C]
         active = self.schedule.active(step)
@@ -203,9 +235,17 @@ class RcRL:
         for k in active:
             c = self.rubric.criteria[k]
             if self.cfg.scoring == "pairwise":
+
                 def ask(first: list[int], second: list[int], c=c):
-                    return self.judge.compare(c, [questions[i] for i in first], [batch.meta[i] for i in first],
-                                              [texts[i] for i in first], [texts[i] for i in second], step=step)
+                    return self.judge.compare(
+                        c,
+                        [questions[i] for i in first],
+                        [batch.meta[i] for i in first],
+                        [texts[i] for i in first],
+                        [texts[i] for i in second],
+                        step=step,
+                    )
+
                 w, stats = self.tournament.win_rates(ask, groups, seed=derive_seed(self.seed, "swiss", step, k))  # [N]
                 calls, unparseable = calls + stats.calls, unparseable + stats.unparseable
                 consistent, pairs = consistent + stats.consistent, pairs + stats.pairs
@@ -218,8 +258,13 @@ class RcRL:
             metrics[f"reward/criterion/{c.name}"] = w.mean().item()
         if self.cfg.schedule == "curriculum":
             metrics["reward/newest_criterion"] = float(active[-1])
-        metrics.update({"judge/calls": float(calls), "judge/unparseable": float(unparseable),
-                        "judge/unparseable_frac": unparseable / max(calls, 1)})
+        metrics.update(
+            {
+                "judge/calls": float(calls),
+                "judge/unparseable": float(unparseable),
+                "judge/unparseable_frac": unparseable / max(calls, 1),
+            }
+        )
         if pairs:
             metrics["judge/position_consistency"] = consistent / pairs
         self.last_step = step
@@ -232,16 +277,21 @@ class RcRL:
     def state_dict(self) -> dict:
         """The criterion order, the last step scored (the curriculum's position) and the judge's state."""
         judge = getattr(self.judge, "state_dict", None)
-        return {"ordering": [c.name for c in self.rubric.criteria], "last_step": self.last_step,
-                "active": self.schedule.active(self.last_step) if self.last_step >= 0 else [],
-                "judge": judge() if judge else None}
+        return {
+            "ordering": [c.name for c in self.rubric.criteria],
+            "last_step": self.last_step,
+            "active": self.schedule.active(self.last_step) if self.last_step >= 0 else [],
+            "judge": judge() if judge else None,
+        }
 
     def load_state_dict(self, state: dict) -> None:
         """Restore :meth:`state_dict` (the criterion order must be the one this config builds)."""
         order = [c.name for c in self.rubric.criteria]
         if state["ordering"] != order:
-            raise ValueError(f"the checkpoint's rubric order {state['ordering']} is not this config's {order}; "
-                             f"resume with the rubric and ordering the run was started with")
+            raise ValueError(
+                f"the checkpoint's rubric order {state['ordering']} is not this config's {order}; "
+                f"resume with the rubric and ordering the run was started with"
+            )
         self.last_step = state["last_step"]
         if state["judge"] is not None and hasattr(self.judge, "load_state_dict"):
             self.judge.load_state_dict(state["judge"])
@@ -251,6 +301,7 @@ def _groups(group_ids: torch.Tensor) -> list[list[int]]:
     """Row indices of each group; every group must have two rows at least."""
     groups = group_rows(group_ids)
     if any(len(g) < 2 for g in groups):
-        raise ValueError("RcRL compares rollouts within a group: every group needs at least 2 rows "
-                         "(grpo.group_size >= 2)")
+        raise ValueError(
+            "RcRL compares rollouts within a group: every group needs at least 2 rows (grpo.group_size >= 2)"
+        )
     return groups

@@ -39,8 +39,9 @@ import functools
 import unicodedata
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 import torch
 
@@ -57,9 +58,13 @@ APPLY_TO = ("answer", "completion")
 class RLVRConfig:
     """Settings of the RLVR reward: which verifier, and the weights of the reward stack."""
 
-    RANGES: ClassVar[dict[str, str]] = {"accuracy_weight": "(0, inf)", "format_weight": "[0, inf)",
-                                        "length_weight": "[0, inf)", "length_target": "[1, inf)",
-                                        "language_mix_weight": "[0, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "accuracy_weight": "(0, inf)",
+        "format_weight": "[0, inf)",
+        "length_weight": "[0, inf)",
+        "length_target": "[1, inf)",
+        "language_mix_weight": "[0, inf)",
+    }
 
     verifier: str = "task"
     """'task' = the task's exact verifier on the parsed answer; or a name from VERIFIERS: exact,
@@ -88,11 +93,15 @@ class RLVRConfig:
         if self.apply_to not in APPLY_TO:
             raise ValueError(f"apply_to must be one of {APPLY_TO}; got {self.apply_to!r}")
         if self.verifier == "task" and self.apply_to != "answer":
-            raise ValueError("apply_to='completion' needs a named verifier (e.g. verifier=contains); "
-                             "the task's verifier always reads the parsed answer")
+            raise ValueError(
+                "apply_to='completion' needs a named verifier (e.g. verifier=contains); "
+                "the task's verifier always reads the parsed answer"
+            )
         if self.language_script and self.language_script not in known_scripts():
-            raise ValueError(f"language_script {self.language_script!r} is not a Unicode script name; use e.g. "
-                             f"LATIN, CYRILLIC, CJK, GREEK, ARABIC, or '' for each completion's main script")
+            raise ValueError(
+                f"language_script {self.language_script!r} is not a Unicode script name; use e.g. "
+                f"LATIN, CYRILLIC, CJK, GREEK, ARABIC, or '' for each completion's main script"
+            )
 
 
 def length_penalty(text: str, target: int) -> float:
@@ -134,9 +143,12 @@ def weighted_sum(components: dict[str, torch.Tensor], weights: dict[str, float])
 def warn_unless_accuracy_dominates(cfg: RLVRConfig) -> None:
     """Warn when the auxiliary weights reach the accuracy weight (the RLVR lesson: accuracy must dominate)."""
     if cfg.format_weight + cfg.length_weight + cfg.language_mix_weight >= cfg.accuracy_weight:
-        warnings.warn(f"reward.rlvr: format + length + language-mix weights ({cfg.format_weight} + {cfg.length_weight} "
-                      f"+ {cfg.language_mix_weight}) reach the accuracy weight ({cfg.accuracy_weight}), so a wrong "
-                      f"answer can outscore a right one (the RLVR lesson: accuracy must dominate)", stacklevel=3)
+        warnings.warn(
+            f"reward.rlvr: format + length + language-mix weights ({cfg.format_weight} + {cfg.length_weight} "
+            f"+ {cfg.language_mix_weight}) reach the accuracy weight ({cfg.accuracy_weight}), so a wrong "
+            f"answer can outscore a right one (the RLVR lesson: accuracy must dominate)",
+            stacklevel=3,
+        )
 
 
 def row_verifier(cfg: RLVRConfig, task) -> RowVerifier:
@@ -168,11 +180,13 @@ def check_verifier_fits(cfg: RLVRConfig, task) -> None:
     probe = task.train[:PROBE_EXAMPLES]
     if probe and not any(fn(task.parse(e.demonstration), e.reference, e.meta, e.demonstration) for e in probe):
         first = probe[0].demonstration
-        raise ValueError(f"verifier={cfg.verifier!r} (apply_to={cfg.apply_to!r}) scores 0 on all of the first "
-                         f"{len(probe)} demonstrations of task {task.name!r} (answer_format={task.answer_format!r}, "
-                         f"e.g. {first!r} → parsed {task.parse(first)!r}): it cannot read this task's answers, "
-                         f"and RL would train on zero reward. Use verifier=task, or a verifier (or apply_to) that "
-                         f"reads this format")
+        raise ValueError(
+            f"verifier={cfg.verifier!r} (apply_to={cfg.apply_to!r}) scores 0 on all of the first "
+            f"{len(probe)} demonstrations of task {task.name!r} (answer_format={task.answer_format!r}, "
+            f"e.g. {first!r} → parsed {task.parse(first)!r}): it cannot read this task's answers, "
+            f"and RL would train on zero reward. Use verifier=task, or a verifier (or apply_to) that "
+            f"reads this format"
+        )
 
 
 class RLVR(FixedReward):
@@ -190,7 +204,7 @@ class RLVR(FixedReward):
     SEES_TASK = True  # the task's verifier is the reward
 
     @classmethod
-    def from_config(cls, cfg: RLVRConfig | None = None, ctx: RewardContext | None = None) -> "RLVR":
+    def from_config(cls, cfg: RLVRConfig | None = None, ctx: RewardContext | None = None) -> RLVR:
         """RLVR with the verifier and stack ``cfg`` names (default: the task's own verifier alone) on
         ``ctx.task`` (refused when the named verifier cannot score the task's own demonstrations:
         :func:`check_verifier_fits`)."""
@@ -204,18 +218,22 @@ class RLVR(FixedReward):
         """The verifier and every active stack term of every row, and their weighted sum."""
         cfg = self.config
         rows = zip(batch.answers, batch.references, batch.meta, batch.completions)
-        components = {"verifier": torch.tensor([float(self.verifier(a, r, m, c)) for a, r, m, c in rows],
-                                               dtype=torch.float32)}  # [N]
+        components = {
+            "verifier": torch.tensor([float(self.verifier(a, r, m, c)) for a, r, m, c in rows], dtype=torch.float32)
+        }  # [N]
         weights = {"verifier": cfg.accuracy_weight}
         if cfg.format_weight:
             components["format"] = torch.tensor([float(a is not None) for a in batch.answers])  # [N]
             weights["format"] = cfg.format_weight
         if cfg.length_weight:
-            components["length"] = torch.tensor([length_penalty(c, cfg.length_target) for c in batch.completions])  # [N]
+            components["length"] = torch.tensor(
+                [length_penalty(c, cfg.length_target) for c in batch.completions]
+            )  # [N]
             weights["length"] = -cfg.length_weight
         if cfg.language_mix_weight:
             components["language_mix"] = torch.tensor(
-                [language_mix(c, cfg.language_script) for c in batch.completions])  # [N]
+                [language_mix(c, cfg.language_script) for c in batch.completions]
+            )  # [N]
             weights["language_mix"] = -cfg.language_mix_weight
         rewards = weighted_sum(components, weights)  # [N]
         metrics = {f"reward/{name}_mean": value.mean().item() for name, value in components.items()}

@@ -52,8 +52,8 @@ dπ = −J J ∇_π Div: a descent direction of the row's divergence, within the
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -112,24 +112,44 @@ def _mid(p: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:
 
 LOG2 = math.log(2)
 G_D = GTransform(
-    name="D", divergence="KL(p ‖ m)", value_identity="½ − ¼·Σ(p−π)²/(p+π) = (1 − LC(p, π))/2",
-    positive_affinity=True, bounded=True, from_logit=torch.sigmoid,
-    value_fn=lambda p, pi: (1 - le_cam(p, pi)) / 2, divergence_fn=lambda p, pi: kl(p, _mid(p, pi)),
+    name="D",
+    divergence="KL(p ‖ m)",
+    value_identity="½ − ¼·Σ(p−π)²/(p+π) = (1 − LC(p, π))/2",
+    positive_affinity=True,
+    bounded=True,
+    from_logit=torch.sigmoid,
+    value_fn=lambda p, pi: (1 - le_cam(p, pi)) / 2,
+    divergence_fn=lambda p, pi: kl(p, _mid(p, pi)),
 )
 G_NEG_LOG_ONE_MINUS_D = GTransform(
-    name="neg_log_one_minus_D", divergence="2·JS(p, π)", value_identity="log 2 − KL(π ‖ m)",
-    positive_affinity=True, bounded=False, from_logit=softplus,
-    value_fn=lambda p, pi: LOG2 - kl(pi, _mid(p, pi)), divergence_fn=lambda p, pi: 2 * js(p, pi),
+    name="neg_log_one_minus_D",
+    divergence="2·JS(p, π)",
+    value_identity="log 2 − KL(π ‖ m)",
+    positive_affinity=True,
+    bounded=False,
+    from_logit=softplus,
+    value_fn=lambda p, pi: LOG2 - kl(pi, _mid(p, pi)),
+    divergence_fn=lambda p, pi: 2 * js(p, pi),
 )
 G_LOG_D = GTransform(
-    name="log_D", divergence="2·KL(m ‖ p) = KL(π ‖ p) − 2·JS(p, π)", value_identity="KL(π ‖ m) − KL(π ‖ p) − log 2",
-    positive_affinity=False, bounded=False, from_logit=F.logsigmoid,
-    value_fn=lambda p, pi: kl(pi, _mid(p, pi)) - kl(pi, p) - LOG2, divergence_fn=lambda p, pi: 2 * kl(_mid(p, pi), p),
+    name="log_D",
+    divergence="2·KL(m ‖ p) = KL(π ‖ p) − 2·JS(p, π)",
+    value_identity="KL(π ‖ m) − KL(π ‖ p) − log 2",
+    positive_affinity=False,
+    bounded=False,
+    from_logit=F.logsigmoid,
+    value_fn=lambda p, pi: kl(pi, _mid(p, pi)) - kl(pi, p) - LOG2,
+    divergence_fn=lambda p, pi: 2 * kl(_mid(p, pi), p),
 )
 G_LOGIT = GTransform(
-    name="logit", divergence="KL(π ‖ p)", value_identity="−KL(π ‖ p)",
-    positive_affinity=False, bounded=False, from_logit=logit_identity,
-    value_fn=lambda p, pi: -kl(pi, p), divergence_fn=lambda p, pi: kl(pi, p),
+    name="logit",
+    divergence="KL(π ‖ p)",
+    value_identity="−KL(π ‖ p)",
+    positive_affinity=False,
+    bounded=False,
+    from_logit=logit_identity,
+    value_fn=lambda p, pi: -kl(pi, p),
+    divergence_fn=lambda p, pi: kl(pi, p),
 )
 
 G_TRANSFORMS: dict[str, GTransform] = {

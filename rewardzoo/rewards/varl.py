@@ -61,9 +61,10 @@ Untested: hub-model discriminators and GPU runs; whether our buffer split matche
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 import torch
 
@@ -72,9 +73,9 @@ from rewardzoo.core.types import RewardOutput, Rollouts, derive_seed
 from rewardzoo.judges.buffers import ReplayBuffer
 from rewardzoo.judges.classifier import JudgeConfig, Pair, SequenceJudge, reference_pairs
 from rewardzoo.judges.diagnostics import classifier_diagnostics, reference_auc
-from rewardzoo.tasks.chat import judge_prompts
 from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.transforms import G_TRANSFORMS, GTransform, get_transform
+from rewardzoo.tasks.chat import judge_prompts
 
 Verifier = Callable[[str | None, str | None, dict], float]  # (answer, reference, meta) -> v in [0, 1]
 COMBINES = ("multiply", "add")
@@ -85,9 +86,13 @@ FEATURES = ("answer", "completion")
 class VARLConfig:
     """Settings of VARL.  The paper's hyperparameters were not available to us: every default is our own."""
 
-    RANGES: ClassVar[dict[str, str]] = {"additive_weight": "[0, inf)", "warmup_steps": "[0, inf)",
-                                        "negatives": "[0, inf)", "fifo_capacity": "[1, inf)",
-                                        "reservoir_capacity": "[1, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "additive_weight": "[0, inf)",
+        "warmup_steps": "[0, inf)",
+        "negatives": "[0, inf)",
+        "fifo_capacity": "[1, inf)",
+        "reservoir_capacity": "[1, inf)",
+    }
 
     discriminator: JudgeConfig = field(default_factory=JudgeConfig)
     """The discriminator model and its optimiser (a tiny Qwen3 trained from scratch by default)."""
@@ -125,14 +130,21 @@ def warn_unless_safe_under_gate(g: GTransform) -> None:
     """Warn when g lacks positive affinity or boundedness, the two properties r = v·g(D) relies on."""
     problems = []
     if not g.positive_affinity:
-        problems.append("it lacks positive affinity (g(D) < 0 for some D, so a verifier-PASSING row can score below "
-                        "a failing row's 0 and the gate then rewards failing)")
+        problems.append(
+            "it lacks positive affinity (g(D) < 0 for some D, so a verifier-PASSING row can score below "
+            "a failing row's 0 and the gate then rewards failing)"
+        )
     if not g.bounded:
-        problems.append("it is unbounded (|g(D)| grows without limit as D nears 0 or 1, so a few rows can dominate "
-                        "a group's advantages)")
+        problems.append(
+            "it is unbounded (|g(D)| grows without limit as D nears 0 or 1, so a few rows can dominate "
+            "a group's advantages)"
+        )
     if problems:
-        warnings.warn(f"reward.varl: g={g.name} under the multiplicative gate r = v·g(D): {'; and '.join(problems)}. "
-                      f"Only g=D has both properties; use g=D or combine=add", stacklevel=3)
+        warnings.warn(
+            f"reward.varl: g={g.name} under the multiplicative gate r = v·g(D): {'; and '.join(problems)}. "
+            f"Only g=D has both properties; use g=D or combine=add",
+            stacklevel=3,
+        )
 
 
 class VARL:
@@ -156,23 +168,34 @@ class VARL:
     True
     """
 
-    def __init__(self, cfg: VARLConfig | None = None, *, verifier: Verifier,
-                 demonstrations: dict[str, list[str]] | None = None, seed: int = 0,
-                 policy_dir: str | Path | None = None, device: str = "cpu",
-                 discriminator: SequenceJudge | None = None, g: GTransform | None = None):
+    def __init__(
+        self,
+        cfg: VARLConfig | None = None,
+        *,
+        verifier: Verifier,
+        demonstrations: dict[str, list[str]] | None = None,
+        seed: int = 0,
+        policy_dir: str | Path | None = None,
+        device: str = "cpu",
+        discriminator: SequenceJudge | None = None,
+        g: GTransform | None = None,
+    ):
         self.cfg = cfg = cfg or VARLConfig()
         check_section(cfg, "reward.varl")
         self.g = g or get_transform(cfg.g)
         if cfg.combine == "multiply":
             warn_unless_safe_under_gate(self.g)
         if cfg.features == "completion" and not demonstrations:
-            raise ValueError("features='completion' needs the task's demonstrations (build VARL with "
-                             "VARL.from_config(cfg, RewardContext(task=task)))")
+            raise ValueError(
+                "features='completion' needs the task's demonstrations (build VARL with "
+                "VARL.from_config(cfg, RewardContext(task=task)))"
+            )
         self.verifier = verifier
         self.demonstrations = demonstrations or {}
         self.warmup_steps = cfg.warmup_steps
         self.discriminator = discriminator or SequenceJudge.build(
-            cfg.discriminator, policy_dir=policy_dir, seed=derive_seed(seed, "varl", "discriminator"), device=device)
+            cfg.discriminator, policy_dir=policy_dir, seed=derive_seed(seed, "varl", "discriminator"), device=device
+        )
         self.fifo = ReplayBuffer(cfg.fifo_capacity, "fifo", seed=derive_seed(seed, "varl", "fifo"))
         self.reservoir = ReplayBuffer(cfg.reservoir_capacity, "reservoir", seed=derive_seed(seed, "varl", "reservoir"))
         self.generator = torch.Generator().manual_seed(derive_seed(seed, "varl", "demonstrations"))
@@ -182,15 +205,21 @@ class VARL:
     WARMUP_FREE = ("g", "combine", "additive_weight")  # how D enters the reward: the updates read v and D only
 
     @classmethod
-    def from_config(cls, cfg: VARLConfig | None = None, ctx: RewardContext | None = None) -> "VARL":
+    def from_config(cls, cfg: VARLConfig | None = None, ctx: RewardContext | None = None) -> VARL:
         """VARL with ``ctx.task``'s verifier and demonstrations, its seed, starting weights and device."""
         ctx = ctx or RewardContext()
         task = ctx.require_task("VARL")
         demos: dict[str, list[str]] = {}
         for e in task.train:
             demos.setdefault(e.prompt, []).append(e.demonstration)
-        return cls(cfg, verifier=lambda answer, reference, meta: task.verify(answer, reference, meta),
-                   demonstrations=demos, seed=ctx.seed, policy_dir=ctx.init_dir, device=ctx.device)
+        return cls(
+            cfg,
+            verifier=lambda answer, reference, meta: task.verify(answer, reference, meta),
+            demonstrations=demos,
+            seed=ctx.seed,
+            policy_dir=ctx.init_dir,
+            device=ctx.device,
+        )
 
     def distribute(self, sharding) -> None:
         """Shard the discriminator (with its optimizer) over the run's processes (FSDP2; the trainer calls
@@ -220,10 +249,12 @@ class VARL:
         else:
             rewards = v + self.cfg.additive_weight * g  # [N]
         passing = v >= 1.0  # [N]
-        metrics = {"reward/verifier_mean": v.mean().item(),
-                   "reward/disc_prob_mean": d[rows].mean().item() if rows else 0.0,
-                   "reward/disc_prob_passing_mean": d[passing].mean().item() if passing.any() else 0.0,
-                   "reward/g_passing_mean": g[passing].mean().item() if passing.any() else 0.0}
+        metrics = {
+            "reward/verifier_mean": v.mean().item(),
+            "reward/disc_prob_mean": d[rows].mean().item() if rows else 0.0,
+            "reward/disc_prob_passing_mean": d[passing].mean().item() if passing.any() else 0.0,
+            "reward/g_passing_mean": g[passing].mean().item() if passing.any() else 0.0,
+        }
         return RewardOutput(rewards=rewards, components={"verifier": v, "disc_prob": d}, metrics=metrics)
 
     def positives(self, batch: Rollouts) -> list[Pair]:
@@ -261,31 +292,47 @@ class VARL:
         self.reservoir.add(fresh)
         positives = self.positives(batch)
         recent, past = self.negatives(self.cfg.negatives or len(positives))
-        metrics = {"disc/warmup": float(warm), "disc/n_positives": float(len(positives)),
-                   "disc/n_passing": float(len(fresh)), "disc/n_negatives_fifo": float(len(recent)),
-                   "disc/n_negatives_reservoir": float(len(past)), "disc/fifo_size": float(len(self.fifo)),
-                   "disc/reservoir_size": float(len(self.reservoir))}
+        metrics = {
+            "disc/warmup": float(warm),
+            "disc/n_positives": float(len(positives)),
+            "disc/n_passing": float(len(fresh)),
+            "disc/n_negatives_fifo": float(len(recent)),
+            "disc/n_negatives_reservoir": float(len(past)),
+            "disc/fifo_size": float(len(self.fifo)),
+            "disc/reservoir_size": float(len(self.reservoir)),
+        }
         negatives = recent + past
         if not positives or not negatives:  # nothing passed yet: no negative to contrast
             return {**metrics, "disc/updated": 0.0, "disc/empty_batch": 1.0}
         pairs = positives + negatives
         d_pos, d_neg = self.discriminator.prob_reference([p for p, _ in pairs], [a for _, a in pairs]).split(
-            [len(positives), len(negatives)])  # [n_pos], [n_neg]
+            [len(positives), len(negatives)]
+        )  # [n_pos], [n_neg]
         metrics.update({f"disc/{k}": v for k, v in classifier_diagnostics(d_pos, d_neg).items()})
         d_fresh = out.components["disc_prob"][[i for i in rows if phi[i] is not None]]  # [n_passing] D before this step
         if len(d_fresh):
             metrics["disc/auc_ref_vs_passing"] = reference_auc(d_pos, d_fresh)
         stats = self.discriminator.train_step(positives, negatives)
-        metrics.update({"disc/loss": stats["loss"], "disc/grad_norm": stats["grad_norm"], "disc/updated": 1.0,
-                        "disc/empty_batch": 0.0})
+        metrics.update(
+            {
+                "disc/loss": stats["loss"],
+                "disc/grad_norm": stats["grad_norm"],
+                "disc/updated": 1.0,
+                "disc/empty_batch": 0.0,
+            }
+        )
         return metrics
 
     def state_dict(self) -> dict:
         """Discriminator (+ optimizer), both buffers (+ generators), the demonstration generator and the
         update count."""
-        return {"discriminator": self.discriminator.state_dict(), "fifo": self.fifo.state_dict(),
-                "reservoir": self.reservoir.state_dict(), "generator": self.generator.get_state(),
-                "updates": self.updates}
+        return {
+            "discriminator": self.discriminator.state_dict(),
+            "fifo": self.fifo.state_dict(),
+            "reservoir": self.reservoir.state_dict(),
+            "generator": self.generator.get_state(),
+            "updates": self.updates,
+        }
 
     def load_state_dict(self, state: dict) -> None:
         """Restore :meth:`state_dict`."""

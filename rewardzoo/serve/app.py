@@ -62,9 +62,11 @@ class OpenRLHFRequest(BaseModel):
 def completion_of(query: str, prompt: str, eos: tuple[str, ...]) -> str:
     """The response part of an OpenRLHF query (prompt + response, special tokens kept), trailing ``eos`` removed."""
     if not query.startswith(prompt):
-        raise ValueError(f"an OpenRLHF query does not start with its prompt ({prompt[:60]!r}); send query = prompt + "
-                         f"response, as OpenRLHF's remote reward client does")
-    text = query[len(prompt):]
+        raise ValueError(
+            f"an OpenRLHF query does not start with its prompt ({prompt[:60]!r}); send query = prompt + "
+            f"response, as OpenRLHF's remote reward client does"
+        )
+    text = query[len(prompt) :]
     stripped = True
     while stripped:
         stripped = False
@@ -108,11 +110,16 @@ class BodyLimit:
         return await self.app(scope, replay, send)
 
     async def _too_large(self, send) -> None:
-        detail = json.dumps({"detail": f"request body over {self.max_bytes} bytes (--max-request-bytes); send fewer "
-                                       f"rows per request"}).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(detail)).encode())]})
+        detail = json.dumps(
+            {"detail": f"request body over {self.max_bytes} bytes (--max-request-bytes); send fewer rows per request"}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(detail)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": detail})
 
 
@@ -141,9 +148,13 @@ def create_app(service: RewardService, eos: tuple[str, ...] = EOS_STRINGS) -> Fa
 
     @app.exception_handler(Exception)
     async def failed(request: Request, err: Exception):
-        return JSONResponse({"detail": f"the reward failed on this batch ({type(err).__name__}: {err}); it was not "
-                                       f"learned from, and the reward is back at its newest checkpoint"},
-                            status_code=500)
+        return JSONResponse(
+            {
+                "detail": f"the reward failed on this batch ({type(err).__name__}: {err}); it was not "
+                f"learned from, and the reward is back at its newest checkpoint"
+            },
+            status_code=500,
+        )
 
     @app.get("/health")
     async def health() -> dict:
@@ -160,8 +171,10 @@ def create_app(service: RewardService, eos: tuple[str, ...] = EOS_STRINGS) -> Fa
     @app.post("/openrlhf")
     async def openrlhf(body: OpenRLHFRequest) -> dict:
         if len(body.prompts) != len(body.query) or (body.labels is not None and len(body.labels) != len(body.query)):
-            raise ValueError(f"query has {len(body.query)} rows, prompts {len(body.prompts)}, labels "
-                             f"{len(body.labels or [])}; send one of each per row")
+            raise ValueError(
+                f"query has {len(body.query)} rows, prompts {len(body.prompts)}, labels "
+                f"{len(body.labels or [])}; send one of each per row"
+            )
         completions = [completion_of(q, p, eos) for q, p in zip(body.query, body.prompts)]
         labels = None if body.labels is None else [None if x is None else str(x) for x in body.labels]
         rows = service.rows(body.prompts, completions, labels)

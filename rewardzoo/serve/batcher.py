@@ -68,8 +68,10 @@ class Batcher:
         (:meth:`~rewardzoo.serve.service.Processed.share`)."""
         n = len(rows)
         if self.rows_waiting + n > self.cfg.max_queue_rows:
-            raise Busy(f"{self.rows_waiting} rows are waiting for the judge (at most {self.cfg.max_queue_rows}, "
-                       f"--max-queue-rows); retry in a moment")
+            raise Busy(
+                f"{self.rows_waiting} rows are waiting for the judge (at most {self.cfg.max_queue_rows}, "
+                f"--max-queue-rows); retry in a moment"
+            )
         loop = asyncio.get_running_loop()
         pending = _Pending(rows, step, request_id, loop.create_future(), loop.time())
         self.waiting.append(pending)

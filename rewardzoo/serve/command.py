@@ -25,23 +25,37 @@ def parser() -> argparse.ArgumentParser:
     """The ``rewardzoo serve`` arguments (one flag per :class:`~rewardzoo.serve.service.ServeConfig` field)."""
     from rewardzoo.serve.service import ServeConfig
 
-    p = argparse.ArgumentParser(prog="rewardzoo serve", description="serve a zoo reward over HTTP; learned rewards "
-                                "co-train their judge on what they score (docs/serving.md)")
-    p.add_argument("recipe", help="a shipped recipe's name, a recipe YAML path, or a reward's name (rlvr, ral, varl, "
-                                  "rcrl, callable) on the default config")
+    p = argparse.ArgumentParser(
+        prog="rewardzoo serve",
+        description="serve a zoo reward over HTTP; learned rewards "
+        "co-train their judge on what they score (docs/serving.md)",
+    )
+    p.add_argument(
+        "recipe",
+        help="a shipped recipe's name, a recipe YAML path, or a reward's name (rlvr, ral, varl, "
+        "rcrl, callable) on the default config",
+    )
     p.add_argument("overrides", nargs="*", help="key=value overrides, e.g. seed=1 reward.ral.warmup_steps=5")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8000, help="port to listen on")
     p.add_argument("--dir", default=None, help="the service's state and log (default <run_dir>/serve)")
-    p.add_argument("--eos", action="append", default=None,
-                   help="an end-of-sequence string cut from OpenRLHF completions (repeat; default: common ones)")
+    p.add_argument(
+        "--eos",
+        action="append",
+        default=None,
+        help="an end-of-sequence string cut from OpenRLHF completions (repeat; default: common ones)",
+    )
     for f in dataclasses.fields(ServeConfig):
         flag = f"--{f.name.replace('_', '-')}"
         if f.type == "bool":
             p.add_argument(f"--no-{f.name}", dest=f.name, action="store_false", help=f"turn off: {f.name}")
         else:
-            p.add_argument(flag, type=float if f.type == "float" else int, default=f.default,
-                           help=f"ServeConfig.{f.name} (default {f.default}; docs/serving.md)")
+            p.add_argument(
+                flag,
+                type=float if f.type == "float" else int,
+                default=f.default,
+                help=f"ServeConfig.{f.name} (default {f.default}; docs/serving.md)",
+            )
     return p
 
 
@@ -65,8 +79,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rewardzoo serve: config error: {err}", file=sys.stderr)
         return 2
     lost = f"; updates LOST by the last stop: batches {service.lost}" if service.lost else ""
-    print(f"rewardzoo serve: {cfg.reward.name} ({cfg.recipe.name or args.recipe}) on http://{args.host}:{args.port} "
-          f"— state in {service.out_dir}, {service.batches} batches learned so far{lost}", file=sys.stderr, flush=True)
+    print(
+        f"rewardzoo serve: {cfg.reward.name} ({cfg.recipe.name or args.recipe}) on http://{args.host}:{args.port} "
+        f"— state in {service.out_dir}, {service.batches} batches learned so far{lost}",
+        file=sys.stderr,
+        flush=True,
+    )
     app = create_app(service, tuple(args.eos) if args.eos else EOS_STRINGS)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=30)
     return 0

@@ -81,15 +81,23 @@ class ServeConfig:
 
     def validate(self) -> None:
         """Reject limits that cannot work, naming the flag."""
-        for name in ("max_batch_rows", "max_queue_rows", "max_request_rows", "max_request_bytes", "checkpoint_every",
-                     "keep"):
+        for name in (
+            "max_batch_rows",
+            "max_queue_rows",
+            "max_request_rows",
+            "max_request_bytes",
+            "checkpoint_every",
+            "keep",
+        ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name.replace('_', '-')} must be at least 1; got {getattr(self, name)}")
         if self.max_wait_ms < 0 or self.group_size < 0:
             raise ConfigError("--max-wait-ms and --group-size must be >= 0")
         if self.max_queue_rows < self.max_request_rows:
-            raise ConfigError(f"--max-queue-rows ({self.max_queue_rows}) must be at least --max-request-rows "
-                              f"({self.max_request_rows}), or a largest request could never be queued")
+            raise ConfigError(
+                f"--max-queue-rows ({self.max_queue_rows}) must be at least --max-request-rows "
+                f"({self.max_request_rows}), or a largest request could never be queued"
+            )
 
 
 REMEMBERED = 256
@@ -133,18 +141,30 @@ class Processed:
     def share(self, start: int, stop: int) -> dict:
         """Rows ``start:stop`` of the batch as one request's answer: rewards, components, answers, and the batch's
         metrics, update statistics, number and size."""
-        return {"rewards": self.out.rewards[start:stop].tolist(),
-                "components": {k: v[start:stop].float().tolist() for k, v in self.out.components.items()},
-                "answers": self.answers[start:stop], "metrics": self.out.metrics, "learned": self.learned,
-                "batch": self.batch, "batch_rows": len(self.answers)}
+        return {
+            "rewards": self.out.rewards[start:stop].tolist(),
+            "components": {k: v[start:stop].float().tolist() for k, v in self.out.components.items()},
+            "answers": self.answers[start:stop],
+            "metrics": self.out.metrics,
+            "learned": self.learned,
+            "batch": self.batch,
+            "batch_rows": len(self.answers),
+        }
 
 
 class RewardService:
     """One zoo reward serving batches (see the module docstring). Not thread-safe: one worker calls
     :meth:`process` (the :class:`~rewardzoo.serve.batcher.Batcher`'s)."""
 
-    def __init__(self, cfg: TrainConfig, out_dir: str | Path, serve: ServeConfig | None = None, *,
-                 task: TaskProtocol | None = None, reward: Reward | None = None):
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        out_dir: str | Path,
+        serve: ServeConfig | None = None,
+        *,
+        task: TaskProtocol | None = None,
+        reward: Reward | None = None,
+    ):
         self.cfg = cfg
         self.serve = serve = serve or ServeConfig()
         if not serve.group_size and cfg.reward.name in GROUP_COMPARING:
@@ -158,8 +178,9 @@ class RewardService:
         except ValueError as err:  # a reward setting its build cannot satisfy: said before the service listens
             raise ConfigError(f"reward.{cfg.reward.name}: {err}") from err
         check_reward(self.reward)
-        self.examples = {e.prompt: e for split in ("train", "eval", "validation")
-                         for e in getattr(self.task, split, None) or []}
+        self.examples = {
+            e.prompt: e for split in ("train", "eval", "validation") for e in getattr(self.task, split, None) or []
+        }
         self.accelerator = make_accelerator()
         self.batches = 0
         """Batches scored and learned from so far (the newest checkpoint's step after a restart)."""
@@ -173,8 +194,14 @@ class RewardService:
         self._resume()
 
     # ------------------------------------------------------------------ rows in
-    def rows(self, prompts: list[str], completions: list[str], references: list[str | None] | None = None,
-             group_ids: list[int] | None = None, meta: list[dict] | None = None) -> Rollouts:
+    def rows(
+        self,
+        prompts: list[str],
+        completions: list[str],
+        references: list[str | None] | None = None,
+        group_ids: list[int] | None = None,
+        meta: list[dict] | None = None,
+    ) -> Rollouts:
         """One request's rows as a checked :class:`Rollouts` (a ValueError, saying what to change, before any
         work): answers parsed by the task's parser; references and meta the caller's, else the task example's
         of that prompt; group ids the caller's, else runs of equal consecutive prompts. Its step is set when
@@ -183,28 +210,43 @@ class RewardService:
         if n == 0:
             raise ValueError("the request has no rows: send at least one prompt with its completion")
         if n > self.serve.max_request_rows:
-            raise ValueError(f"the request has {n} rows, more than the service takes ({self.serve.max_request_rows}, "
-                             f"--max-request-rows); split it into requests of whole groups")
-        for name, values in (("completions", completions), ("references", references), ("group_ids", group_ids),
-                             ("meta", meta)):
+            raise ValueError(
+                f"the request has {n} rows, more than the service takes ({self.serve.max_request_rows}, "
+                f"--max-request-rows); split it into requests of whole groups"
+            )
+        for name, values in (
+            ("completions", completions),
+            ("references", references),
+            ("group_ids", group_ids),
+            ("meta", meta),
+        ):
             if values is not None and len(values) != n:
                 raise ValueError(f"{name} has {len(values)} rows but prompts has {n}; send one entry per row")
         known = [self.examples.get(p) for p in prompts]
         if references is None:
             references = [None] * n
-        references = [r if r is not None else (e.reference if e is not None else None)
-                      for r, e in zip(references, known)]
-        meta = [m if m is not None else (e.meta if e is not None else {})
-                for m, e in zip(meta if meta is not None else [None] * n, known)]
+        references = [
+            r if r is not None else (e.reference if e is not None else None) for r, e in zip(references, known)
+        ]
+        meta = [
+            m if m is not None else (e.meta if e is not None else {})
+            for m, e in zip(meta if meta is not None else [None] * n, known)
+        ]
         if group_ids is None:
             starts = [i == 0 or prompts[i] != prompts[i - 1] for i in range(n)]
             ids = torch.tensor(starts, dtype=torch.long).cumsum(0) - 1  # [N]
         else:
             ids = torch.tensor(group_ids, dtype=torch.long)  # [N]
         self._check_groups(ids, prompts)
-        return Rollouts(prompts=list(prompts), completions=list(completions),
-                        answers=[self.task.parse(c) for c in completions], references=references,
-                        group_ids=ids, meta=meta, step=0)
+        return Rollouts(
+            prompts=list(prompts),
+            completions=list(completions),
+            answers=[self.task.parse(c) for c in completions],
+            references=references,
+            group_ids=ids,
+            meta=meta,
+            step=0,
+        )
 
     def _check_groups(self, ids: torch.Tensor, prompts: list[str]) -> None:
         """Every group holds one prompt, and (with ``group_size``) exactly that many rows: a group split
@@ -214,13 +256,17 @@ class RewardService:
             members.setdefault(gid, []).append(i)
         for gid, rows in members.items():
             if len({prompts[i] for i in rows}) != 1:
-                raise ValueError(f"group {gid} holds rows of different prompts (rows {rows[:8]}); a group is the "
-                                 f"completions of one prompt")
+                raise ValueError(
+                    f"group {gid} holds rows of different prompts (rows {rows[:8]}); a group is the "
+                    f"completions of one prompt"
+                )
             size = self.serve.group_size
             if size and len(rows) != size:
-                raise ValueError(f"group {gid} has {len(rows)} rows, but this service's groups have {size} "
-                                 f"(--group-size): a group split across requests is refused, as {self.cfg.reward.name} "
-                                 f"compares the rows of a group with each other; send each group whole in one request")
+                raise ValueError(
+                    f"group {gid} has {len(rows)} rows, but this service's groups have {size} "
+                    f"(--group-size): a group split across requests is refused, as {self.cfg.reward.name} "
+                    f"compares the rows of a group with each other; send each group whole in one request"
+                )
 
     def merge(self, parts: list[Rollouts], step: int | None = None) -> Rollouts:
         """Several requests' rows as one batch, in order, each request's groups kept apart (renumbered
@@ -230,12 +276,15 @@ class RewardService:
             _, local = torch.unique(part.group_ids, sorted=False, return_inverse=True)  # [n] 0..g-1
             ids.append(local + offset)
             offset += int(local.max()) + 1
-        return Rollouts(prompts=[p for x in parts for p in x.prompts],
-                        completions=[c for x in parts for c in x.completions],
-                        answers=[a for x in parts for a in x.answers],
-                        references=[r for x in parts for r in x.references],
-                        group_ids=torch.cat(ids), meta=[m for x in parts for m in x.meta],
-                        step=self.batches if step is None else step)
+        return Rollouts(
+            prompts=[p for x in parts for p in x.prompts],
+            completions=[c for x in parts for c in x.completions],
+            answers=[a for x in parts for a in x.answers],
+            references=[r for x in parts for r in x.references],
+            group_ids=torch.cat(ids),
+            meta=[m for x in parts for m in x.meta],
+            step=self.batches if step is None else step,
+        )
 
     # ------------------------------------------------------------------ score → update → save
     def score(self, batch: Rollouts) -> RewardOutput:
@@ -243,12 +292,14 @@ class RewardService:
         out = self.reward.score(batch)
         name = type(self.reward).__name__
         if out.rewards.shape != (len(batch),):
-            raise ValueError(f"reward {name} returned rewards of shape {tuple(out.rewards.shape)}, "
-                             f"expected [{len(batch)}]")
+            raise ValueError(
+                f"reward {name} returned rewards of shape {tuple(out.rewards.shape)}, expected [{len(batch)}]"
+            )
         bad = (~torch.isfinite(out.rewards)).nonzero().flatten().tolist()
         if bad:
-            raise NonFiniteError(f"reward {name} returned non-finite rewards at rows {bad[:10]}; the batch was not "
-                                 f"learned from")
+            raise NonFiniteError(
+                f"reward {name} returned non-finite rewards at rows {bad[:10]}; the batch was not learned from"
+            )
         out.rewards = out.rewards.float()
         return out
 
@@ -271,15 +322,25 @@ class RewardService:
             raise
         self.warmed = True
         self.batches += 1
-        self._log({"batch": self.batches, "rows": len(batch), "step": batch.step,
-                   "reward/mean": out.rewards.mean().item(),
-                   **namespaced(out.metrics), **warm, **learned, "time/batch_s": time.perf_counter() - t0})
+        self._log(
+            {
+                "batch": self.batches,
+                "rows": len(batch),
+                "step": batch.step,
+                "reward/mean": out.rewards.mean().item(),
+                **namespaced(out.metrics),
+                **warm,
+                **learned,
+                "time/batch_s": time.perf_counter() - t0,
+            }
+        )
         processed = Processed(batch=self.batches, out=out, answers=batch.answers, learned={**warm, **learned})
         start = 0
         for request_id, n in requests:
             if request_id is not None:
-                self.answered[request_id] = {k: v for k, v in processed.share(start, start + n).items()
-                                             if k not in ("metrics", "learned")}
+                self.answered[request_id] = {
+                    k: v for k, v in processed.share(start, start + n).items() if k not in ("metrics", "learned")
+                }
             start += n
         while len(self.answered) > REMEMBERED:
             self.answered.popitem(last=False)
@@ -293,11 +354,18 @@ class RewardService:
 
         def write(tmp: Path) -> None:
             torch.save(self.reward.state_dict(), tmp / "reward.pt")
-            (tmp / "service.json").write_text(json.dumps({"batches": self.batches, "warmed": self.warmed,
-                                                          "answered": list(self.answered.items())}))
+            (tmp / "service.json").write_text(
+                json.dumps({"batches": self.batches, "warmed": self.warmed, "answered": list(self.answered.items())})
+            )
 
-        return write_atomically(self.out_dir, self.batches, write, accelerator=self.accelerator, keep=self.serve.keep,
-                                run_id=self.service_id)
+        return write_atomically(
+            self.out_dir,
+            self.batches,
+            write,
+            accelerator=self.accelerator,
+            keep=self.serve.keep,
+            run_id=self.service_id,
+        )
 
     def _resume(self) -> None:
         """Load the newest complete checkpoint (the reward after its batches), or write the first one
@@ -341,14 +409,24 @@ class RewardService:
         saved = self.out_dir / "config.yaml"
         mine = to_yaml(self.cfg)
         if saved.exists() and checkpoints(self.out_dir) and saved.read_text() != mine:
-            raise ConfigError(f"{self.out_dir} holds the state of a service with other settings ({saved}); "
-                              f"give another "
-                              f"--dir, or the same recipe and overrides to resume it")
+            raise ConfigError(
+                f"{self.out_dir} holds the state of a service with other settings ({saved}); "
+                f"give another "
+                f"--dir, or the same recipe and overrides to resume it"
+            )
         saved.write_text(mine)
 
     def health(self) -> dict:
         """What ``GET /health`` says: the reward, the batches done, whether warmed up, lost updates."""
-        return {"status": "ok", "reward": self.cfg.reward.name, "recipe": self.cfg.recipe.name, "task": self.task.name,
-                "batches": self.batches, "warmed": self.warmed, "learn": self.serve.learn,
-                "group_size": self.serve.group_size, "lost_updates": self.lost,
-                "settings": dataclasses.asdict(self.serve)}
+        return {
+            "status": "ok",
+            "reward": self.cfg.reward.name,
+            "recipe": self.cfg.recipe.name,
+            "task": self.task.name,
+            "batches": self.batches,
+            "warmed": self.warmed,
+            "learn": self.serve.learn,
+            "group_size": self.serve.group_size,
+            "lost_updates": self.lost,
+            "settings": dataclasses.asdict(self.serve),
+        }

@@ -40,9 +40,15 @@ from rewardzoo.tasks.user import holdout_split, load_rows
 class AbstractsConfig:
     """Settings of the abstracts / free-writing task."""
 
-    RANGES: ClassVar[dict[str, str]] = {"eval_fraction": "(0, 1)", "min_words": "[0, inf)", "max_words": "[0, inf)",
-                                        "f1_threshold": "[0, 1]", "n_train": "[0, inf)", "n_eval": "[0, inf)",
-                                        "data_seed": "[0, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "eval_fraction": "(0, 1)",
+        "min_words": "[0, inf)",
+        "max_words": "[0, inf)",
+        "f1_threshold": "[0, 1]",
+        "n_train": "[0, inf)",
+        "n_eval": "[0, inf)",
+        "data_seed": "[0, inf)",
+    }
 
     path: str = ""
     """JSONL file (or .json/.csv/.parquet, a save_to_disk directory) of your corpus."""
@@ -96,14 +102,17 @@ class Abstracts(Task):
 
     name = "abstracts"
 
-    def __init__(self, cfg: AbstractsConfig | None = None, rows: list[dict] | None = None,
-                 eval_rows: list[dict] | None = None):
+    def __init__(
+        self, cfg: AbstractsConfig | None = None, rows: list[dict] | None = None, eval_rows: list[dict] | None = None
+    ):
         """Build from ``cfg.path`` or, when given, from in-memory ``rows`` (and optional held-out ``eval_rows``)."""
         self.cfg = cfg = cfg or AbstractsConfig()
         check_section(cfg, "task.abstracts")
         if rows is None:
             if not cfg.path:
-                raise ValueError('task.abstracts.path is empty; set it to a JSONL file of {"title": …, "abstract": …} rows')
+                raise ValueError(
+                    'task.abstracts.path is empty; set it to a JSONL file of {"title": …, "abstract": …} rows'
+                )
             rows = load_rows(cfg.path)
             eval_rows = load_rows(cfg.eval_path) if cfg.eval_path and eval_rows is None else eval_rows
         source = cfg.path or "the given rows"
@@ -121,8 +130,9 @@ class Abstracts(Task):
         for key in ("prompt_column", "reference_column"):
             column = getattr(cfg, key)
             if column and column not in rows[0]:
-                raise ValueError(f"{source} has no column {column!r} (task.abstracts.{key}); "
-                                 f"its columns are {list(rows[0])}")
+                raise ValueError(
+                    f"{source} has no column {column!r} (task.abstracts.{key}); its columns are {list(rows[0])}"
+                )
         out = []
         for i, row in enumerate(rows):
             if not str(row.get(cfg.prompt_column) or "").strip():
@@ -130,8 +140,14 @@ class Abstracts(Task):
             reference = str(row.get(cfg.reference_column) or "") if cfg.reference_column else ""
             prompt = cfg.prompt_template.format(prompt=row[cfg.prompt_column])
             space = "" if not reference or prompt.endswith((" ", "\n")) else " "  # "Abstract:" + " " + the text
-            out.append(Example(prompt=prompt, reference=reference, demonstration=space + reference,
-                               meta={"min_words": cfg.min_words, "max_words": cfg.max_words}))
+            out.append(
+                Example(
+                    prompt=prompt,
+                    reference=reference,
+                    demonstration=space + reference,
+                    meta={"min_words": cfg.min_words, "max_words": cfg.max_words},
+                )
+            )
         return out
 
     def parse(self, completion: str) -> str | None:
@@ -142,15 +158,20 @@ class Abstracts(Task):
         """Unigram F1 with the reference (0 without an answer or a reference)."""
         return 0.0 if answer is None or not reference else unigram_f1(answer, reference)
 
-    def row_metrics(self, answers: list[str | None], references: list[str], metas: list[dict]) -> dict[str, list[float]]:
+    def row_metrics(
+        self, answers: list[str | None], references: list[str], metas: list[dict]
+    ) -> dict[str, list[float]]:
         """``correct``, ``unigram_f1``, ``words``, ``repetition``, ``non_english_rate`` (and ``in_window``)."""
         texts = [a or "" for a in answers]
         f1 = [self.verify(a, r, m) for a, r, m in zip(answers, references, metas)]
         toks = [[t.lower() for t in tokens(t)] for t in texts]
-        rows = {"correct": [float(bool(r) and f >= self.cfg.f1_threshold) for f, r in zip(f1, references)],
-                "unigram_f1": f1, "words": [float(len(t)) for t in toks],
-                "repetition": [ngram_repetition(t, n=2) for t in toks],
-                "non_english_rate": [non_english_rate(t) for t in toks]}
+        rows = {
+            "correct": [float(bool(r) and f >= self.cfg.f1_threshold) for f, r in zip(f1, references)],
+            "unigram_f1": f1,
+            "words": [float(len(t)) for t in toks],
+            "repetition": [ngram_repetition(t, n=2) for t in toks],
+            "non_english_rate": [non_english_rate(t) for t in toks],
+        }
         if self.cfg.max_words:
             rows["in_window"] = [float(self.cfg.min_words <= len(t) <= self.cfg.max_words) for t in toks]
         return rows

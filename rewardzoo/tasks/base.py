@@ -37,8 +37,10 @@ class Task:
 
     def __init__(self, train: list[Example], eval: list[Example], validation: list[Example] | None = None):
         if not train or not eval:
-            raise ValueError(f"task {self.name!r} needs non-empty train and eval splits "
-                             f"(got {len(train)} train, {len(eval)} eval examples)")
+            raise ValueError(
+                f"task {self.name!r} needs non-empty train and eval splits "
+                f"(got {len(train)} train, {len(eval)} eval examples)"
+            )
         self.train = train
         self.eval = eval
         self.validation = validation or []
@@ -55,7 +57,9 @@ class Task:
         """Parse then verify one completion (the Gymnasium reward and RLVR's default)."""
         return self.verify(self.parse(completion), example.reference, example.meta)
 
-    def row_metrics(self, answers: list[str | None], references: list[str], metas: list[dict]) -> dict[str, list[float]]:
+    def row_metrics(
+        self, answers: list[str | None], references: list[str], metas: list[dict]
+    ) -> dict[str, list[float]]:
         """Per-row diagnostics from the exact checker: ``correct`` (1/0) plus task extras.
 
         Used by :meth:`evaluate` (held-out means) and by the trainer for analysis of training

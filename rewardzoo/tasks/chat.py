@@ -35,13 +35,16 @@ def render_chat(tokenizer, prompt: str, system_prompt: str = "") -> str:
     A tokenizer that adds its BOS token itself (Llama 3) would add it a second time to a template that writes
     it: the rendered BOS is then dropped, so the engine's tokenization gives the template's tokens exactly."""
     if not getattr(tokenizer, "chat_template", None):
-        raise ValueError(f"task.chat=true needs a tokenizer with a chat template; {type(tokenizer).__name__} "
-                         f"({getattr(tokenizer, 'name_or_path', '')!r}) has none: use an instruct model or task.chat=false")
-    text = tokenizer.apply_chat_template(chat_messages(prompt, system_prompt), tokenize=False,
-                                         add_generation_prompt=True)
+        raise ValueError(
+            f"task.chat=true needs a tokenizer with a chat template; {type(tokenizer).__name__} "
+            f"({getattr(tokenizer, 'name_or_path', '')!r}) has none: use an instruct model or task.chat=false"
+        )
+    text = tokenizer.apply_chat_template(
+        chat_messages(prompt, system_prompt), tokenize=False, add_generation_prompt=True
+    )
     bos = tokenizer.bos_token
     adds_bos = bos is not None and tokenizer("x")["input_ids"][:1] == [tokenizer.bos_token_id]
-    return text[len(bos):] if adds_bos and text.startswith(bos) else text
+    return text[len(bos) :] if adds_bos and text.startswith(bos) else text
 
 
 class ChatTask(Task):
@@ -57,8 +60,10 @@ class ChatTask(Task):
         self.system_prompt = system_prompt
 
         def chat(examples: list[Example]) -> list[Example]:
-            return [replace(e, prompt=render_chat(tokenizer, e.prompt, system_prompt),
-                            meta={**e.meta, QUESTION: e.prompt}) for e in examples]
+            return [
+                replace(e, prompt=render_chat(tokenizer, e.prompt, system_prompt), meta={**e.meta, QUESTION: e.prompt})
+                for e in examples
+            ]
 
         super().__init__(train=chat(task.train), eval=chat(task.eval), validation=chat(task.validation))
 
@@ -80,7 +85,9 @@ class ChatTask(Task):
         """The wrapped task's score of one completion."""
         return self.task.score_completion(completion, example)
 
-    def row_metrics(self, answers: list[str | None], references: list[str], metas: list[dict]) -> dict[str, list[float]]:
+    def row_metrics(
+        self, answers: list[str | None], references: list[str], metas: list[dict]
+    ) -> dict[str, list[float]]:
         """The wrapped task's per-row metrics."""
         return self.task.row_metrics(answers, references, metas)
 

@@ -39,14 +39,15 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 from rewardzoo.core.config import check_section
-from rewardzoo.tasks.checks.arith import ATOM, MAX_DIGITS, join, try_parse_expression
 from rewardzoo.core.types import Example
 from rewardzoo.tasks.base import Task
+from rewardzoo.tasks.checks.arith import ATOM, MAX_DIGITS, join, try_parse_expression
 from rewardzoo.tasks.checks.formats import ANSWER_FORMATS, extract_answer, format_answer
 
 MAX_NUMBERS = 5
@@ -57,10 +58,16 @@ _OPS = ("+", "-", "*", "/")
 class CountdownConfig:
     """Settings of the Countdown task."""
 
-    RANGES: ClassVar[dict[str, str]] = {"n_numbers": f"[2, {MAX_NUMBERS}]", "number_min": "[1, inf)",
-                                        "number_max": f"[1, {10**MAX_DIGITS})", "target_min": "(-inf, inf)",
-                                        "target_max": "(-inf, inf)", "n_train": "[1, inf)", "n_eval": "[1, inf)",
-                                        "data_seed": "(-inf, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "n_numbers": f"[2, {MAX_NUMBERS}]",
+        "number_min": "[1, inf)",
+        "number_max": f"[1, {10**MAX_DIGITS})",
+        "target_min": "(-inf, inf)",
+        "target_max": "(-inf, inf)",
+        "n_train": "[1, inf)",
+        "n_eval": "[1, inf)",
+        "data_seed": "(-inf, inf)",
+    }
 
     n_numbers: int = 3
     """How many numbers a problem gives (2 to 5); the answer must use each exactly once."""
@@ -157,17 +164,25 @@ def countdown_problems(cfg: CountdownConfig) -> list[tuple[list[int], int, str]]
     wanted = cfg.n_eval + cfg.n_train
 
     def targets(key: tuple[int, ...]) -> dict[int, str]:
-        return {int(v): text for v, text in solve(key).items() if v.denominator == 1 and cfg.target_min <= v <= cfg.target_max}
+        return {
+            int(v): text
+            for v, text in solve(key).items()
+            if v.denominator == 1 and cfg.target_min <= v <= cfg.target_max
+        }
 
     multisets = math.comb(cfg.number_max - cfg.number_min + cfg.n_numbers, cfg.n_numbers)
     if multisets <= wanted:  # a small space: every problem, shuffled (no more solver calls than sampling would make)
-        everything = [(key, target, text)
-                      for key in itertools.combinations_with_replacement(range(cfg.number_min, cfg.number_max + 1), cfg.n_numbers)
-                      for target, text in targets(key).items()]
+        everything = [
+            (key, target, text)
+            for key in itertools.combinations_with_replacement(range(cfg.number_min, cfg.number_max + 1), cfg.n_numbers)
+            for target, text in targets(key).items()
+        ]
         if len(everything) < wanted:
-            raise ValueError(f"countdown has only {len(everything)} distinct problems with {cfg.n_numbers} numbers in "
-                             f"{cfg.number_min}..{cfg.number_max} and targets in {cfg.target_min}..{cfg.target_max}, "
-                             f"{wanted} wanted; lower n_train/n_eval or widen the ranges")
+            raise ValueError(
+                f"countdown has only {len(everything)} distinct problems with {cfg.n_numbers} numbers in "
+                f"{cfg.number_min}..{cfg.number_max} and targets in {cfg.target_min}..{cfg.target_max}, "
+                f"{wanted} wanted; lower n_train/n_eval or widen the ranges"
+            )
         rng.shuffle(everything)
         return [(rng.sample(key, len(key)), target, text) for key, target, text in everything[:wanted]]
     reachable: dict[tuple[int, ...], dict[int, str]] = {}
@@ -184,8 +199,10 @@ def countdown_problems(cfg: CountdownConfig) -> list[tuple[list[int], int, str]]
             target = rng.choice(sorted(reachable[key]))
             problems.setdefault((key, target), (numbers, target, reachable[key][target]))
     if len(problems) < wanted:
-        raise ValueError(f"countdown found only {len(problems)} distinct problems in {budget} draws, {wanted} wanted; "
-                         f"lower n_train/n_eval or widen number_min..number_max or target_min..target_max")
+        raise ValueError(
+            f"countdown found only {len(problems)} distinct problems in {budget} draws, {wanted} wanted; "
+            f"lower n_train/n_eval or widen number_min..number_max or target_min..target_max"
+        )
     return list(problems.values())
 
 
@@ -193,8 +210,10 @@ def countdown_prompt(numbers: Sequence[int], target: int, answer_format: str) ->
     """The Countdown prompt: ``3,5,7->22:`` (plain) or an instruction (tags)."""
     if answer_format == "plain":
         return f"{','.join(map(str, numbers))}->{target}:"
-    return (f"Using the numbers {', '.join(map(str, numbers))}, write an arithmetic expression equal to {target}. "
-            f"Use each number exactly once, with + - * / and parentheses. Put the expression in <answer></answer> tags.")
+    return (
+        f"Using the numbers {', '.join(map(str, numbers))}, write an arithmetic expression equal to {target}. "
+        f"Use each number exactly once, with + - * / and parentheses. Put the expression in <answer></answer> tags."
+    )
 
 
 class Countdown(Task):
@@ -207,8 +226,12 @@ class Countdown(Task):
         self.cfg = cfg
         self.answer_format = cfg.answer_format
         examples = [
-            Example(countdown_prompt(numbers, target, cfg.answer_format), reference,
-                    format_answer(reference, cfg.answer_format), {"numbers": numbers, "target": target})
+            Example(
+                countdown_prompt(numbers, target, cfg.answer_format),
+                reference,
+                format_answer(reference, cfg.answer_format),
+                {"numbers": numbers, "target": target},
+            )
             for numbers, target, reference in countdown_problems(cfg)
         ]
         super().__init__(train=examples[cfg.n_eval :], eval=examples[: cfg.n_eval])
@@ -222,7 +245,9 @@ class Countdown(Task):
         """1 if ``answer`` uses exactly the given numbers and equals the target, else 0."""
         return float(expression_value(answer, meta["numbers"]) == meta["target"])
 
-    def row_metrics(self, answers: list[str | None], references: list[str], metas: list[dict]) -> dict[str, list[float]]:
+    def row_metrics(
+        self, answers: list[str | None], references: list[str], metas: list[dict]
+    ) -> dict[str, list[float]]:
         """``correct``, ``valid_expression`` and the clipped ``relative_error`` of every row."""
         values = [expression_value(a, m["numbers"]) for a, m in zip(answers, metas)]
         return {

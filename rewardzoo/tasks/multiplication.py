@@ -40,19 +40,24 @@ from rewardzoo.tasks.checks.formats import NUMBER_FORMATS, format_answer
 
 MAX_ANSWER_DIGITS = 4000
 """Longest integer answer read, in digits (a product of the largest allowed factors has 2,000)."""
-_INTEGER = re.compile(r"-?[0-9]{1,%d}" % MAX_ANSWER_DIGITS)
+_INTEGER = re.compile(rf"-?[0-9]{{1,{MAX_ANSWER_DIGITS}}}")
 _NUMBER_GOES_ON = re.compile(r"[.,]?[0-9]")
 _OPERATORS = ("*", "×", "x", "+", "-", "/", "÷", "^")
-_LEADING_INTEGER = re.compile(r"-?[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|-?[0-9]{1,%d}" % MAX_ANSWER_DIGITS)
+_LEADING_INTEGER = re.compile(rf"-?[0-9]{{1,3}}(?:,[0-9]{{3}})+(?![0-9])|-?[0-9]{{1,{MAX_ANSWER_DIGITS}}}")
 
 
 @dataclass
 class MultiplicationConfig:
     """Settings of the multiplication task."""
 
-    RANGES: ClassVar[dict[str, str]] = {"digits_a": "[1, 1000]", "digits_b": "[1, 1000]", "n_train": "[1, inf)",
-                                        "n_eval": "[1, inf)", "n_validation": "[0, inf)",
-                                        "data_seed": "(-inf, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "digits_a": "[1, 1000]",
+        "digits_b": "[1, 1000]",
+        "n_train": "[1, inf)",
+        "n_eval": "[1, inf)",
+        "n_validation": "[0, inf)",
+        "data_seed": "(-inf, inf)",
+    }
 
     digits_a: int = 2
     """Number of digits of the first factor (its leading digit is never 0)."""
@@ -140,8 +145,10 @@ class Multiplication(Task):
         self.answer_format = cfg.answer_format
         pairs = task_pairs(cfg)
         if len(pairs) <= cfg.n_eval:
-            raise ValueError(f"only {len(pairs)} distinct pairs exist for {cfg.digits_a}×{cfg.digits_b} digits; "
-                             f"lower n_eval (now {cfg.n_eval}) or use more digits")
+            raise ValueError(
+                f"only {len(pairs)} distinct pairs exist for {cfg.digits_a}×{cfg.digits_b} digits; "
+                f"lower n_eval (now {cfg.n_eval}) or use more digits"
+            )
         examples = [self._example(a, b) for a, b in pairs]
         end = cfg.n_eval + cfg.n_train
         super().__init__(train=examples[cfg.n_eval : end], eval=examples[: cfg.n_eval], validation=examples[end:])
@@ -176,7 +183,9 @@ class Multiplication(Task):
         value = parse_integer(answer)
         return None if value is None else str(value)
 
-    def row_metrics(self, answers: list[str | None], references: list[str], metas: list[dict]) -> dict[str, list[float]]:
+    def row_metrics(
+        self, answers: list[str | None], references: list[str], metas: list[dict]
+    ) -> dict[str, list[float]]:
         """``correct`` and the clipped ``relative_error`` of every row."""
         rows = super().row_metrics(answers, references, metas)
         rows["relative_error"] = [relative_error(a, r) for a, r in zip(answers, references)]

@@ -70,12 +70,60 @@ from rewardzoo.divergences import js, kl, le_cam
 from rewardzoo.tasks.base import Task
 
 TOPICS: dict[str, tuple[str, ...]] = {
-    "colour": ("red", "blue", "green", "black", "white", "pink", "grey", "brown", "gold", "cyan", "lime", "navy",
-               "teal", "plum", "rose", "tan"),
-    "animal": ("cat", "dog", "cow", "pig", "hen", "fox", "owl", "bee", "ant", "elk", "emu", "yak", "bat", "ram", "rat",
-               "eel"),
-    "fruit": ("fig", "kiwi", "pear", "date", "apple", "grape", "lemon", "mango", "melon", "peach", "berry", "olive",
-              "guava", "prune", "quince", "lychee"),
+    "colour": (
+        "red",
+        "blue",
+        "green",
+        "black",
+        "white",
+        "pink",
+        "grey",
+        "brown",
+        "gold",
+        "cyan",
+        "lime",
+        "navy",
+        "teal",
+        "plum",
+        "rose",
+        "tan",
+    ),
+    "animal": (
+        "cat",
+        "dog",
+        "cow",
+        "pig",
+        "hen",
+        "fox",
+        "owl",
+        "bee",
+        "ant",
+        "elk",
+        "emu",
+        "yak",
+        "bat",
+        "ram",
+        "rat",
+        "eel",
+    ),
+    "fruit": (
+        "fig",
+        "kiwi",
+        "pear",
+        "date",
+        "apple",
+        "grape",
+        "lemon",
+        "mango",
+        "melon",
+        "peach",
+        "berry",
+        "olive",
+        "guava",
+        "prune",
+        "quince",
+        "lychee",
+    ),
     "letters": (),  # random three-letter strings, drawn per prompt
 }
 _WORD = re.compile(r"[a-z]{1,12}")
@@ -85,8 +133,14 @@ _WORD = re.compile(r"[a-z]{1,12}")
 class RefDistConfig:
     """Settings of the reference-distribution task (every default is our own choice)."""
 
-    RANGES: ClassVar[dict[str, str]] = {"n_prompts": "[1, inf)", "min_answers": "[2, 16]", "max_answers": "[2, 16]",
-                                        "sharpness": "[0, inf)", "copies": "[2, inf)", "data_seed": "[0, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "n_prompts": "[1, inf)",
+        "min_answers": "[2, 16]",
+        "max_answers": "[2, 16]",
+        "sharpness": "[0, inf)",
+        "copies": "[2, inf)",
+        "data_seed": "[0, inf)",
+    }
 
     n_prompts: int = 16
     """Distinct prompts (they cycle through the topics colour, animal, fruit, letters)."""
@@ -108,11 +162,12 @@ class RefDistConfig:
     def validate(self) -> None:
         """Raise ValueError, saying what to change, on settings that cannot run."""
         if self.min_answers > self.max_answers:
-            raise ValueError(f"min_answers must be <= max_answers; "
-                             f"got {self.min_answers}, {self.max_answers}")
+            raise ValueError(f"min_answers must be <= max_answers; got {self.min_answers}, {self.max_answers}")
         if self.copies < self.max_answers:
-            raise ValueError(f"copies must be >= max_answers ({self.max_answers}) so every answer keeps "
-                             f"p_ref >= 1/copies; got {self.copies}")
+            raise ValueError(
+                f"copies must be >= max_answers ({self.max_answers}) so every answer keeps "
+                f"p_ref >= 1/copies; got {self.copies}"
+            )
         if not self.sharpness:
             raise ValueError("sharpness must be a nonempty list of numbers >= 0")
         if self.demonstrations not in ("uniform", "reference"):
@@ -146,11 +201,17 @@ def answer_distribution_metrics(p_ref: torch.Tensor, logp: torch.Tensor) -> dict
     pi = torch.softmax(lp, dim=-1)  # [A]
     m = (p + pi) / 2  # [A]
     return {
-        "kl_ref_pi": kl(p, pi).item(), "kl_pi_ref": kl(pi, p).item(), "js": js(p, pi).item(),
-        "le_cam": le_cam(p, pi).item(), "kl_ref_mix": kl(p, m).item(), "kl_mix_ref": kl(m, p).item(),
-        "top_answer_share": pi.max().item(), "answer_entropy": -torch.xlogy(pi, pi).sum().item(),
+        "kl_ref_pi": kl(p, pi).item(),
+        "kl_pi_ref": kl(pi, p).item(),
+        "js": js(p, pi).item(),
+        "le_cam": le_cam(p, pi).item(),
+        "kl_ref_mix": kl(p, m).item(),
+        "kl_mix_ref": kl(m, p).item(),
+        "top_answer_share": pi.max().item(),
+        "answer_entropy": -torch.xlogy(pi, pi).sum().item(),
         "outside_mass": max(0.0, 1.0 - torch.logsumexp(lp, dim=-1).exp().item()),
-        "ref_top_answer_share": p.max().item(), "ref_answer_entropy": -torch.xlogy(p, p).sum().item(),
+        "ref_top_answer_share": p.max().item(),
+        "ref_answer_entropy": -torch.xlogy(p, p).sum().item(),
     }
 
 

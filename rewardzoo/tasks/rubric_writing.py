@@ -47,7 +47,15 @@ from rewardzoo.core.config import check_section
 from rewardzoo.core.types import Example
 from rewardzoo.eval import ngram_repetition, non_english_rate
 from rewardzoo.tasks.base import Task
-from rewardzoo.tasks.checks.writing import CHECKS, CONTENT_WORDS, ENGLISH, LEXICON, ORACLE_CHECKS, overlooked_share, tokens
+from rewardzoo.tasks.checks.writing import (
+    CHECKS,
+    CONTENT_WORDS,
+    ENGLISH,
+    LEXICON,
+    ORACLE_CHECKS,
+    overlooked_share,
+    tokens,
+)
 
 _POS = {pos: [w for w, p in LEXICON.items() if p == pos] for pos in ("noun", "verb", "adjective")}
 _ARTICLES = [w for w, p in LEXICON.items() if p == "article"]
@@ -59,9 +67,15 @@ _CONSONANTS = "bcdfghjklmnpqrstvwxz"
 class RubricWritingConfig:
     """Settings of the rubric-writing task (all defaults are our own)."""
 
-    RANGES: ClassVar[dict[str, str]] = {"n_train": "[1, inf)", "n_eval": "[1, inf)", "n_validation": "[0, inf)",
-                                        "n_required": "[1, 4]",
-                                        "min_words": "[1, inf)", "window": "[0, inf)", "data_seed": "[0, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "n_train": "[1, inf)",
+        "n_eval": "[1, inf)",
+        "n_validation": "[0, inf)",
+        "n_required": "[1, 4]",
+        "min_words": "[1, inf)",
+        "window": "[0, inf)",
+        "data_seed": "[0, inf)",
+    }
 
     n_train: int = 2000
     """Training prompts."""
@@ -147,11 +161,11 @@ def _demonstration(words: list[str], lo: int, hi: int, rng: random.Random) -> st
     return " ".join(body) + rng.choices([".", "", "!"], weights=[6, 3, 1])[0]
 
 
-
 def instruction_prompt(words: list[str], lo: int, hi: int) -> str:
     """The prompt as an instruction for an instruct model (``RubricWritingConfig.instruction``)."""
     quoted = " and ".join(f'"{w}"' for w in words)
     return f"Write one sentence of {lo} to {hi} words that uses the words {quoted}. Reply with the sentence only."
+
 
 class RubricWriting(Task):
     """``w1 w2 lo-hi:`` → one short sentence, scored by the oracle's quality (not the training rubric)."""
@@ -168,8 +182,10 @@ class RubricWriting(Task):
         wanted = cfg.n_train + cfg.n_eval
         space = len(CONTENT_WORDS) ** cfg.n_required * len(cfg.min_words)
         if wanted + cfg.n_validation > space // 2:
-            raise ValueError(f"rubric_writing has about {space} distinct prompts; ask for fewer than {space // 2} "
-                             f"(n_train + n_eval + n_validation = {wanted + cfg.n_validation})")
+            raise ValueError(
+                f"rubric_writing has about {space} distinct prompts; ask for fewer than {space // 2} "
+                f"(n_train + n_eval + n_validation = {wanted + cfg.n_validation})"
+            )
         while len(examples) < wanted + cfg.n_validation:  # the validation prompts last: train and eval do not change
             words = rng.sample(CONTENT_WORDS, cfg.n_required)
             lo = rng.choice(cfg.min_words)
@@ -192,12 +208,16 @@ class RubricWriting(Task):
         """The oracle's quality of the completion (0 when empty)."""
         return 0.0 if answer is None else quality(answer, meta)
 
-    def row_metrics(self, answers: list[str | None], references: list[str], metas: list[dict]) -> dict[str, list[float]]:
+    def row_metrics(
+        self, answers: list[str | None], references: list[str], metas: list[dict]
+    ) -> dict[str, list[float]]:
         """``correct`` (all ten oracle criteria met), ``quality``, ``oracle_<criterion>``, ``rubric``, ``words``,
         ``over_length``, ``repetition``, ``non_english_rate`` and ``overlooked`` of every row (an empty completion
         scores 0 everywhere)."""
         texts = [a or "" for a in answers]
-        oracle = {f"oracle_{name}": [check(t, m) for t, m in zip(texts, metas)] for name, check in ORACLE_CHECKS.items()}
+        oracle = {
+            f"oracle_{name}": [check(t, m) for t, m in zip(texts, metas)] for name, check in ORACLE_CHECKS.items()
+        }
         rows = {"quality": [mean_of(list(per_row)) for per_row in zip(*oracle.values())]}  # each check once per row
         rows["correct"] = [float(q >= 1.0) for q in rows["quality"]]
         rows.update(oracle)

@@ -62,8 +62,20 @@ _TERM = re.compile(r"([A-Z][a-z]?)([0-9]*)")
 _ATOMS = ("C",) * 6 + ("N", "O", "O", "S")
 _HALOGENS = ("F", "Cl", "Br", "I")
 _RINGS = (
-    "c1ccccc1", "c1ccncc1", "c1ccoc1", "c1ccsc1", "c1cc[nH]c1", "c1cncnc1", "c1ccc2ccccc2c1",
-    "C1CC1", "C1CCC1", "C1CCCC1", "C1CCCCC1", "C1CCOC1", "C1CCNCC1", "C1COCCN1",
+    "c1ccccc1",
+    "c1ccncc1",
+    "c1ccoc1",
+    "c1ccsc1",
+    "c1cc[nH]c1",
+    "c1cncnc1",
+    "c1ccc2ccccc2c1",
+    "C1CC1",
+    "C1CCC1",
+    "C1CCCC1",
+    "C1CCCCC1",
+    "C1CCOC1",
+    "C1CCNCC1",
+    "C1COCCN1",
 )
 _GROUPS = ("C(=O)O", "C(=O)N", "C#N", "[N+](=O)[O-]", "S(=O)(=O)N", "C(F)(F)F", "C=O", "OC(=O)C")
 
@@ -72,8 +84,12 @@ _GROUPS = ("C(=O)O", "C(=O)N", "C#N", "[N+](=O)[O-]", "S(=O)(=O)N", "C(F)(F)F", 
 class SmilesConfig:
     """Settings of the SMILES → formula task."""
 
-    RANGES: ClassVar[dict[str, str]] = {"n_train": "[1, inf)", "n_eval": "[1, inf)", "max_smiles_len": "[2, inf)",
-                                        "data_seed": "(-inf, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "n_train": "[1, inf)",
+        "n_eval": "[1, inf)",
+        "max_smiles_len": "[2, inf)",
+        "data_seed": "(-inf, inf)",
+    }
 
     n_train: int = 2000
     """Training molecules (the paper uses 17,938; generating that many takes a few seconds)."""
@@ -98,7 +114,9 @@ def _rdkit():
         from rdkit import Chem, rdBase
         from rdkit.Chem.rdMolDescriptors import CalcMolFormula
     except ImportError as err:
-        raise ImportError("the SMILES → formula task needs RDKit; install it with: pip install 'rewardzoo[chem]'") from err
+        raise ImportError(
+            "the SMILES → formula task needs RDKit; install it with: pip install 'rewardzoo[chem]'"
+        ) from err
     return Chem, rdBase, CalcMolFormula
 
 
@@ -209,9 +227,11 @@ def generate_molecules(n: int, seed: int = 0, max_smiles_len: int = 40) -> list[
             if len(smiles) <= max_smiles_len and smiles not in found:
                 found[smiles] = CalcMolFormula(mol)
     if len(found) < n:
-        raise ValueError(f"the molecule grammar gave only {len(found)} distinct molecules of at most "
-                         f"{max_smiles_len} characters in {budget} draws, fewer than the {n} asked for; "
-                         f"lower n_train/n_eval or raise max_smiles_len")
+        raise ValueError(
+            f"the molecule grammar gave only {len(found)} distinct molecules of at most "
+            f"{max_smiles_len} characters in {budget} draws, fewer than the {n} asked for; "
+            f"lower n_train/n_eval or raise max_smiles_len"
+        )
     return list(found.items())
 
 
@@ -227,14 +247,16 @@ class SmilesFormula(Task):
         self.answer_format = cfg.answer_format
         molecules = generate_molecules(cfg.n_train + cfg.n_eval, cfg.data_seed, cfg.max_smiles_len)
         examples = [self._example(smiles, formula) for smiles, formula in molecules]
-        super().__init__(train=examples[cfg.n_eval:], eval=examples[: cfg.n_eval])
+        super().__init__(train=examples[cfg.n_eval :], eval=examples[: cfg.n_eval])
 
     def _example(self, smiles: str, formula: str) -> Example:
         if self.answer_format == "plain":
             prompt = f"{smiles}>"  # '>' never occurs in a molecule's SMILES, so it marks the prompt's end
         else:
-            prompt = (f"What is the molecular formula of the molecule with SMILES {smiles}? Count the implicit "
-                      f"hydrogens and write it in Hill notation inside <answer></answer> tags.")
+            prompt = (
+                f"What is the molecular formula of the molecule with SMILES {smiles}? Count the implicit "
+                f"hydrogens and write it in Hill notation inside <answer></answer> tags."
+            )
         return Example(prompt, formula, format_answer(formula, self.answer_format), {"smiles": smiles})
 
     def parse(self, completion: str) -> str | None:
@@ -247,7 +269,9 @@ class SmilesFormula(Task):
         pred = parse_formula(answer)
         return float(pred is not None and pred == parse_formula(reference))
 
-    def row_metrics(self, answers: list[str | None], references: list[str], metas: list[dict]) -> dict[str, list[float]]:
+    def row_metrics(
+        self, answers: list[str | None], references: list[str], metas: list[dict]
+    ) -> dict[str, list[float]]:
         """``correct``, ``atom_l1`` and ``atom_l1_rel`` of every row."""
         rows = super().row_metrics(answers, references, metas)
         rows["atom_l1"] = [atom_l1(a, r) for a, r in zip(answers, references)]

@@ -32,10 +32,10 @@ from typing import ClassVar
 
 from rewardzoo.core.config import check_section
 from rewardzoo.core.models import looks_like_path
-from rewardzoo.tasks.checks.verifiers import VERIFIERS
 from rewardzoo.core.types import Example
 from rewardzoo.tasks.base import Task
 from rewardzoo.tasks.checks.formats import ANSWER_FORMATS, format_answer
+from rewardzoo.tasks.checks.verifiers import VERIFIERS
 
 _FILE_BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 
@@ -44,8 +44,12 @@ _FILE_BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": 
 class UserTaskConfig:
     """Settings of a task read from your own examples."""
 
-    RANGES: ClassVar[dict[str, str]] = {"eval_fraction": "(0, 1)", "n_train": "[0, inf)", "n_eval": "[0, inf)",
-                                        "data_seed": "(-inf, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "eval_fraction": "(0, 1)",
+        "n_train": "[0, inf)",
+        "n_eval": "[0, inf)",
+        "data_seed": "(-inf, inf)",
+    }
 
     path: str = ""
     """A .jsonl/.json/.csv/.parquet file, a directory written by save_to_disk, or a hub dataset name (needs network)."""
@@ -85,8 +89,10 @@ class UserTaskConfig:
         if self.answer_format not in ANSWER_FORMATS:
             raise ValueError(f"answer_format must be one of {', '.join(ANSWER_FORMATS)}; got {self.answer_format!r}")
         if self.verifier == "tagged" and self.answer_format == "tags":
-            raise ValueError("verifier 'tagged' reads <answer> tags itself, but answer_format='tags' already strips "
-                             "them; set answer_format=plain (or use the 'exact' verifier)")
+            raise ValueError(
+                "verifier 'tagged' reads <answer> tags itself, but answer_format='tags' already strips "
+                "them; set answer_format=plain (or use the 'exact' verifier)"
+            )
         if not self.path:
             raise ValueError("path is empty; set it to a JSONL file or a save_to_disk directory")
 
@@ -107,17 +113,23 @@ def load_rows(path: str, split: str = "train") -> list[dict]:
             raise ValueError(f"{path!r} is a directory but not one written by save_to_disk: {err}") from err
         if isinstance(data, datasets.DatasetDict):
             if split not in data:
-                raise ValueError(f"{path!r} has splits {sorted(data)}, not {split!r}; "
-                                 f"set task.user.train_split (or eval_split) to one of them")
+                raise ValueError(
+                    f"{path!r} has splits {sorted(data)}, not {split!r}; "
+                    f"set task.user.train_split (or eval_split) to one of them"
+                )
             data = data[split]
         return data.to_list()
     if local.is_file():
         if split != "train":
-            raise ValueError(f"{path!r} is a single file, whose only split is 'train', not {split!r}; hold out rows "
-                             f"with eval_path (another file) or eval_fraction instead of eval_split")
+            raise ValueError(
+                f"{path!r} is a single file, whose only split is 'train', not {split!r}; hold out rows "
+                f"with eval_path (another file) or eval_fraction instead of eval_split"
+            )
         builder = _FILE_BUILDERS.get(local.suffix.lower())
         if builder is None:
-            raise ValueError(f"cannot read {path!r}: give a {', '.join(_FILE_BUILDERS)} file or a save_to_disk directory")
+            raise ValueError(
+                f"cannot read {path!r}: give a {', '.join(_FILE_BUILDERS)} file or a save_to_disk directory"
+            )
         if local.stat().st_size == 0:
             raise ValueError(f"{path!r} is empty; give a dataset with at least one example")
         try:
@@ -125,13 +137,16 @@ def load_rows(path: str, split: str = "train") -> list[dict]:
         except Exception as err:  # datasets wraps parse errors in its own types; say what failed either way
             raise ValueError(f"cannot read {path!r} as {builder}: {err.__cause__ or err!r}") from err
     if local.suffix or looks_like_path(path):
-        raise FileNotFoundError(f"no file or directory at {path!r}; "
-                                f"give the path of a JSONL file or a save_to_disk directory")
+        raise FileNotFoundError(
+            f"no file or directory at {path!r}; give the path of a JSONL file or a save_to_disk directory"
+        )
     try:
         return datasets.load_dataset(path, split=split).to_list()
     except Exception as err:  # anything the hub client raises: no network, no such dataset, no such split
-        raise ValueError(f"no local file or directory at {path!r}, and loading it from the Hugging Face hub failed "
-                         f"({err}); give the path of a JSONL file or a save_to_disk directory") from err
+        raise ValueError(
+            f"no local file or directory at {path!r}, and loading it from the Hugging Face hub failed "
+            f"({err}); give the path of a JSONL file or a save_to_disk directory"
+        ) from err
 
 
 def row_name(i: int, source: str) -> str:
@@ -158,21 +173,27 @@ def _examples(rows: list[dict], cfg: UserTaskConfig, source: str) -> list[Exampl
     for i, row in enumerate(rows):
         for key in ("prompt_column", "reference_column"):
             if row.get(wanted[key]) is None:
-                raise ValueError(f"{row_name(i, source)} of {source} has no value in column {wanted[key]!r} "
-                                 f"(task.user.{key})")
+                raise ValueError(
+                    f"{row_name(i, source)} of {source} has no value in column {wanted[key]!r} (task.user.{key})"
+                )
         reference = str(row[cfg.reference_column])
         demonstration = row.get(cfg.demonstration_column) if cfg.demonstration_column else None
-        examples.append(Example(
-            prompt=str(row[cfg.prompt_column]),
-            reference=reference,
-            demonstration=format_answer(reference, cfg.answer_format) if demonstration is None else str(demonstration),
-            meta={c: row.get(c) for c in cfg.meta_columns},
-        ))
+        examples.append(
+            Example(
+                prompt=str(row[cfg.prompt_column]),
+                reference=reference,
+                demonstration=format_answer(reference, cfg.answer_format)
+                if demonstration is None
+                else str(demonstration),
+                meta={c: row.get(c) for c in cfg.meta_columns},
+            )
+        )
     return examples
 
 
-def holdout_split(examples: list[Example], fraction: float, seed: int, source: str,
-                  key: str) -> tuple[list[Example], list[Example]]:
+def holdout_split(
+    examples: list[Example], fraction: float, seed: int, source: str, key: str
+) -> tuple[list[Example], list[Example]]:
     """(train, held-out): the examples shuffled with ``seed`` and a share ``fraction`` held out (at least one each
     side); errors name the config section ``key``."""
     if not 0 < fraction < 1:
@@ -190,8 +211,9 @@ class UserTask(Task):
 
     name = "user"
 
-    def __init__(self, cfg: UserTaskConfig | None = None, rows: list[dict] | None = None,
-                 eval_rows: list[dict] | None = None):
+    def __init__(
+        self, cfg: UserTaskConfig | None = None, rows: list[dict] | None = None, eval_rows: list[dict] | None = None
+    ):
         """Build from ``cfg.path`` or, when given, from in-memory ``rows`` (a list of dicts or a
         ``datasets.Dataset``) and optional held-out ``eval_rows``."""
         cfg = cfg or UserTaskConfig()
@@ -206,8 +228,9 @@ class UserTask(Task):
         source = cfg.path or "the given rows"
         train = _examples(list(rows), cfg, source)
         if eval_rows is not None:
-            held_out = cfg.eval_path or (f"split {cfg.eval_split!r} of {cfg.path}" if cfg.eval_split
-                                         else "the given held-out rows")
+            held_out = cfg.eval_path or (
+                f"split {cfg.eval_split!r} of {cfg.path}" if cfg.eval_split else "the given held-out rows"
+            )
             eval = _examples(list(eval_rows), cfg, held_out)
         else:
             train, eval = holdout_split(train, cfg.eval_fraction, cfg.data_seed, source, "task.user")

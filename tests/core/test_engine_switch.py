@@ -16,7 +16,9 @@ RECIPE = "algorithms/rlvr_multiplication.yaml"
 
 
 def test_importing_rewardzoo_never_imports_vllm():
-    code = "import sys, rewardzoo, rewardzoo.zoo, rewardzoo.recipes, rewardzoo.core.trainer; print('vllm' in sys.modules)"
+    code = (
+        "import sys, rewardzoo, rewardzoo.zoo, rewardzoo.recipes, rewardzoo.core.trainer; print('vllm' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -58,14 +60,21 @@ def test_the_trainer_pushes_weights_after_every_policy_step_and_on_resume(fast_c
     cfg = fast_config("steps=2", "checkpoint_every=1", "grpo.num_iterations=2", f"run_dir={tmp_path / 'run'}")
     task = build_task(cfg.task)
     trainer = Trainer(cfg, task=task, reward=build_reward(cfg.reward, task))
-    assert isinstance(trainer.engine, HFEngine) and isinstance(make_engine(trainer.policy, trainer.tokenizer, cfg.sampling), HFEngine)
+    assert isinstance(trainer.engine, HFEngine) and isinstance(
+        make_engine(trainer.policy, trainer.tokenizer, cfg.sampling), HFEngine
+    )
     trainer.engine = SyncRecorder(trainer.engine)
     trainer.train()
     assert len(trainer.engine.synced) == 2
     final = trainer.policy.state_dict()
     assert all(torch.equal(trainer.engine.synced[-1][k], final[k]) for k in final)
-    resumed = Trainer(fast_config("steps=3", "checkpoint_every=1", "grpo.num_iterations=2", "resume=true",
-                                  f"run_dir={tmp_path / 'run'}"), task=task, reward=build_reward(cfg.reward, task))
+    resumed = Trainer(
+        fast_config(
+            "steps=3", "checkpoint_every=1", "grpo.num_iterations=2", "resume=true", f"run_dir={tmp_path / 'run'}"
+        ),
+        task=task,
+        reward=build_reward(cfg.reward, task),
+    )
     resumed.engine = SyncRecorder(resumed.engine)
     with pytest.warns(UserWarning, match="steps: 2 → 3"):
         resumed.train()

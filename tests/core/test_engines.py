@@ -9,9 +9,9 @@ from scipy import stats
 from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
 from rewardzoo.core import engines
-from rewardzoo.core.engines import hf as hf_engine
 from rewardzoo.core.config import check_section
 from rewardzoo.core.engines import HFEngine, InverseCDFSampler, SamplingConfig, inverse_cdf_sample
+from rewardzoo.core.engines import hf as hf_engine
 from rewardzoo.core.models import ModelConfig, TinyModelConfig, load_policy
 
 # Fixed logits over 40 tokens spanning six orders of magnitude of probability, with two −inf entries.
@@ -82,8 +82,9 @@ def test_inverse_cdf_matches_multinomial_distribution(block):
     assert two_sample_p(hotter, ref) < 1e-6
 
 
-@pytest.mark.parametrize("settings", [dict(temperature=0.7), dict(top_k=5), dict(top_p=0.8),
-                                      dict(temperature=1.5, top_k=12, top_p=0.9)])
+@pytest.mark.parametrize(
+    "settings", [dict(temperature=0.7), dict(top_k=5), dict(top_p=0.8), dict(temperature=1.5, top_k=12, top_p=0.9)]
+)
 def test_sampler_respects_temperature_top_k_top_p(settings):
     """The processor draws from softmax of transformers' own warped scores (temperature, then
     top-k, then top-p): tokens outside the top-k or the nucleus never appear, and the rest follow
@@ -98,7 +99,8 @@ def test_sampler_respects_temperature_top_k_top_p(settings):
     warpers = LogitsProcessorList(
         ([TemperatureLogitsWarper(settings["temperature"])] if "temperature" in settings else [])
         + ([TopKLogitsWarper(settings["top_k"])] if "top_k" in settings else [])
-        + ([TopPLogitsWarper(settings["top_p"])] if "top_p" in settings else []))
+        + ([TopPLogitsWarper(settings["top_p"])] if "top_p" in settings else [])
+    )
     warped = warpers(ids[:1], LOGITS.unsqueeze(0).clone())[0]  # [V]
     assert ours[~torch.isfinite(warped).numpy()].sum() == 0
     ref = counts(draws(lambda s: torch.multinomial(torch.softmax(s, -1), 1).squeeze(1), warped, n, seed=1), 40)
@@ -107,8 +109,9 @@ def test_sampler_respects_temperature_top_k_top_p(settings):
 
 def _engine(sampler: str, max_new_tokens: int = 1, **kw) -> HFEngine:
     """An HF engine on a freshly built 2-layer tiny model."""
-    model, tok = load_policy(ModelConfig(name="tiny", tiny=TinyModelConfig(hidden_size=32, intermediate_size=64,
-                                                                          num_layers=2)), seed=0)
+    model, tok = load_policy(
+        ModelConfig(name="tiny", tiny=TinyModelConfig(hidden_size=32, intermediate_size=64, num_layers=2)), seed=0
+    )
     return HFEngine(model, tok, SamplingConfig(max_new_tokens=max_new_tokens, sampler=sampler, **kw))
 
 
@@ -141,30 +144,45 @@ def test_engine_is_reproducible_and_tokenises_prompts_once():
     rows = [p for p in prompts for _ in range(3)]
     assert a.prompt_ids == [engine.tokenizer(p)["input_ids"] for p in rows]
     seen, decode = [], engines.decode
+
     def recording(model, input_ids, attention_mask, repeats, *args, **kw):
         seen.append((input_ids, repeats.tolist()))
         return decode(model, input_ids, attention_mask, repeats, *args, **kw)
+
     engine.sampling.batch_size = 2
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(hf_engine, "decode", recording)
         engine.generate(prompts, n=3)
     calls = [[prompts[0]], [prompts[0], prompts[1]], [prompts[1]], [prompts[2]], [prompts[2]]]
     assert [r for _, r in seen] == [[2], [1, 1], [2], [2], [1]]
-    assert all(torch.equal(t, engine.tokenizer(c, return_tensors="pt", padding=True)["input_ids"])
-               for (t, _), c in zip(seen, calls))
+    assert all(
+        torch.equal(t, engine.tokenizer(c, return_tensors="pt", padding=True)["input_ids"])
+        for (t, _), c in zip(seen, calls)
+    )
 
 
 def _eos_prone(engine: HFEngine, boost: float = 3.5) -> HFEngine:
     """The engine with its model's EOS logit raised by ``boost`` (a forward hook), so that some rows end early."""
     eos = engine.eos_ids[0]
+
     def hook(module, args, logits):
         logits[..., eos] += boost
+
     engine.model.lm_head.register_forward_hook(hook)
     return engine
 
 
-@pytest.mark.parametrize("settings", [dict(), dict(temperature=2.0), dict(temperature=0.8, top_k=5), dict(top_p=0.7),
-                                      dict(batch_size=5, temperature=1.5), dict(min_new_tokens=4, temperature=1.5)])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(),
+        dict(temperature=2.0),
+        dict(temperature=0.8, top_k=5),
+        dict(top_p=0.7),
+        dict(batch_size=5, temperature=1.5),
+        dict(min_new_tokens=4, temperature=1.5),
+    ],
+)
 @pytest.mark.parametrize("greedy", [False, True])
 def test_decode_loop_gives_generates_tokens(settings, greedy):
     """The decode loop (shared prefill, finished rows retired) and transformers ``generate`` with

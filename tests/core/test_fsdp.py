@@ -17,16 +17,40 @@ from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.models import char_tokenizer, tiny_causal_lm
 from rewardzoo.core.sharded_checkpoint import read_full
 from rewardzoo.zoo import load_config
-from tests.helpers.launch import (REPO, STEP, assert_same, check, env, free_port, launch_train, policy_weights,
-                                  reward_means, step_rows, torchrun)
+from tests.helpers.launch import (
+    REPO,
+    STEP,
+    assert_same,
+    check,
+    env,
+    free_port,
+    launch_train,
+    policy_weights,
+    reward_means,
+    step_rows,
+    torchrun,
+)
 
 pytestmark = pytest.mark.slow
 
 RECIPE = "algorithms/rlvr_multiplication.yaml"
-TINY = ["sft.enabled=false", "eval.n_examples=8", "logging.progress=false", "logging.tensorboard=false",
-        "grpo.batch_size=16", "grpo.group_size=4", "grpo.micro_batch_size=8", "grpo.generation_chunk_prompts=2",
-        "sampling.max_new_tokens=4", "model.tiny.hidden_size=32", "model.tiny.intermediate_size=64",
-        "model.tiny.num_layers=2", "checkpoint_every=1", "keep_checkpoints=3", "steps=2"]
+TINY = [
+    "sft.enabled=false",
+    "eval.n_examples=8",
+    "logging.progress=false",
+    "logging.tensorboard=false",
+    "grpo.batch_size=16",
+    "grpo.group_size=4",
+    "grpo.micro_batch_size=8",
+    "grpo.generation_chunk_prompts=2",
+    "sampling.max_new_tokens=4",
+    "model.tiny.hidden_size=32",
+    "model.tiny.intermediate_size=64",
+    "model.tiny.num_layers=2",
+    "checkpoint_every=1",
+    "keep_checkpoints=3",
+    "steps=2",
+]
 DENSE = ["reward.name=callable", "reward.callable.functions=[dense_rewards:digit_share]"]
 FSDP2 = ["distributed.strategy=fsdp2"]
 
@@ -40,10 +64,32 @@ def train_two_nodes(run_dir: Path, *overrides: str) -> Path:
     """The same run as 2 nodes × 1 process on loopback: both node processes started here."""
     port = free_port()
     args = ["-m", "rewardzoo.cli", "train", RECIPE, *TINY, *overrides, f"run_dir={run_dir}"]
-    nodes = [subprocess.Popen([sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node_rank", str(rank),
-                               "--nproc_per_node", "1", "--master_addr", "127.0.0.1", "--master_port", str(port), *args],
-                              cwd=REPO, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for rank in (0, 1)]
+    nodes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--nnodes",
+                "2",
+                "--node_rank",
+                str(rank),
+                "--nproc_per_node",
+                "1",
+                "--master_addr",
+                "127.0.0.1",
+                "--master_port",
+                str(port),
+                *args,
+            ],
+            cwd=REPO,
+            env=env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for rank in (0, 1)
+    ]
     for node in nodes:
         stdout, stderr = node.communicate(timeout=900)
         check(subprocess.CompletedProcess(node.args, node.returncode, stdout, stderr))
@@ -85,21 +131,50 @@ def test_export_loads_in_plain_transformers(rlvr, tmp_path):
     from transformers import AutoModelForCausalLM
 
     out = tmp_path / "exported"
-    check(subprocess.run([sys.executable, "-m", "rewardzoo.cli", "export", str(rlvr["two"]), str(out)], cwd=REPO,
-                         env=env(), capture_output=True, text=True, timeout=300))
+    check(
+        subprocess.run(
+            [sys.executable, "-m", "rewardzoo.cli", "export", str(rlvr["two"]), str(out)],
+            cwd=REPO,
+            env=env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    )
     model = AutoModelForCausalLM.from_pretrained(out)
     assert_same({k: v for k, v in model.state_dict().items()}, policy_weights(rlvr["one"], 2))
-    gen = check(subprocess.run([sys.executable, "-m", "rewardzoo.cli", "generate", str(rlvr["two"]), "--prompt", "12*3=",
-                                "-n", "2"], cwd=REPO, env=env(), capture_output=True, text=True, timeout=300))
+    gen = check(
+        subprocess.run(
+            [sys.executable, "-m", "rewardzoo.cli", "generate", str(rlvr["two"]), "--prompt", "12*3=", "-n", "2"],
+            cwd=REPO,
+            env=env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    )
     assert len(json.loads(gen.stdout.strip().splitlines()[-1])["completions"]) == 2
 
 
-RAL = ["reward.name=ral", "reward.ral.warmup_steps=1", "reward.ral.polyak=true", "reward.ral.replay_fraction=0.5",
-       "reward.ral.gate_threshold=1.0", "reward.ral.judge.init_from=", "reward.ral.judge.tiny.hidden_size=32",
-       "reward.ral.judge.tiny.intermediate_size=64", "reward.ral.judge.tiny.num_layers=2", "grpo.beta=0.1",
-       # a short warm start so that most answers parse and the judge learns from step 1
-       "sft.enabled=true", "sft.steps=60", "sft.batch_size=32", "task.multiplication.scratchpad=false",
-       "sampling.max_new_tokens=6", "sampling.temperature=0.5"]
+RAL = [
+    "reward.name=ral",
+    "reward.ral.warmup_steps=1",
+    "reward.ral.polyak=true",
+    "reward.ral.replay_fraction=0.5",
+    "reward.ral.gate_threshold=1.0",
+    "reward.ral.judge.init_from=",
+    "reward.ral.judge.tiny.hidden_size=32",
+    "reward.ral.judge.tiny.intermediate_size=64",
+    "reward.ral.judge.tiny.num_layers=2",
+    "grpo.beta=0.1",
+    # a short warm start so that most answers parse and the judge learns from step 1
+    "sft.enabled=true",
+    "sft.steps=60",
+    "sft.batch_size=32",
+    "task.multiplication.scratchpad=false",
+    "sampling.max_new_tokens=6",
+    "sampling.temperature=0.5",
+]
 
 
 @pytest.fixture(scope="module")
@@ -108,8 +183,11 @@ def ral(tmp_path_factory) -> dict[str, Path]:
     process (DDP), 3 steps on two processes (FSDP2); both read one cached warm start."""
     root = tmp_path_factory.mktemp("ral")
     common = [*RAL, f"sft.cache_dir={root / 'sft'}"]
-    return {"one": train(root / "one", *common), "two": train(root / "two", *common, *FSDP2, "steps=3", procs=2),
-            "common": common}
+    return {
+        "one": train(root / "one", *common),
+        "two": train(root / "two", *common, *FSDP2, "steps=3", procs=2),
+        "common": common,
+    }
 
 
 def test_fsdp2_ral_judges_and_reference_copy_equal_one_process(ral):
@@ -119,10 +197,14 @@ def test_fsdp2_ral_judges_and_reference_copy_equal_one_process(ral):
     assert_same(policy_weights(ral["two"], 2), policy_weights(ral["one"], 2))
     one = torch.load(ral["one"] / STEP.format(2) / "reward.pt", weights_only=False)
     shards = read_full(ral["two"] / STEP.format(2), "reward")
-    assert_same({k.removeprefix("judge/model/"): v for k, v in shards.items() if k.startswith("judge/model/")},
-                one["judge"]["model"])
-    assert_same({k.removeprefix("reward_judge/"): v for k, v in shards.items() if k.startswith("reward_judge/")},
-                one["reward_judge"])
+    assert_same(
+        {k.removeprefix("judge/model/"): v for k, v in shards.items() if k.startswith("judge/model/")},
+        one["judge"]["model"],
+    )
+    assert_same(
+        {k.removeprefix("reward_judge/"): v for k, v in shards.items() if k.startswith("reward_judge/")},
+        one["reward_judge"],
+    )
     moments = {k for k in shards if k.startswith("judge/optimizer/state/") and k.endswith("exp_avg_sq")}
     assert len(moments) == len(one["judge"]["model"])
     rows_one, rows_two = step_rows(ral["one"]), step_rows(ral["two"])
@@ -157,21 +239,42 @@ def test_lora_under_fsdp2_equals_one_process(tmp_path):
     merges them into a plain model."""
     from transformers import AutoModelForCausalLM
 
-    lora = [*DENSE, "model.lora.enabled=true", "model.lora.r=4", "grpo.beta=0.1", "grpo.num_iterations=2", "grpo.lr=1e-2"]
+    lora = [
+        *DENSE,
+        "model.lora.enabled=true",
+        "model.lora.r=4",
+        "grpo.beta=0.1",
+        "grpo.num_iterations=2",
+        "grpo.lr=1e-2",
+    ]
     one, two = train(tmp_path / "one", *lora), train(tmp_path / "two", *lora, *FSDP2, procs=2)
     sharded = policy_weights(two, 2)
     adapters = {k.replace(".default", ""): v for k, v in sharded.items() if "lora_" in k}
     assert_same(adapters, policy_weights(one, 2))
     cfg = load_config(RECIPE, TINY)
     start = tiny_causal_lm(cfg.model.tiny, len(char_tokenizer()), seed=cfg.seed).state_dict()
-    base = {k.removeprefix("base_model.model.").replace(".base_layer", ""): v for k, v in sharded.items() if "lora_" not in k}
+    base = {
+        k.removeprefix("base_model.model.").replace(".base_layer", ""): v
+        for k, v in sharded.items()
+        if "lora_" not in k
+    }
     assert_same(base, start, exact=True)
     out = tmp_path / "merged"
-    check(subprocess.run([sys.executable, "-m", "rewardzoo.cli", "export", str(two), str(out)], cwd=REPO, env=env(),
-                         capture_output=True, text=True, timeout=300))
+    check(
+        subprocess.run(
+            [sys.executable, "-m", "rewardzoo.cli", "export", str(two), str(out)],
+            cwd=REPO,
+            env=env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    )
     merged = AutoModelForCausalLM.from_pretrained(out).state_dict()
     assert set(merged) == set(start)
-    assert not torch.equal(merged["model.layers.0.self_attn.q_proj.weight"], start["model.layers.0.self_attn.q_proj.weight"])
+    assert not torch.equal(
+        merged["model.layers.0.self_attn.q_proj.weight"], start["model.layers.0.self_attn.q_proj.weight"]
+    )
 
 
 def test_sharded_modules_match_the_unsharded_ones(tmp_path):
@@ -182,8 +285,16 @@ def test_sharded_modules_match_the_unsharded_ones(tmp_path):
     unsharded one (full and LoRA); bf16 mixed precision keeps fp32 master weights within the stated
     tolerance of fp32; activation checkpointing recomputes each block and changes nothing."""
     out = tmp_path / "checks.json"
-    check(subprocess.run(torchrun(str(REPO / "tests" / "helpers" / "fsdp_checks.py"), str(out)), cwd=REPO, env=env(),
-                         capture_output=True, text=True, timeout=900))
+    check(
+        subprocess.run(
+            torchrun(str(REPO / "tests" / "helpers" / "fsdp_checks.py"), str(out)),
+            cwd=REPO,
+            env=env(),
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    )
     r = json.loads(out.read_text())
     assert r["head_weight_is_dtensor_outside_forward"]
     assert r["fused_logp"] <= 1e-6 and r["fused_grad"] <= 1e-5
@@ -199,8 +310,15 @@ def test_sharded_modules_match_the_unsharded_ones(tmp_path):
 def test_bf16_with_checkpointing_trains_and_saves_fp32_masters(tmp_path):
     """fsdp2 + bf16 + activation checkpointing + reshard_after_forward=false, end to end on 2 processes: the
     run finishes, every saved (master) weight and moment is fp32 and finite, and training moved them."""
-    run = train(tmp_path / "bf16", *DENSE, *FSDP2, "distributed.mixed_precision=bf16",
-                "distributed.reshard_after_forward=false", "model.gradient_checkpointing=true", procs=2)
+    run = train(
+        tmp_path / "bf16",
+        *DENSE,
+        *FSDP2,
+        "distributed.mixed_precision=bf16",
+        "distributed.reshard_after_forward=false",
+        "model.gradient_checkpointing=true",
+        procs=2,
+    )
     ckpt = run / STEP.format(2)
     weights, moments = read_full(ckpt, "policy"), read_full(ckpt, "optimizer")
     assert {t.dtype for t in weights.values()} == {torch.float32}

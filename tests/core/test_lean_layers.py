@@ -21,8 +21,15 @@ from rewardzoo.zoo import build_task
 from tests.helpers.dense_rewards import digit_share
 from tests.helpers.logprob_grads import logprobs_and_grads
 
-SMALL = dict(vocab_size=60, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-             num_key_value_heads=2, tie_word_embeddings=False)
+SMALL = dict(
+    vocab_size=60,
+    hidden_size=32,
+    intermediate_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    tie_word_embeddings=False,
+)
 
 
 def _model(family: str) -> torch.nn.Module:
@@ -67,13 +74,19 @@ def test_lean_forward_gives_the_transformers_logprobs_and_gradients(family):
     batch = _batch(PROMPTS, 4, [1, 6, 3, 0, 5, 6, 2, 1, 4, 6, 6, 3])
     grads = _assert_same(model, batch)
     assert all(g.abs().sum() > 0 for name, g in grads.items()), "every parameter gets a gradient"
-    assert torch.equal(grads["model.embed_tokens.weight"][0], torch.zeros(SMALL["hidden_size"] if family in (
-        "qwen2", "mistral") else 128)), "the padding token's embedding row gets none, as through nn.Embedding"
+    assert torch.equal(
+        grads["model.embed_tokens.weight"][0],
+        torch.zeros(SMALL["hidden_size"] if family in ("qwen2", "mistral") else 128),
+    ), "the padding token's embedding row gets none, as through nn.Embedding"
 
 
 @settings(max_examples=12, deadline=None)
-@given(prompt_lengths=st.lists(st.integers(1, 6), min_size=1, max_size=3), group=st.integers(1, 3),
-       lengths=st.lists(st.integers(0, 5), min_size=9, max_size=9), seed=st.integers(0, 99))
+@given(
+    prompt_lengths=st.lists(st.integers(1, 6), min_size=1, max_size=3),
+    group=st.integers(1, 3),
+    lengths=st.lists(st.integers(0, 5), min_size=9, max_size=9),
+    seed=st.integers(0, 99),
+)
 def test_any_layout_of_prompts_and_completions_matches(prompt_lengths, group, lengths, seed):
     """Repeated or distinct prompts, rows of any completion length (none, one token, all of T)."""
     gen = torch.Generator().manual_seed(seed)
@@ -88,9 +101,15 @@ def test_one_trainer_step_is_the_same_update(fast_config, tmp_path, arch):
     with β > 0 (the reference copy's log-probs take the lean forward too) and two micro-batches."""
     out = {}
     for lean in (True, False):
-        cfg = fast_config("steps=1", "checkpoint_every=0", f"grpo.lean_forward={str(lean).lower()}",
-                          f"model.tiny.arch={arch}", "grpo.beta=0.05", "grpo.micro_batch_size=16",
-                          f"run_dir={tmp_path / str(lean)}")
+        cfg = fast_config(
+            "steps=1",
+            "checkpoint_every=0",
+            f"grpo.lean_forward={str(lean).lower()}",
+            f"model.tiny.arch={arch}",
+            "grpo.beta=0.05",
+            "grpo.micro_batch_size=16",
+            f"run_dir={tmp_path / str(lean)}",
+        )
         trainer = Trainer(cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share))
         before = {n: p.detach().clone() for n, p in trainer.policy.named_parameters()}
         metrics = trainer.train_step()

@@ -12,8 +12,15 @@ from rewardzoo.core.engines.sampling import InverseCDFSampler
 from rewardzoo.core.lean_layers import why_not_llama_family
 from rewardzoo.core.models import TinyModelConfig, tiny_causal_lm
 
-SMALL = dict(vocab_size=60, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-             num_key_value_heads=2, tie_word_embeddings=False)
+SMALL = dict(
+    vocab_size=60,
+    hidden_size=32,
+    intermediate_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    tie_word_embeddings=False,
+)
 
 
 def _model(family: str) -> torch.nn.Module:
@@ -71,7 +78,9 @@ def test_a_model_the_lean_forward_cannot_run_exactly_gets_the_transformers_one()
     model.model.layers[0].mlp.register_forward_hook(lambda *_: None)
     assert "forward hooks on model.layers.0.mlp" in why_not_llama_family(model)
     assert isinstance(stepper(model, 9), TransformersStepper)
-    eager = transformers.AutoModelForCausalLM.from_config(transformers.LlamaConfig(**SMALL), attn_implementation="eager")
+    eager = transformers.AutoModelForCausalLM.from_config(
+        transformers.LlamaConfig(**SMALL), attn_implementation="eager"
+    )
     assert "not 'sdpa'" in why_not_llama_family(eager)
     gpt2 = transformers.AutoModelForCausalLM.from_config(transformers.GPT2Config(n_layer=1, n_embd=16, n_head=2))
     assert "model_type 'gpt2'" in why_not_llama_family(gpt2)

@@ -121,7 +121,12 @@ def test_sequence_logprobs_fused_matches_model_logits():
     model, tok = load_policy(ModelConfig(name="tiny"), seed=0)
     torch.manual_seed(0)
     prompt_ids = [tok("12*7=")["input_ids"], tok("3*4=")["input_ids"]]
-    comp = torch.tensor([[tok.convert_tokens_to_ids(c) for c in "84"] + [tok.eos_token_id], [tok.convert_tokens_to_ids("1"), tok.eos_token_id, 0]])
+    comp = torch.tensor(
+        [
+            [tok.convert_tokens_to_ids(c) for c in "84"] + [tok.eos_token_id],
+            [tok.convert_tokens_to_ids("1"), tok.eos_token_id, 0],
+        ]
+    )
     mask = torch.tensor([[1, 1, 1], [1, 1, 0]], dtype=torch.bool)
     batch = pack_rows(prompt_ids, comp, mask, [0, 1], tok.pad_token_id)
     fused, ent_f = sequence_logprobs(model, batch, fused=True, temperature=0.7)
@@ -136,13 +141,32 @@ def test_sequence_logprobs_fused_matches_model_logits():
 
 
 # ------------------------------------------------------------------ heads that scale their logits
-TINY_FAMILY = dict(vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                   num_key_value_heads=2, max_position_embeddings=64, tie_word_embeddings=False)
+TINY_FAMILY = dict(
+    vocab_size=50,
+    hidden_size=32,
+    intermediate_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=64,
+    tie_word_embeddings=False,
+)
 SCALED_HEADS = {  # family: (config class name, settings, expected c in logits = c·(W h + b))
     "granite": ("GraniteConfig", dict(logits_scaling=8.0), 1 / 8),  # logits / logits_scaling
     "cohere": ("CohereConfig", dict(logit_scale=0.25), 0.25),  # logits · logit_scale
-    "minicpm3": ("MiniCPM3Config", dict(dim_model_base=8, num_key_value_heads=4, q_lora_rank=16, kv_lora_rank=16,
-                                        qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=8), 8 / 32),  # hidden / (hidden_size / dim_model_base)
+    "minicpm3": (
+        "MiniCPM3Config",
+        dict(
+            dim_model_base=8,
+            num_key_value_heads=4,
+            q_lora_rank=16,
+            kv_lora_rank=16,
+            qk_nope_head_dim=8,
+            qk_rope_head_dim=8,
+            v_head_dim=8,
+        ),
+        8 / 32,
+    ),  # hidden / (hidden_size / dim_model_base)
     "hyperclovax": ("HyperCLOVAXConfig", dict(logits_scaling=0.5), 0.5),  # logits · logits_scaling
     "falcon_h1": ("FalconH1Config", dict(lm_head_multiplier=3.0), 3.0),  # logits · lm_head_multiplier
 }

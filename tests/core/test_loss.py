@@ -122,8 +122,9 @@ def test_policy_loss_adds_beta_kl_and_is_weights():
     norm = LossNormalizer(1, 2, 2)
     base, _ = policy_loss(logp, logp, torch.tensor([1.0]), mask, norm)
     assert base.item() == pytest.approx(-1.0)  # ratio 1, A = 1
-    with_kl, stats = policy_loss(logp, logp, torch.tensor([1.0]), mask, norm, beta=0.5,
-                                 ref_logp=torch.tensor([[-2.0, -2.0]]), kl_estimator="k1")
+    with_kl, stats = policy_loss(
+        logp, logp, torch.tensor([1.0]), mask, norm, beta=0.5, ref_logp=torch.tensor([[-2.0, -2.0]]), kl_estimator="k1"
+    )
     assert with_kl.item() == pytest.approx(-1.0 + 0.5 * 1.0)
     assert stats["kl_sum"].item() == pytest.approx(2.0)
     weighted, stats = policy_loss(logp, logp, torch.tensor([1.0]), mask, norm, is_weights=torch.tensor([[0.5, 0.5]]))
@@ -134,13 +135,16 @@ def test_policy_loss_adds_beta_kl_and_is_weights():
 
 @settings(max_examples=60, deadline=None)
 @given(
-    n=st.integers(1, 9), T=st.integers(1, 6), split=st.integers(1, 9),
-    loss_type=st.sampled_from(["grpo", "dapo", "dr_grpo"]), seed=st.integers(0, 10_000),
+    n=st.integers(1, 9),
+    T=st.integers(1, 6),
+    split=st.integers(1, 9),
+    loss_type=st.sampled_from(["grpo", "dapo", "dr_grpo"]),
+    seed=st.integers(0, 10_000),
 )
 def test_micro_batch_shares_sum_to_one_batch_loss_and_gradient(n, T, split, loss_type, seed):
     g = torch.Generator().manual_seed(seed)
     logp = torch.randn(n, T, generator=g, dtype=torch.float64).requires_grad_()
-    old = (logp.detach() + 0.1 * torch.randn(n, T, generator=g, dtype=torch.float64))
+    old = logp.detach() + 0.1 * torch.randn(n, T, generator=g, dtype=torch.float64)
     adv = torch.randn(n, generator=g, dtype=torch.float64)
     lengths = torch.randint(1, T + 1, (n,), generator=g)
     mask = torch.arange(T).unsqueeze(0) < lengths.unsqueeze(1)
@@ -148,8 +152,15 @@ def test_micro_batch_shares_sum_to_one_batch_loss_and_gradient(n, T, split, loss
     whole, _ = policy_loss(logp, old, adv, mask, norm, loss_type=loss_type, eps_high=0.28)
     (g_whole,) = torch.autograd.grad(whole, logp)
     parts = sum(
-        policy_loss(logp[s : s + split], old[s : s + split], adv[s : s + split], mask[s : s + split], norm,
-                    loss_type=loss_type, eps_high=0.28)[0]
+        policy_loss(
+            logp[s : s + split],
+            old[s : s + split],
+            adv[s : s + split],
+            mask[s : s + split],
+            norm,
+            loss_type=loss_type,
+            eps_high=0.28,
+        )[0]
         for s in range(0, n, split)
     )
     (g_parts,) = torch.autograd.grad(parts, logp)

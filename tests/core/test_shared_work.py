@@ -13,14 +13,24 @@ from rewardzoo.rewards.ral import RAL
 from rewardzoo.zoo import load_config
 from tests.conftest import FAST
 
-SHORT_RUN = [*FAST, "steps=2", "eval.samples=2", "eval.every=0", "logging.tensorboard=false",
-             "sft.enabled=true", "sft.steps=10", "sft.n_examples=64"]  # a short warm start: the judges start from it
+SHORT_RUN = [
+    *FAST,
+    "steps=2",
+    "eval.samples=2",
+    "eval.every=0",
+    "logging.tensorboard=false",
+    "sft.enabled=true",
+    "sft.steps=10",
+    "sft.n_examples=64",
+]  # a short warm start: the judges start from it
 RAL_RUN = [*SHORT_RUN, "reward.ral.warmup_steps=2"]
 
 
 def ral_config(tmp_path, name: str, *overrides: str):
-    return load_config("algorithms/ral_multiplication.yaml", [*RAL_RUN, f"run_dir={tmp_path / name}",
-                                                               f"sft.cache_dir={tmp_path / 'sft'}", *overrides])
+    return load_config(
+        "algorithms/ral_multiplication.yaml",
+        [*RAL_RUN, f"run_dir={tmp_path / name}", f"sft.cache_dir={tmp_path / 'sft'}", *overrides],
+    )
 
 
 def train(cfg) -> tuple[dict[str, torch.Tensor], list[dict]]:
@@ -48,7 +58,9 @@ def test_a_run_that_reads_the_shared_work_is_the_run_that_computes_it(tmp_path):
     assert sorted(p.name.split("-")[0] for p in shared.iterdir()) == ["eval0", "warmup"]
     for name, overrides in (("frozen", ["reward.ral.frozen=true"]), ("again", [])):
         got, got_rows = train(ral_config(tmp_path, name, f"share_dir={shared}", *overrides))
-        want, want_rows = (first, first_rows) if name == "again" else train(ral_config(tmp_path, f"{name}-alone", *overrides))
+        want, want_rows = (
+            (first, first_rows) if name == "again" else train(ral_config(tmp_path, f"{name}-alone", *overrides))
+        )
         assert set(got) == set(want) and all(torch.equal(got[k], want[k]) for k in want), name
         assert without_time(got_rows) == without_time(want_rows), name
         assert len(list(shared.iterdir())) == 2, f"{name} must read both entries, not store new ones"
@@ -59,10 +71,18 @@ def test_a_run_that_reads_the_shared_work_is_the_run_that_computes_it(tmp_path):
 def test_varl_additive_reading_varls_warmup_is_varl_additive_alone(tmp_path):
     """VARL's discriminator warm-up reads v and D, never how D enters the reward: the additive control
     (combine=add, λ) reads VARL's stored warm-up and equals itself computed alone, bit for bit."""
+
     def config(name, *overrides):
-        return load_config("algorithms/varl_multiplication.yaml", [
-            *SHORT_RUN, "reward.varl.warmup_steps=2", f"run_dir={tmp_path / name}",
-            f"sft.cache_dir={tmp_path / 'sft'}", *overrides])
+        return load_config(
+            "algorithms/varl_multiplication.yaml",
+            [
+                *SHORT_RUN,
+                "reward.varl.warmup_steps=2",
+                f"run_dir={tmp_path / name}",
+                f"sft.cache_dir={tmp_path / 'sft'}",
+                *overrides,
+            ],
+        )
 
     shared, additive = tmp_path / "shared", ["reward.varl.combine=add", "reward.varl.additive_weight=0.5"]
     train(config("varl", f"share_dir={shared}"))
@@ -84,11 +104,23 @@ def test_the_warmup_key_follows_what_shapes_the_warmup(tmp_path):
         return warmup_key(as_dict(cfg), reward or RAL(cfg.reward.ral), examples, init)
 
     same = key()
-    for overrides in (["grpo.lr=1e-5"], ["grpo.advantage=dr_grpo"], ["eval.n_examples=3"], ["steps=9"],
-                      ["reward.ral.frozen=true"], ["reward.ral.g=logit"], ["logging.every=3"]):
+    for overrides in (
+        ["grpo.lr=1e-5"],
+        ["grpo.advantage=dr_grpo"],
+        ["eval.n_examples=3"],
+        ["steps=9"],
+        ["reward.ral.frozen=true"],
+        ["reward.ral.g=logit"],
+        ["logging.every=3"],
+    ):
         assert key(*overrides) == same, overrides
-    for overrides in (["seed=1"], ["grpo.batch_size=16", "grpo.micro_batch_size=16"], ["sampling.temperature=1.5"],
-                      ["reward.ral.judge.lr=3e-3"], ["reward.ral.warmup_steps=3"]):
+    for overrides in (
+        ["seed=1"],
+        ["grpo.batch_size=16", "grpo.micro_batch_size=16"],
+        ["sampling.temperature=1.5"],
+        ["reward.ral.judge.lr=3e-3"],
+        ["reward.ral.warmup_steps=3"],
+    ):
         assert key(*overrides) != same, overrides
     assert key(examples=[Example(prompt="1*3=", reference="3", demonstration="=3")]) != same
     (tmp_path / "init").mkdir()
@@ -107,8 +139,13 @@ def test_the_step0_evaluation_key_ignores_the_reward_and_the_optimisation(tmp_pa
     same = key()
     assert key(recipe="algorithms/rlvr_multiplication.yaml") == same  # another reward, the same warm start
     assert key("grpo.lr=1e-5", "steps=0", "eval.every=7") == same
-    for overrides in (["seed=3"], ["eval.samples=3"], ["sampling.temperature=1.5"], ["eval.split=validation"],
-                      ["grpo.micro_batch_size=8"]):
+    for overrides in (
+        ["seed=3"],
+        ["eval.samples=3"],
+        ["sampling.temperature=1.5"],
+        ["eval.split=validation"],
+        ["grpo.micro_batch_size=8"],
+    ):
         assert key(*overrides) != same, overrides
 
 

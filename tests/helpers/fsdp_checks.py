@@ -51,8 +51,11 @@ def loss_and_grads(module, batch, scale=1.0):
     module.zero_grad(set_to_none=True)
     logp, _ = module(batch)  # [n, T]
     (-(logp * batch.mask).sum() * scale).backward()
-    grads = {n: (p.grad.full_tensor() if hasattr(p.grad, "full_tensor") else p.grad).clone()
-             for n, p in module.named_parameters() if p.grad is not None}
+    grads = {
+        n: (p.grad.full_tensor() if hasattr(p.grad, "full_tensor") else p.grad).clone()
+        for n, p in module.named_parameters()
+        if p.grad is not None
+    }
     return logp.detach(), grads
 
 

@@ -40,26 +40,44 @@ from pathlib import Path
 
 import torch
 
+from rewardzoo.core.config import resolved_run_dir, to_yaml
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.models import portable_normal_
 from rewardzoo.core.types import Generation
-from rewardzoo.core.config import resolved_run_dir, to_yaml
 from rewardzoo.recipes import make_trainer
-from rewardzoo.zoo import shipped_recipe
-from rewardzoo.zoo import load_config
+from rewardzoo.zoo import load_config, shipped_recipe
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 COMMON = [
-    "steps=4", "checkpoint_every=0", "logging.progress=false", "logging.tensorboard=false",
-    "task.multiplication.digits_a=2", "task.multiplication.n_train=610", "task.multiplication.n_eval=200",
-    "sft.steps=40", "sft.n_examples=400", "eval.n_examples=32", "eval.every=2", "eval.samples=0",
-    "grpo.batch_size=64", "grpo.micro_batch_size=32", "grpo.warmup_steps=0", "grpo.lr=2e-4",
-    "grpo.beta=0.05", "grpo.kl_estimator=k3", "sampling.temperature=1.0", "sampling.max_new_tokens=16",
+    "steps=4",
+    "checkpoint_every=0",
+    "logging.progress=false",
+    "logging.tensorboard=false",
+    "task.multiplication.digits_a=2",
+    "task.multiplication.n_train=610",
+    "task.multiplication.n_eval=200",
+    "sft.steps=40",
+    "sft.n_examples=400",
+    "eval.n_examples=32",
+    "eval.every=2",
+    "eval.samples=0",
+    "grpo.batch_size=64",
+    "grpo.micro_batch_size=32",
+    "grpo.warmup_steps=0",
+    "grpo.lr=2e-4",
+    "grpo.beta=0.05",
+    "grpo.kl_estimator=k3",
+    "sampling.temperature=1.0",
+    "sampling.max_new_tokens=16",
 ]
 """Shortened recipes: 2-digit × 1-digit so that 150 SFT steps give rewards with variance in every
 group batch; β > 0 so the reference path is covered; two micro-batches so accumulation is."""
 RECIPES = {
-    "rlvr_multiplication": ["reward.rlvr.format_weight=0.5", "reward.rlvr.length_weight=0.2", "reward.rlvr.length_target=12"],
+    "rlvr_multiplication": [
+        "reward.rlvr.format_weight=0.5",
+        "reward.rlvr.length_weight=0.2",
+        "reward.rlvr.length_target=12",
+    ],
     "ral_multiplication": ["reward.ral.warmup_steps=3", "reward.ral.gate_threshold=1.0"],
 }
 """The recipes replayed, with their own overrides (RAL's gate never closes: a skip decision at a
@@ -100,9 +118,17 @@ class RecordingEngine:
         """The real engine's completions, recorded."""
         gen = self.engine.generate(prompts, n=n, greedy=greedy)
         lengths = gen.completion_mask.sum(1).tolist()
-        self.calls.append({"prompts": prompts, "n": n, "greedy": greedy, "prompt_ids": gen.prompt_ids,
-                           "completion_ids": [row[:k] for row, k in zip(gen.completion_ids.tolist(), lengths)],
-                           "truncated": gen.truncated.tolist(), "texts": gen.texts})
+        self.calls.append(
+            {
+                "prompts": prompts,
+                "n": n,
+                "greedy": greedy,
+                "prompt_ids": gen.prompt_ids,
+                "completion_ids": [row[:k] for row, k in zip(gen.completion_ids.tolist(), lengths)],
+                "truncated": gen.truncated.tolist(),
+                "texts": gen.texts,
+            }
+        )
         return gen
 
     def sync_weights(self, policy: torch.nn.Module) -> None:
@@ -126,16 +152,23 @@ class ReplayEngine:
         call = self.calls[self.position]
         asked = {"prompts": prompts, "n": n, "greedy": greedy}
         if any(call[k] != v for k, v in asked.items()):
-            raise AssertionError(f"generate call {self.position}: the trainer asked for other prompts, n or greedy "
-                                 f"than recorded (the data pipeline changed): {asked} vs "
-                                 f"{ {k: call[k] for k in asked} }")
+            raise AssertionError(
+                f"generate call {self.position}: the trainer asked for other prompts, n or greedy "
+                f"than recorded (the data pipeline changed): {asked} vs "
+                f"{ {k: call[k] for k in asked} }"
+            )
         self.position += 1
         rows = call["completion_ids"]
         T = max(len(r) for r in rows)
         ids = torch.tensor([r + [self.pad_id] * (T - len(r)) for r in rows], dtype=torch.long)  # [N, T]
         mask = torch.tensor([[t < len(r) for t in range(T)] for r in rows], dtype=torch.bool)  # [N, T]
-        return Generation(prompt_ids=call["prompt_ids"], completion_ids=ids, completion_mask=mask,
-                          texts=call["texts"], truncated=torch.tensor(call["truncated"], dtype=torch.bool))
+        return Generation(
+            prompt_ids=call["prompt_ids"],
+            completion_ids=ids,
+            completion_mask=mask,
+            texts=call["texts"],
+            truncated=torch.tensor(call["truncated"], dtype=torch.bool),
+        )
 
     def sync_weights(self, policy: torch.nn.Module) -> None:
         """Nothing to push: the completions are recorded."""
@@ -200,7 +233,9 @@ def mismatches(recipe: str, rows: list[dict], fp: dict, want_rows: list[dict], w
     for w in want_rows:
         for k, v in w.items():
             scales[k] = max(scales.get(k, 0.0), abs(v))
-    got = [(r["step"], k, g.get(k), v) for r, g in zip(want_rows, rows) for k, v in r.items() if not k.startswith("time/")]
+    got = [
+        (r["step"], k, g.get(k), v) for r, g in zip(want_rows, rows) for k, v in r.items() if not k.startswith("time/")
+    ]
     got += [("end", k, fp.get(k), v) for k, v in want_fp.items() if k != "delta_norm_max"]
     out = []
     for step, k, g, w in got:
@@ -216,8 +251,12 @@ def mismatches(recipe: str, rows: list[dict], fp: dict, want_rows: list[dict], w
 
 def paths(recipe: str) -> dict[str, Path]:
     """The recording's files of ``recipe``."""
-    return {"config": GOLDEN / f"{recipe}.config.yaml", "metrics": GOLDEN / f"{recipe}.metrics.jsonl",
-            "calls": GOLDEN / f"{recipe}.calls.jsonl", "fingerprint": GOLDEN / f"{recipe}.fingerprint.json"}
+    return {
+        "config": GOLDEN / f"{recipe}.config.yaml",
+        "metrics": GOLDEN / f"{recipe}.metrics.jsonl",
+        "calls": GOLDEN / f"{recipe}.calls.jsonl",
+        "fingerprint": GOLDEN / f"{recipe}.fingerprint.json",
+    }
 
 
 def load(recipe: str) -> tuple[list[dict], dict, list[dict]]:
@@ -255,7 +294,7 @@ def spread(recipe: str, workdir: Path) -> dict[str, tuple[float, str]]:
     want_rows, want_fp, calls = load(recipe)
     rows, fp, _ = run(config(recipe, workdir), calls)
     worst: dict[str, tuple[float, str]] = {}
-    for fraction in (10.0 ** -e for e in range(0, 13)):  # from loose to tight: the first that a kind fails
+    for fraction in (10.0**-e for e in range(0, 13)):  # from loose to tight: the first that a kind fails
         TOLERANCES, EXACT_TOLERANCE = {k: fraction for k in saved[0]}, fraction
         for line in mismatches(recipe, rows, fp, want_rows, want_fp):
             which = line.rsplit(", ", 1)[1].rstrip(")")

@@ -25,13 +25,24 @@ def free_port() -> int:
 
 def env() -> dict:
     """The environment of a launched run: the test helpers importable (the dense rewards), one thread."""
-    return {**os.environ, "PYTHONPATH": f"{REPO / 'tests' / 'helpers'}:{os.environ.get('PYTHONPATH', '')}",
-            "OMP_NUM_THREADS": "1"}
+    return {
+        **os.environ,
+        "PYTHONPATH": f"{REPO / 'tests' / 'helpers'}:{os.environ.get('PYTHONPATH', '')}",
+        "OMP_NUM_THREADS": "1",
+    }
 
 
 def torchrun(*args: str, nproc: int = 2) -> list[str]:
-    return [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc), "--master_port",
-            str(free_port()), *args]
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        str(nproc),
+        "--master_port",
+        str(free_port()),
+        *args,
+    ]
 
 
 def check(out: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
@@ -73,5 +84,3 @@ def step_rows(run_dir: Path) -> dict[int, dict]:
 
 def reward_means(run_dir: Path) -> list[float]:
     return [row["reward/mean"] for row in read_metrics(run_dir / "metrics.jsonl") if "reward/mean" in row]
-
-

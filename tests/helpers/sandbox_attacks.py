@@ -32,8 +32,11 @@ def neutralise_audit_hooks() -> int:
             free = obj.__code__.co_freevars
             names = ", ".join(free)
             scope: dict = {}
-            exec(f"def outer({names}):\n    def hook(event, args):\n        return ({names}{',' if free else ''})\n"
-                 f"    return hook\n", scope)
+            exec(
+                f"def outer({names}):\n    def hook(event, args):\n        return ({names}{',' if free else ''})\n"
+                f"    return hook\n",
+                scope,
+            )
             obj.__code__ = scope["outer"](*[None] * len(free)).__code__
             emptied += 1
     return emptied
@@ -88,11 +91,13 @@ KEYRINGS = {"thread": -1, "process": -2, "session": -3, "user": -4, "user_sessio
 
 def keyring_read(bait):
     """Read every key reachable from every special keyring, the host's key by serial, and /proc/keys."""
+
     def read(serial: int) -> bytes | None:  # KEYCTL_READ: a key's payload, a keyring's serials
         buf = ctypes.create_string_buffer(4096)
-        n = libc.syscall(ctypes.c_long(NR["keyctl"]), ctypes.c_long(11), ctypes.c_long(serial), buf,
-                         ctypes.c_long(4096))
-        return buf.raw[:min(n, 4096)] if n >= 0 else None
+        n = libc.syscall(
+            ctypes.c_long(NR["keyctl"]), ctypes.c_long(11), ctypes.c_long(serial), buf, ctypes.c_long(4096)
+        )
+        return buf.raw[: min(n, 4096)] if n >= 0 else None
 
     got = []
     serials = [bait["key_serial"], bait["user_key_serial"]]
@@ -110,16 +115,27 @@ def keyring_read(bait):
 
 def keyring_plant(bait):
     """Add a key of our own to the session, user and user-session keyrings (it would outlive the run)."""
-    return {name: sc("add_key", b"user", bait["plant"].encode(), b"planted", 7, ring)
-            for name, ring in KEYRINGS.items() if name in ("session", "user", "user_session")}
+    return {
+        name: sc("add_key", b"user", bait["plant"].encode(), b"planted", 7, ring)
+        for name, ring in KEYRINGS.items()
+        if name in ("session", "user", "user_session")
+    }
 
 
 # ---------------------------------------------------------------------------- 2. harm to the caller
 def prlimit_parent(bait):
     """The issue's attack: lower the caller's and a victim's limits (RLIMIT_CPU of 1 s killed the trainer)."""
-    return {pid: [attempt(resource.prlimit, pid, r, v) for r, v in
-                  ((resource.RLIMIT_NOFILE, (200, 200)), (resource.RLIMIT_CPU, (10**7, 10**7)),
-                   (resource.RLIMIT_CORE, (12345, 12345)))] for pid in targets(bait)}
+    return {
+        pid: [
+            attempt(resource.prlimit, pid, r, v)
+            for r, v in (
+                (resource.RLIMIT_NOFILE, (200, 200)),
+                (resource.RLIMIT_CPU, (10**7, 10**7)),
+                (resource.RLIMIT_CORE, (12345, 12345)),
+            )
+        ]
+        for pid in targets(bait)
+    }
 
 
 def affinity_parent(bait):
@@ -137,8 +153,12 @@ def nice_parent(bait):
 
 
 def sched_parent(bait):
-    return {pid: [attempt(os.sched_setscheduler, pid, policy, os.sched_param(0))
-                  for policy in (os.SCHED_BATCH, os.SCHED_IDLE)] for pid in targets(bait)}
+    return {
+        pid: [
+            attempt(os.sched_setscheduler, pid, policy, os.sched_param(0)) for policy in (os.SCHED_BATCH, os.SCHED_IDLE)
+        ]
+        for pid in targets(bait)
+    }
 
 
 def ioprio_parent(bait):
@@ -153,8 +173,13 @@ def ioprio_parent(bait):
 def numa_parent(bait):
     """migrate_pages and move_pages act on another process's memory (pid as the first argument)."""
     mask = ctypes.c_ulong(1)
-    return {pid: [sc("migrate_pages", pid, 64, ctypes.byref(mask), ctypes.byref(mask)),
-                  sc("move_pages", pid, 0, None, None, None, 0)] for pid in targets(bait)}
+    return {
+        pid: [
+            sc("migrate_pages", pid, 64, ctypes.byref(mask), ctypes.byref(mask)),
+            sc("move_pages", pid, 0, None, None, None, 0),
+        ]
+        for pid in targets(bait)
+    }
 
 
 # --------------------------------------------------------------------------------- 3. host metadata
@@ -201,8 +226,11 @@ def xattr_write_host(bait):
     """Plant and remove extended attributes, including a file capability (as root, the issue's probe did)."""
     got = []
     for path in _host_files(bait):
-        got += [attempt(os.setxattr, path, "user.planted", b"x"), attempt(os.removexattr, path, "user.bait"),
-                attempt(os.setxattr, path, "security.capability", CAPABILITY_XATTR)]
+        got += [
+            attempt(os.setxattr, path, "user.planted", b"x"),
+            attempt(os.removexattr, path, "user.bait"),
+            attempt(os.setxattr, path, "security.capability", CAPABILITY_XATTR),
+        ]
         fd = attempt(os.open, path, os.O_RDONLY)
         if fd.startswith("ok"):
             got.append(attempt(os.setxattr, int(fd.split()[1]), "user.planted", b"x"))
@@ -219,10 +247,16 @@ def xattr_read_host(bait):
     """Read a host file's extended attributes, also by getxattrat (Linux 6.13, newer than libseccomp 2.5.4)."""
     path = bait["private_file"]
     buf = ctypes.create_string_buffer(4096)
-    got = [attempt(os.listxattr, path), attempt(os.getxattr, path, "user.bait"),
-           attempt(os.getxattr, path, "user.bait", follow_symlinks=False)]
-    got.append(sc("getxattrat", -100, path.encode(), 0, b"user.bait", _xattr_args(buf), 16) + " " + buf.value.decode(
-        errors="replace"))
+    got = [
+        attempt(os.listxattr, path),
+        attempt(os.getxattr, path, "user.bait"),
+        attempt(os.getxattr, path, "user.bait", follow_symlinks=False),
+    ]
+    got.append(
+        sc("getxattrat", -100, path.encode(), 0, b"user.bait", _xattr_args(buf), 16)
+        + " "
+        + buf.value.decode(errors="replace")
+    )
     return got
 
 
@@ -232,6 +266,7 @@ def readlink_host(bait):
 
 def stat_host(bait):
     """Size, inode and owner of a host file outside the sandbox (its existence and metadata)."""
+
     def look(path):
         st = os.stat(path)
         return st.st_size, st.st_ino, st.st_uid
@@ -280,14 +315,22 @@ def writes_host(bait):
 
 def reads_host(bait):
     """Read host files and list host directories (contents only the host can know)."""
+
     def ls(path):
         return sorted(os.listdir(path))
 
     host = f"/proc/{bait['host_pid']}"
-    reads = [bait["private_file"], "/etc/passwd", bait["repo_file"], "/proc/self/root" + bait["private_file"],
-             f"{host}/root" + bait["private_file"], f"{host}/cwd/pyproject.toml"]
-    return ([attempt(lambda p=p: open(p, errors="replace").read()) for p in reads]
-            + [attempt(ls, p) for p in (bait["private_dir"], bait["repo"], "/root", "/home")])
+    reads = [
+        bait["private_file"],
+        "/etc/passwd",
+        bait["repo_file"],
+        "/proc/self/root" + bait["private_file"],
+        f"{host}/root" + bait["private_file"],
+        f"{host}/cwd/pyproject.toml",
+    ]
+    return [attempt(lambda p=p: open(p, errors="replace").read()) for p in reads] + [
+        attempt(ls, p) for p in (bait["private_dir"], bait["repo"], "/root", "/home")
+    ]
 
 
 def inherited_fds(bait):
@@ -303,8 +346,11 @@ def inherited_fds(bait):
 
 def environ(bait):
     """The environment and command line of the caller, the victim, our parent and pid 1."""
-    return [attempt(lambda p=p, f=f: open(f"/proc/{p}/{f}", "rb").read().decode(errors="replace"))
-            for p in (bait["host_pid"], bait["victim_pid"], os.getppid(), 1) for f in ("environ", "cmdline")]
+    return [
+        attempt(lambda p=p, f=f: open(f"/proc/{p}/{f}", "rb").read().decode(errors="replace"))
+        for p in (bait["host_pid"], bait["victim_pid"], os.getppid(), 1)
+        for f in ("environ", "cmdline")
+    ]
 
 
 # ---------------------------------------------------------------------------------------- 4. host IPC
@@ -313,11 +359,16 @@ def ipc_read(bait):
     libc.shmat.restype = ctypes.c_void_p
     got = [lc("shmget", bait["shm_key"], 0, 0)]
     address = libc.shmat(ctypes.c_int(bait["shm_id"]), None, ctypes.c_int(0o10000))  # SHM_RDONLY
-    got.append(ctypes.string_at(address, 64).decode(errors="replace") if address not in (None, 2**64 - 1)
-               else f"shmat err {errno_name(ctypes.get_errno())}")
+    got.append(
+        ctypes.string_at(address, 64).decode(errors="replace")
+        if address not in (None, 2**64 - 1)
+        else f"shmat err {errno_name(ctypes.get_errno())}"
+    )
     buf = ctypes.create_string_buffer(4096)
     n = libc.msgrcv(ctypes.c_int(bait["msg_id"]), buf, ctypes.c_size_t(4000), ctypes.c_long(0), ctypes.c_int(0o4000))
-    got.append(buf.raw[8:8 + n].decode(errors="replace") if n >= 0 else f"msgrcv err {errno_name(ctypes.get_errno())}")
+    got.append(
+        buf.raw[8 : 8 + n].decode(errors="replace") if n >= 0 else f"msgrcv err {errno_name(ctypes.get_errno())}"
+    )
     return got
 
 
@@ -378,15 +429,24 @@ def capabilities(bait):
     effective, permitted, inheritable = (words[i] | words[i + 3] << 32 for i in range(3))
     bounding = sum(1 << cap for cap in range(64) if libc.prctl(23, cap, 0, 0, 0) == 1)  # PR_CAPBSET_READ
     ambient = sum(1 << cap for cap in range(64) if libc.prctl(47, 1, cap, 0, 0) == 1)  # PR_CAP_AMBIENT_IS_SET
-    return {"effective": effective, "permitted": permitted, "inheritable": inheritable, "bounding": bounding,
-            "ambient": ambient, "no_new_privs": libc.prctl(39, 0, 0, 0, 0), "uid": os.getuid()}
+    return {
+        "effective": effective,
+        "permitted": permitted,
+        "inheritable": inheritable,
+        "bounding": bounding,
+        "ambient": ambient,
+        "no_new_privs": libc.prctl(39, 0, 0, 0, 0),
+        "uid": os.getuid(),
+    }
 
 
 def host_powers(bait):
     """What root may do to a host: rename it, touch its clock (a no-op write of the NTP status, which
     needs CAP_SYS_TIME), read the kernel log, make device nodes, go real-time, lift its own limits."""
-    got = {"sethostname": attempt(socket.sethostname, bait["plant"]),
-           "setdomainname": lc("setdomainname", bait["plant"].encode(), len(bait["plant"]))}
+    got = {
+        "sethostname": attempt(socket.sethostname, bait["plant"]),
+        "setdomainname": lc("setdomainname", bait["plant"].encode(), len(bait["plant"])),
+    }
     timex = ctypes.create_string_buffer(208)
     libc.adjtimex(timex)  # modes = 0: read only
     struct.pack_into("I", timex, 0, 0x0010)  # modes = ADJ_STATUS, status left as read: no change
@@ -411,6 +471,7 @@ def host_powers(bait):
 def sockets(bait):
     """Reach the host's listeners: TCP and UDP on loopback, Unix sockets by path (one in a directory
     the sandbox shows: a read-only mount does not stop connect or sendto) and an abstract one."""
+
     def tcp():
         with socket.create_connection(("127.0.0.1", bait["tcp_port"]), timeout=0.5) as s:
             s.sendall(b"hello host")
@@ -432,24 +493,40 @@ def sockets(bait):
             else:
                 s.sendmsg([b"hello host"], [], 0, address)
 
-    return [attempt(tcp), attempt(udp), attempt(unix, bait["unix_path"]), attempt(unix, "\0" + bait["abstract"]),
-            attempt(unix, bait["visible_unix"]), attempt(dgram, bait["visible_dgram"], "sendto"),
-            attempt(dgram, bait["visible_dgram"], "sendmsg")]
+    return [
+        attempt(tcp),
+        attempt(udp),
+        attempt(unix, bait["unix_path"]),
+        attempt(unix, "\0" + bait["abstract"]),
+        attempt(unix, bait["visible_unix"]),
+        attempt(dgram, bait["visible_dgram"], "sendto"),
+        attempt(dgram, bait["visible_dgram"], "sendmsg"),
+    ]
 
 
 def socket_families(bait):
     """Sockets of the families namespaces do not cover (vsock reaches the hypervisor's host; never connected here)."""
     families = {"vsock": 40, "netlink": 16, "packet": 17, "alg": 38, "inet": 2, "inet6": 10}
-    return {name: attempt(lambda f=f: socket.socket(f, socket.SOCK_DGRAM if f in (16, 17) else socket.SOCK_STREAM
-                                                    if f != 38 else socket.SOCK_SEQPACKET).close() or "created")
-            for name, f in families.items()}
+    return {
+        name: attempt(
+            lambda f=f: (
+                socket.socket(
+                    f, socket.SOCK_DGRAM if f in (16, 17) else socket.SOCK_STREAM if f != 38 else socket.SOCK_SEQPACKET
+                ).close()
+                or "created"
+            )
+        )
+        for name, f in families.items()
+    }
 
 
 def ptrace_victim(bait):
     """Attach to the victim and the caller, read their memory (a secret lies at the address given)."""
     got = []
-    for pid, address in ((bait["victim_pid"], bait["victim_secret_address"]),
-                         (bait["host_pid"], bait["host_secret_address"])):
+    for pid, address in (
+        (bait["victim_pid"], bait["victim_secret_address"]),
+        (bait["host_pid"], bait["host_secret_address"]),
+    ):
         got += [sc("ptrace", 0x4206, pid, 0, 0), sc("ptrace", 16, pid, 0, 0)]  # PTRACE_SEIZE, PTRACE_ATTACH
         buf = ctypes.create_string_buffer(64)
         local = struct.pack("PN", ctypes.addressof(buf), 64)
@@ -477,8 +554,30 @@ def daemon(bait):
     except OSError as err:
         got.append(f"fork err {errno_name(err.errno)}")
     r, w = os.pipe()
-    common = [argv, [os.fsencode(sys.executable)], True, (), None, None, -1, -1, -1, -1, -1, -1, r, w, True,
-              True, -1, None, None, None, -1, None]
+    common = [
+        argv,
+        [os.fsencode(sys.executable)],
+        True,
+        (),
+        None,
+        None,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+        r,
+        w,
+        True,
+        True,
+        -1,
+        None,
+        None,
+        None,
+        -1,
+        None,
+    ]
     try:
         try:
             got.append(f"fork_exec {_posixsubprocess.fork_exec(*common, False)}")
@@ -493,9 +592,12 @@ def signals(bait):
     """Signal the caller (it counts SIGUSR1) and the victim (SIGUSR1 would kill it), by every route."""
     got = []
     for pid in (bait["host_pid"], bait["victim_pid"]):
-        got += [attempt(os.kill, pid, signal.SIGUSR1), lc("tgkill", pid, pid, signal.SIGUSR1),
-                lc("sigqueue", pid, signal.SIGUSR1, 0), attempt(lambda p=pid: signal.pidfd_send_signal(
-                    os.pidfd_open(p), signal.SIGUSR1))]
+        got += [
+            attempt(os.kill, pid, signal.SIGUSR1),
+            lc("tgkill", pid, pid, signal.SIGUSR1),
+            lc("sigqueue", pid, signal.SIGUSR1, 0),
+            attempt(lambda p=pid: signal.pidfd_send_signal(os.pidfd_open(p), signal.SIGUSR1)),
+        ]
     got.append(attempt(os.killpg, bait["host_pgid"], signal.SIGUSR1))
     return got
 
@@ -614,8 +716,9 @@ def pinned_memory(bait):
     except OSError as err:
         pinned["socketpair"] = f"err {errno_name(err.errno)}"
     else:
-        pinned["socket_buffers"] = _fill_buffers(pairs, lambda s: s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF,
-                                                                               1 << 30))
+        pinned["socket_buffers"] = _fill_buffers(
+            pairs, lambda s: s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 30)
+        )
         keep.append(pairs)
     keep.append(pipes)
     report(pinned)
@@ -674,10 +777,37 @@ def traces_then_hang(bait):
         time.sleep(0.01)
 
 
-BATTERY = [keyring_read, keyring_plant, prlimit_parent, affinity_parent, nice_parent, sched_parent,
-           ioprio_parent, numa_parent, xattr_read_host, readlink_host, stat_host, reads_host, inherited_fds,
-           environ, ipc_read, notify_host, chmod_host, chown_host, utime_host, xattr_write_host, fsflags_host,
-           writes_host, ipc_plant, capabilities, host_powers, sockets, socket_families, ptrace_victim, daemon,
-           signals]
+BATTERY = [
+    keyring_read,
+    keyring_plant,
+    prlimit_parent,
+    affinity_parent,
+    nice_parent,
+    sched_parent,
+    ioprio_parent,
+    numa_parent,
+    xattr_read_host,
+    readlink_host,
+    stat_host,
+    reads_host,
+    inherited_fds,
+    environ,
+    ipc_read,
+    notify_host,
+    chmod_host,
+    chown_host,
+    utime_host,
+    xattr_write_host,
+    fsflags_host,
+    writes_host,
+    ipc_plant,
+    capabilities,
+    host_powers,
+    sockets,
+    socket_families,
+    ptrace_victim,
+    daemon,
+    signals,
+]
 """The attacks of one battery run, in order: reads before the writes that would hide what they
 read (a removed attribute, a renamed file); ``signals`` last, as it may kill the victim."""

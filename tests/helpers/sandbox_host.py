@@ -56,8 +56,11 @@ def import_sandbox():
     """``rewardzoo.tasks.checks.sandbox`` from this checkout, without running the ``__init__`` of the
     packages above it (``rewardzoo``'s imports torch and transformers: 6 s of start-up per helper)."""
     package = Path(__file__).resolve().parents[2] / "rewardzoo"
-    for name, path in (("rewardzoo", package), ("rewardzoo.tasks", package / "tasks"),
-                       ("rewardzoo.tasks.checks", package / "tasks" / "checks")):
+    for name, path in (
+        ("rewardzoo", package),
+        ("rewardzoo.tasks", package / "tasks"),
+        ("rewardzoo.tasks.checks", package / "tasks" / "checks"),
+    ):
         module = types.ModuleType(name)
         module.__path__ = [str(path)]
         sys.modules[name] = module
@@ -69,9 +72,22 @@ sandbox = import_sandbox()
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 libc.shmat.restype = ctypes.c_void_p
-NR = {name: pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name) for name in (
-    "keyctl", "add_key", "ioprio_set", "ioprio_get", "migrate_pages", "move_pages", "fchmodat2", "openat2",
-    "ptrace", "process_vm_readv", "unshare")} | {"setxattrat": 463, "getxattrat": 464}  # one number everywhere
+NR = {
+    name: pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name)
+    for name in (
+        "keyctl",
+        "add_key",
+        "ioprio_set",
+        "ioprio_get",
+        "migrate_pages",
+        "move_pages",
+        "fchmodat2",
+        "openat2",
+        "ptrace",
+        "process_vm_readv",
+        "unshare",
+    )
+} | {"setxattrat": 463, "getxattrat": 464}  # one number everywhere
 VICTIM = """import ctypes, sys, time
 secret = ctypes.create_string_buffer(sys.argv[1].replace("argv", "mem").encode())  # RZSECRET-mem-<token>
 print(ctypes.addressof(secret), flush=True)
@@ -84,8 +100,14 @@ def keyctl(*args) -> int:
 
 
 def add_key(description: str, payload: str, ring: int) -> int:
-    return libc.syscall(ctypes.c_long(NR["add_key"]), b"user", description.encode(), payload.encode(),
-                        ctypes.c_long(len(payload)), ctypes.c_long(ring))
+    return libc.syscall(
+        ctypes.c_long(NR["add_key"]),
+        b"user",
+        description.encode(),
+        payload.encode(),
+        ctypes.c_long(len(payload)),
+        ctypes.c_long(ring),
+    )
 
 
 def keys_in(ring: int) -> list[str]:
@@ -103,11 +125,17 @@ def keys_in(ring: int) -> list[str]:
 def proc_state(pid: int) -> dict:
     """What a process's neighbour could change: limits, affinity, nice value, policy, I/O priority."""
     try:
-        return {"rlimits": {name: resource.prlimit(pid, getattr(resource, name)) for name in dir(resource)
-                            if name.startswith("RLIMIT_")},
-                "affinity": sorted(os.sched_getaffinity(pid)), "nice": os.getpriority(os.PRIO_PROCESS, pid),
-                "policy": os.sched_getscheduler(pid),
-                "ioprio": libc.syscall(ctypes.c_long(NR["ioprio_get"]), ctypes.c_long(1), ctypes.c_long(pid))}
+        return {
+            "rlimits": {
+                name: resource.prlimit(pid, getattr(resource, name))
+                for name in dir(resource)
+                if name.startswith("RLIMIT_")
+            },
+            "affinity": sorted(os.sched_getaffinity(pid)),
+            "nice": os.getpriority(os.PRIO_PROCESS, pid),
+            "policy": os.sched_getscheduler(pid),
+            "ioprio": libc.syscall(ctypes.c_long(NR["ioprio_get"]), ctypes.c_long(1), ctypes.c_long(pid)),
+        }
     except ProcessLookupError:
         return {"gone": True}
 
@@ -117,10 +145,17 @@ def file_state(path: str) -> dict | None:
         st = os.lstat(path)
     except FileNotFoundError:
         return None
-    state = {"mode": st.st_mode, "uid": st.st_uid, "gid": st.st_gid, "size": st.st_size,
-             "mtime_ns": st.st_mtime_ns, "atime_set": st.st_atime < 100,
-             "xattrs": {n: os.getxattr(path, n, follow_symlinks=False).hex()
-                        for n in os.listxattr(path, follow_symlinks=False)}}
+    state = {
+        "mode": st.st_mode,
+        "uid": st.st_uid,
+        "gid": st.st_gid,
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "atime_set": st.st_atime < 100,
+        "xattrs": {
+            n: os.getxattr(path, n, follow_symlinks=False).hex() for n in os.listxattr(path, follow_symlinks=False)
+        },
+    }
     if os.path.islink(path):
         state["target"] = os.readlink(path)
     elif os.path.isfile(path):
@@ -141,8 +176,11 @@ def sysv_objects() -> dict[str, list[str]]:
         lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
         head = lines[0].split()
         rows = [dict(zip(head, line.split())) for line in lines[1:]]
-        found[kind] = sorted(f"{r['key']}:{r[{'shm': 'shmid', 'msg': 'msqid', 'sem': 'semid'}[kind]]}:{r['uid']}"
-                             + (f":qnum={r['qnum']}" if kind == "msg" else "") for r in rows)
+        found[kind] = sorted(
+            f"{r['key']}:{r[{'shm': 'shmid', 'msg': 'msqid', 'sem': 'semid'}[kind]]}:{r['uid']}"
+            + (f":qnum={r['qnum']}" if kind == "msg" else "")
+            for r in rows
+        )
     return found
 
 
@@ -155,7 +193,7 @@ def processes() -> list[dict]:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         found.append({"pid": int(pid), "state": fields[0], "ppid": int(fields[1]), "cmdline": cmdline})
     return found
 
@@ -166,8 +204,10 @@ class Host:
     def __init__(self, request: dict):
         self.request = request
         token = request["token"]
-        self.secret = {kind: f"RZSECRET-{kind}-{token}" for kind in (
-            "file", "xattr", "link", "key", "userkey", "shm", "msg", "env", "argv", "hostmem", "notify")}
+        self.secret = {
+            kind: f"RZSECRET-{kind}-{token}"
+            for kind in ("file", "xattr", "link", "key", "userkey", "shm", "msg", "env", "argv", "hostmem", "notify")
+        }
         self.plant = "rz-planted-" + secrets.token_hex(6)
         self.private_dir = tempfile.mkdtemp(prefix="rz-bait-")
         os.chmod(self.private_dir, 0o755)
@@ -200,8 +240,11 @@ class Host:
         self.msg = libc.msgget(ctypes.c_int(self.msg_key), ctypes.c_int(0o1000 | 0o2000 | 0o600))
         message = struct.pack("l", 1) + self.secret["msg"].encode()
         libc.msgsnd(ctypes.c_int(self.msg), message, ctypes.c_size_t(len(message) - 8), ctypes.c_int(0))
-        self.victim = subprocess.Popen([sys.executable, "-c", VICTIM, self.secret["argv"]], stdout=subprocess.PIPE,
-                                       env={"RZ_VICTIM_SECRET": self.secret["env"]})
+        self.victim = subprocess.Popen(
+            [sys.executable, "-c", VICTIM, self.secret["argv"]],
+            stdout=subprocess.PIPE,
+            env={"RZ_VICTIM_SECRET": self.secret["env"]},
+        )
         self.victim_address = int(self.victim.stdout.readline())
         self.hostmem = ctypes.create_string_buffer(self.secret["hostmem"].encode())
         self.usr1 = 0
@@ -228,21 +271,45 @@ class Host:
 
     def bait(self, attacks: list[str]) -> dict:
         """What the attacking program is told: places and ids, never a secret."""
-        return {"host_pid": os.getpid(), "host_pgid": os.getpgid(0), "host_uid": os.getuid(),
-                "victim_pid": self.victim.pid, "private_dir": self.private_dir, "private_file": self.private_file,
-                "private_link": self.private_link, "notify_dir": self.notify_dir,
-                "visible_file": self.visible_file, "repo": self.request["repo"],
-                "repo_file": self.request["repo_file"], "key_serial": self.key, "user_key_serial": self.user_key,
-                "shm_key": self.shm_key, "shm_id": self.shm, "msg_id": self.msg, "tcp_port": self.tcp.getsockname()[1],
-                "udp_port": self.udp.getsockname()[1], "unix_path": f"{self.private_dir}/sock", "abstract": self.plant,
-                "visible_unix": f"{self.request['visible_dir']}/sock",
-                "visible_dgram": f"{self.request['visible_dir']}/dgram",
-                "victim_secret_address": self.victim_address, "host_secret_address": ctypes.addressof(self.hostmem),
-                "plant": self.plant, "nr": NR, "attacks": attacks}
+        return {
+            "host_pid": os.getpid(),
+            "host_pgid": os.getpgid(0),
+            "host_uid": os.getuid(),
+            "victim_pid": self.victim.pid,
+            "private_dir": self.private_dir,
+            "private_file": self.private_file,
+            "private_link": self.private_link,
+            "notify_dir": self.notify_dir,
+            "visible_file": self.visible_file,
+            "repo": self.request["repo"],
+            "repo_file": self.request["repo_file"],
+            "key_serial": self.key,
+            "user_key_serial": self.user_key,
+            "shm_key": self.shm_key,
+            "shm_id": self.shm,
+            "msg_id": self.msg,
+            "tcp_port": self.tcp.getsockname()[1],
+            "udp_port": self.udp.getsockname()[1],
+            "unix_path": f"{self.private_dir}/sock",
+            "abstract": self.plant,
+            "visible_unix": f"{self.request['visible_dir']}/sock",
+            "visible_dgram": f"{self.request['visible_dir']}/dgram",
+            "victim_secret_address": self.victim_address,
+            "host_secret_address": ctypes.addressof(self.hostmem),
+            "plant": self.plant,
+            "nr": NR,
+            "attacks": attacks,
+        }
 
     def listeners_reached(self) -> list[str]:
-        for name, s in (("tcp", self.tcp), ("udp", self.udp), ("unix", self.unix), ("abstract", self.abstract),
-                        ("visible_unix", self.visible_unix), ("visible_dgram", self.visible_dgram)):
+        for name, s in (
+            ("tcp", self.tcp),
+            ("udp", self.udp),
+            ("unix", self.unix),
+            ("abstract", self.abstract),
+            ("visible_unix", self.visible_unix),
+            ("visible_dgram", self.visible_dgram),
+        ):
             try:
                 if s.type == socket.SOCK_DGRAM:
                     s.recv(4096)
@@ -260,21 +327,42 @@ class Host:
         if planted_mq >= 0:
             os.close(planted_mq)
         return {
-            "self": proc_state(os.getpid()), "victim": proc_state(self.victim.pid),
+            "self": proc_state(os.getpid()),
+            "victim": proc_state(self.victim.pid),
             "victim_alive": self.victim.poll() is None,
-            "files": {p: file_state(p) for p in (self.private_file, self.private_link, self.private_dir,
-                                                  self.visible_file)},
-            "planted_paths": sorted(p for d in (visible_dir, sys.prefix, self.request["repo"], "/tmp", "/dev/shm",
-                                                self.private_dir, os.path.dirname(os.__file__))
-                                    for p in os.listdir(d) if self.plant in p),
-            "sysv": sysv_objects(), "shm_bait": self.shm_view.value.decode(errors="replace"),
-            "keys": {"session": keys_in(-3), "user": keys_in(-4)}, "mq_planted": planted_mq >= 0,
-            "hostname": socket.gethostname(), "domainname": Path("/proc/sys/kernel/domainname").read_text().strip(),
+            "files": {
+                p: file_state(p) for p in (self.private_file, self.private_link, self.private_dir, self.visible_file)
+            },
+            "planted_paths": sorted(
+                p
+                for d in (
+                    visible_dir,
+                    sys.prefix,
+                    self.request["repo"],
+                    "/tmp",
+                    "/dev/shm",
+                    self.private_dir,
+                    os.path.dirname(os.__file__),
+                )
+                for p in os.listdir(d)
+                if self.plant in p
+            ),
+            "sysv": sysv_objects(),
+            "shm_bait": self.shm_view.value.decode(errors="replace"),
+            "keys": {"session": keys_in(-3), "user": keys_in(-4)},
+            "mq_planted": planted_mq >= 0,
+            "hostname": socket.gethostname(),
+            "domainname": Path("/proc/sys/kernel/domainname").read_text().strip(),
             "planted_processes": [p["pid"] for p in everything if self.plant in p["cmdline"]],
-            "children": sorted(f"{p['pid']}:{p['state']}" for p in everything
-                               if p["ppid"] == os.getpid() and p["pid"] != self.victim.pid),
-            "usr1": self.usr1, "reached": self.listeners_reached(),
-            "workdirs": sorted(n for n in os.listdir(tempfile.gettempdir()) if n.startswith("rewardzoo-sandbox-"))}
+            "children": sorted(
+                f"{p['pid']}:{p['state']}"
+                for p in everything
+                if p["ppid"] == os.getpid() and p["pid"] != self.victim.pid
+            ),
+            "usr1": self.usr1,
+            "reached": self.listeners_reached(),
+            "workdirs": sorted(n for n in os.listdir(tempfile.gettempdir()) if n.startswith("rewardzoo-sandbox-")),
+        }
 
     def run(self, spec: dict) -> dict:
         attacks = spec["attacks"]
@@ -283,16 +371,20 @@ class Host:
         if len(attacks) == 1:  # a run of its own: the attack reports for itself
             driver += f"{attacks[0]}(BAIT)\n"
         else:
-            driver += ("print('@@' + json.dumps(['neutralised', EMPTIED]), flush=True)\n"
-                       "for _name in BAIT['attacks']:\n"
-                       "    try:\n        _value = globals()[_name](BAIT)\n"
-                       "    except BaseException as _err:\n        _value = f'raised {_err!r}'\n"
-                       "    print('@@' + json.dumps([_name, _value], default=repr), flush=True)\n")
+            driver += (
+                "print('@@' + json.dumps(['neutralised', EMPTIED]), flush=True)\n"
+                "for _name in BAIT['attacks']:\n"
+                "    try:\n        _value = globals()[_name](BAIT)\n"
+                "    except BaseException as _err:\n        _value = f'raised {_err!r}'\n"
+                "    print('@@' + json.dumps([_name, _value], default=repr), flush=True)\n"
+            )
         before = self.snapshot()
         stop = threading.Event()
         peak = [0.0]
-        threads = [threading.Thread(target=self._sample_shmem, args=(stop, peak)),
-                   threading.Thread(target=self._make_names, args=(stop,))]
+        threads = [
+            threading.Thread(target=self._sample_shmem, args=(stop, peak)),
+            threading.Thread(target=self._make_names, args=(stop,)),
+        ]
         for t in threads:
             t.start()
         start = time.monotonic()
@@ -302,10 +394,18 @@ class Host:
         for t in threads:
             t.join()
         time.sleep(0.2)  # anything the run left to the kernel (a reparented init, a dying daemon) shows now
-        return {"result": {k: getattr(r, k) for k in ("returncode", "timed_out", "killed_reason", "duration_s",
-                                                      "truncated", "isolation")},
-                "stdout": r.stdout, "stderr": r.stderr[-20000:], "wall_s": wall, "shmem_peak_mb": peak[0],
-                "before": before, "after": self.snapshot()}
+        return {
+            "result": {
+                k: getattr(r, k)
+                for k in ("returncode", "timed_out", "killed_reason", "duration_s", "truncated", "isolation")
+            },
+            "stdout": r.stdout,
+            "stderr": r.stderr[-20000:],
+            "wall_s": wall,
+            "shmem_peak_mb": peak[0],
+            "before": before,
+            "after": self.snapshot(),
+        }
 
     @staticmethod
     def _shmem_kb() -> int:
@@ -414,8 +514,18 @@ def main() -> None:
     try:
         host = Host(request)
         runs = {spec["name"]: host.run(spec) for spec in request["runs"]}
-        print(json.dumps({"uid": os.getuid(), "plant": host.plant, "xattrs": host.xattrs_ok,
-                          "bait": host.bait([]), "runs": runs}, default=repr))
+        print(
+            json.dumps(
+                {
+                    "uid": os.getuid(),
+                    "plant": host.plant,
+                    "xattrs": host.xattrs_ok,
+                    "bait": host.bait([]),
+                    "runs": runs,
+                },
+                default=repr,
+            )
+        )
     finally:
         if host is not None:
             host.clean()

@@ -16,9 +16,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = "ral_multiplication"
-OVERRIDES = ["sft.enabled=false", "sft.disjoint_rl_prompts=false", "task.multiplication.n_train=64",
-             "task.multiplication.n_eval=16", "task.multiplication.n_validation=16", "reward.ral.warmup_steps=2",
-             "reward.ral.judge.init_from="]
+OVERRIDES = [
+    "sft.enabled=false",
+    "sft.disjoint_rl_prompts=false",
+    "task.multiplication.n_train=64",
+    "task.multiplication.n_eval=16",
+    "task.multiplication.n_validation=16",
+    "reward.ral.warmup_steps=2",
+    "reward.ral.judge.init_from=",
+]
 
 
 def free_port() -> int:
@@ -43,9 +49,25 @@ class Served:
         """Start the service and wait until ``/health`` answers."""
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         with open(self.log, "a") as log:
-            self.proc = subprocess.Popen([sys.executable, "-m", "rewardzoo.cli", "serve", self.recipe, *self.overrides,
-                                          "--port", str(self.port), "--dir", str(self.out_dir), *self.flags],
-                                         stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "rewardzoo.cli",
+                    "serve",
+                    self.recipe,
+                    *self.overrides,
+                    "--port",
+                    str(self.port),
+                    "--dir",
+                    str(self.out_dir),
+                    *self.flags,
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=ROOT,
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -90,8 +112,9 @@ def serving(out_dir: Path, recipe: str = RECIPE, overrides: list[str] | None = N
 def post(url: str, body: dict | bytes, path: str = "/score", headers: dict | None = None) -> tuple[int, dict]:
     """(status, JSON body) of one POST, errors included (no retry)."""
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    request = urllib.request.Request(f"{url}{path}", data=data,
-                                     headers={"content-type": "application/json", **(headers or {})})
+    request = urllib.request.Request(
+        f"{url}{path}", data=data, headers={"content-type": "application/json", **(headers or {})}
+    )
     try:
         with urllib.request.urlopen(request, timeout=120) as r:
             return r.status, json.loads(r.read())

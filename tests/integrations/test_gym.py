@@ -9,10 +9,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import rewardzoo  # noqa: F401  (registers the environments)
-from rewardzoo.zoo import TASKS
-from rewardzoo.zoo import TaskConfig
 from rewardzoo.integrations.gym import TaskEnv, env_id, make_env, register_envs
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
+from rewardzoo.zoo import TASKS, TaskConfig
 
 SMALL = {"n_train": 20, "n_eval": 5}
 
@@ -28,7 +27,9 @@ def small_settings(name, tmp_path):
         return {"path": str(path)}
     if name == "abstracts":
         path = tmp_path / "abstracts.jsonl"
-        path.write_text("".join(json.dumps({"title": f"paper {i}", "abstract": f"we study {i}."}) + "\n" for i in range(30)))
+        path.write_text(
+            "".join(json.dumps({"title": f"paper {i}", "abstract": f"we study {i}."}) + "\n" for i in range(30))
+        )
         return {"path": str(path)}
     return _shrunk(getattr(TaskConfig(), name))
 
@@ -82,8 +83,11 @@ def test_multiplication_make_and_step():
     prompt, _ = env.reset(seed=0)
     a, b = map(int, prompt.rstrip("=").split("*"))
     _, reward, terminated, _, info = env.step(str(a * b))
-    assert reward == 1.0 and terminated and info == {"reference": str(a * b), "answer": str(a * b),
-                                                      "correct": 1.0, "relative_error": 0.0}
+    assert (
+        reward == 1.0
+        and terminated
+        and info == {"reference": str(a * b), "answer": str(a * b), "correct": 1.0, "relative_error": 0.0}
+    )
     env.reset(seed=0)
     _, reward, _, _, info = env.step(str(a * b + 1))
     assert reward == 0.0 and info["correct"] == 0.0 and info["relative_error"] == pytest.approx(1 / (a * b))

@@ -7,11 +7,11 @@ import math
 import pytest
 import torch
 
-from rewardzoo.rewards.context import RewardContext
 from rewardzoo.core.models import ModelConfig, load_policy
 from rewardzoo.core.trainer import NonFiniteError
 from rewardzoo.core.types import RewardOutput, Rollouts
 from rewardzoo.integrations.trl import as_reward_func, completion_text, group_ids_of, prompt_text
+from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.functions import FunctionReward
 from rewardzoo.rewards.rlvr import RLVR
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
@@ -79,12 +79,18 @@ def test_rlvr_as_a_trl_function_scores_text_prompts():
     assert batch.answers == ["6", "7", "20", None]
     assert batch.meta == [{"a": 2, "b": 3}] * 2 + [{"a": 4, "b": 5}] * 2
     assert batch.group_ids.tolist() == [0, 0, 1, 1]
-    assert fn.__name__ == "RLVR" and as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), name="acc").__name__ == "acc"
+    assert (
+        fn.__name__ == "RLVR"
+        and as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), name="acc").__name__ == "acc"
+    )
 
 
 def test_trl_reads_the_name_it_logs_under():
     trl_utils = pytest.importorskip("trl.trainer.utils")
-    assert trl_utils.get_callable_name(as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), name="mult_acc")) == "mult_acc"
+    assert (
+        trl_utils.get_callable_name(as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), name="mult_acc"))
+        == "mult_acc"
+    )
 
 
 def test_conversational_prompts_and_completions():
@@ -93,15 +99,20 @@ def test_conversational_prompts_and_completions():
     fn = as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), parse=TASK.parse)
     assert fn(prompts, completions, **COLUMNS) == [1.0, 0.0, 1.0, 0.0]
     assert prompt_text(prompts[0]) == "2*3="
-    two_turns = [{"role": "assistant", "content": "let me think"}, {"role": "tool", "content": "42"},
-                 {"role": "assistant", "content": "6"}]
+    two_turns = [
+        {"role": "assistant", "content": "let me think"},
+        {"role": "tool", "content": "42"},
+        {"role": "assistant", "content": "6"},
+    ]
     assert completion_text(two_turns) == "let me think\n6"
     with pytest.raises(ValueError, match="no 'user' message"):
         prompt_text([{"role": "system", "content": "hi"}])
 
 
 def test_without_a_parser_the_answer_is_the_stripped_completion():
-    batch = as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK))).rollouts(PROMPTS, ["6 ", "", "20", "x"], COLUMNS)
+    batch = as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK))).rollouts(
+        PROMPTS, ["6 ", "", "20", "x"], COLUMNS
+    )
     assert batch.answers == ["6", None, "20", "x"]
 
 
@@ -111,7 +122,12 @@ def test_reference_column():
         fn(PROMPTS, COMPLETIONS, **COLUMNS, trainer_state=None)
     renamed = {"solution": COLUMNS["reference"], "a": COLUMNS["a"], "b": COLUMNS["b"]}
     assert fn(PROMPTS, COMPLETIONS, **renamed) == [1.0, 0.0, 1.0, 0.0]
-    assert as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), reference_column=None).rollouts(PROMPTS, COMPLETIONS, {}).references == [None] * 4
+    assert (
+        as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), reference_column=None)
+        .rollouts(PROMPTS, COMPLETIONS, {})
+        .references
+        == [None] * 4
+    )
 
 
 def test_group_ids_runs_and_blocks():
@@ -184,11 +200,21 @@ def test_round_trip_through_function_reward_equals_the_reward():
     examples = TASK.train[:4]
     rows = [e for e in examples for _ in range(2)]
     completions = [e.reference if i % 2 else "0" for i, e in enumerate(rows)]
-    batch = Rollouts(prompts=[e.prompt for e in rows], completions=completions, answers=[TASK.parse(c) for c in completions],
-                     references=[e.reference for e in rows], group_ids=torch.arange(4).repeat_interleave(2),
-                     meta=[e.meta for e in rows], step=3)
+    batch = Rollouts(
+        prompts=[e.prompt for e in rows],
+        completions=completions,
+        answers=[TASK.parse(c) for c in completions],
+        references=[e.reference for e in rows],
+        group_ids=torch.arange(4).repeat_interleave(2),
+        meta=[e.meta for e in rows],
+        step=3,
+    )
     direct = RLVR.from_config(ctx=RewardContext(task=TASK)).score(batch).rewards
-    trip = FunctionReward(as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), parse=TASK.parse)).score(batch).rewards
+    trip = (
+        FunctionReward(as_reward_func(RLVR.from_config(ctx=RewardContext(task=TASK)), parse=TASK.parse))
+        .score(batch)
+        .rewards
+    )
     assert trip.tolist() == direct.tolist() and direct.sum() == 4
 
 
@@ -204,14 +230,30 @@ def test_grpo_trainer_trains_with_rewardzoo_rewards(tmp_path):
     model, tokenizer = load_policy(ModelConfig(name="tiny"))
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     args = trl.GRPOConfig(
-        output_dir=str(tmp_path), use_cpu=True, bf16=False, max_steps=2, per_device_train_batch_size=8, num_generations=4,
-        max_completion_length=4, learning_rate=1e-3, report_to="none", save_strategy="no", logging_steps=1,
-        gradient_checkpointing=False, dataloader_num_workers=0, seed=0,
+        output_dir=str(tmp_path),
+        use_cpu=True,
+        bf16=False,
+        max_steps=2,
+        per_device_train_batch_size=8,
+        num_generations=4,
+        max_completion_length=4,
+        learning_rate=1e-3,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1,
+        gradient_checkpointing=False,
+        dataloader_num_workers=0,
+        seed=0,
     )
     trainer = trl.GRPOTrainer(
-        model=model, processing_class=tokenizer, train_dataset=dataset, args=args,
-        reward_funcs=[as_reward_func(rlvr, parse=TASK.parse, num_generations=4, name="mult_acc"),
-                      as_reward_func(learned, name="digits")],
+        model=model,
+        processing_class=tokenizer,
+        train_dataset=dataset,
+        args=args,
+        reward_funcs=[
+            as_reward_func(rlvr, parse=TASK.parse, num_generations=4, name="mult_acc"),
+            as_reward_func(learned, name="digits"),
+        ],
     )
     trainer.train()
 

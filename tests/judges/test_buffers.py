@@ -65,8 +65,12 @@ def test_replay_count_rejects_fraction_one():
 
 
 @settings(max_examples=30, deadline=None)
-@given(eviction=st.sampled_from(["fifo", "reservoir"]), capacity=st.integers(1, 8),
-       first=st.lists(st.integers(), max_size=20), second=st.lists(st.integers(), max_size=20))
+@given(
+    eviction=st.sampled_from(["fifo", "reservoir"]),
+    capacity=st.integers(1, 8),
+    first=st.lists(st.integers(), max_size=20),
+    second=st.lists(st.integers(), max_size=20),
+)
 def test_state_dict_round_trip_continues_exactly(eviction, capacity, first, second):
     a = ReplayBuffer(capacity, eviction, seed=7)
     a.add(first)

@@ -5,7 +5,6 @@ a hand computation."""
 
 import math
 
-import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -13,9 +12,20 @@ from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
 from rewardzoo.core.models import LoraSettings, TinyModelConfig, add_lora, char_tokenizer, tiny_causal_lm
-from rewardzoo.judges.pairwise import (LMJudge, LMJudgeConfig, RuleJudge, RuleJudgeConfig, Tournament, Verdicts,
-                                       answer_tokens, bt_win_rates, miscalibration, round_robin_pairs, symmetrise,
-                                       win_rates)
+from rewardzoo.judges.pairwise import (
+    LMJudge,
+    LMJudgeConfig,
+    RuleJudge,
+    RuleJudgeConfig,
+    Tournament,
+    Verdicts,
+    answer_tokens,
+    bt_win_rates,
+    miscalibration,
+    round_robin_pairs,
+    symmetrise,
+    win_rates,
+)
 from rewardzoo.judges.rubric import Criterion, load_rubric
 from rewardzoo.tasks.rubric_writing import RubricWriting, RubricWritingConfig
 
@@ -26,17 +36,23 @@ META = {"words": ["cat"], "min_words": 2, "max_words": 4}
 def score_judge(scores: torch.Tensor, noise: float = 0.0, seed: int = 0):
     """A pair judge over rows with known scores: J(a, b) = σ((s_a − s_b + noise·ε) / 0.1)."""
     gen = torch.Generator().manual_seed(seed)
+
     def judge(first, second):
         eps = torch.randn(len(first), generator=gen, dtype=torch.float64)
-        return Verdicts(torch.sigmoid((scores[first] - scores[second] + noise * eps) / 0.1),
-                        torch.zeros(len(first), dtype=torch.bool))
+        return Verdicts(
+            torch.sigmoid((scores[first] - scores[second] + noise * eps) / 0.1),
+            torch.zeros(len(first), dtype=torch.bool),
+        )
+
     return judge
 
 
 @settings(max_examples=50, deadline=None)
 @given(st.integers(2, 12), st.integers(0, 10**6))
 def test_symmetrised_preferences_sum_to_one_and_win_rates_average_half(G, seed):
-    J = torch.rand(G, G, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)  # any verdicts, biased or not
+    J = torch.rand(
+        G, G, generator=torch.Generator().manual_seed(seed), dtype=torch.float64
+    )  # any verdicts, biased or not
     P = symmetrise(J, J.T)
     assert torch.allclose(P + P.T, torch.ones(G, G, dtype=torch.float64))
     assert win_rates(P).mean().item() == pytest.approx(0.5, abs=1e-12)
@@ -48,9 +64,12 @@ def test_round_robin_by_hand():
     """Scores 3 > 2 > 1 with hard verdicts: row 0 wins both (1), row 1 one of two (½), row 2 none (0).
     A pure position bias J(i, j) = 0.9 for every ordered pair symmetrises to ½ everywhere."""
     assert round_robin_pairs(3).tolist() == [[0, 1], [0, 2], [1, 0], [1, 2], [2, 0], [2, 1]]
+
     def hard(a, b):
-        return Verdicts(0.5 * (torch.sign(torch.tensor([3., 2, 1])[a] - torch.tensor([3., 2, 1])[b]) + 1),
-                        torch.zeros(len(a), dtype=torch.bool))
+        return Verdicts(
+            0.5 * (torch.sign(torch.tensor([3.0, 2, 1])[a] - torch.tensor([3.0, 2, 1])[b]) + 1),
+            torch.zeros(len(a), dtype=torch.bool),
+        )
 
     w, stats = Tournament("round_robin").win_rates(hard, [[0, 1, 2]])
     assert w.tolist() == [1.0, 0.5, 0.0] and stats.calls == 6 and stats.consistent == stats.pairs == 3
@@ -75,7 +94,10 @@ def test_swiss_costs_g_log_g_and_keeps_the_ranking(G):
 
 def test_swiss_is_seeded():
     scores = torch.randn(8, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
-    runs = [Tournament("swiss").win_rates(score_judge(scores, noise=0.3, seed=1), [list(range(8))], seed=s)[0] for s in (5, 5, 6)]
+    runs = [
+        Tournament("swiss").win_rates(score_judge(scores, noise=0.3, seed=1), [list(range(8))], seed=s)[0]
+        for s in (5, 5, 6)
+    ]
     assert torch.equal(runs[0], runs[1]) and not torch.equal(runs[0], runs[2])
 
 
@@ -91,7 +113,9 @@ def test_rule_judge_verdicts_by_hand():
     logistic = RuleJudge(RuleJudgeConfig(position_bias=0.05, verdict="logistic", temperature=0.1))
     assert logistic.compare(*args).prob.item() == pytest.approx(1 / (1 + math.exp(-(1 / 3 + 0.05) / 0.1)))
     assert RuleJudge(RuleJudgeConfig(verdict="hard")).compare(*args).prob.item() == 1.0
-    assert RuleJudge(RuleJudgeConfig(verdict="hard")).compare(LENGTH, ["p"], [META], ["cat"], ["dog"]).prob.item() == 0.5
+    assert (
+        RuleJudge(RuleJudgeConfig(verdict="hard")).compare(LENGTH, ["p"], [META], ["cat"], ["dog"]).prob.item() == 0.5
+    )
 
 
 def test_perception_noise_is_one_draw_per_response_shared_by_both_modes():
@@ -105,8 +129,9 @@ def test_perception_noise_is_one_draw_per_response_shared_by_both_modes():
     assert torch.allclose(a - a.roll(-1), 4 * (j - 0.5), atol=1e-12)
     assert torch.equal(judge.score(LENGTH, ["p"] * 3, [META] * 3, texts, step=7).prob, a)
     assert not torch.equal(judge.score(LENGTH, ["p"] * 3, [META] * 3, texts, step=8).prob, a)
-    assert not torch.equal(RuleJudge(RuleJudgeConfig(noise=0.1), seed=5).score(LENGTH, ["p"] * 3, [META] * 3, texts,
-                                                                              step=7).prob, a)
+    assert not torch.equal(
+        RuleJudge(RuleJudgeConfig(noise=0.1), seed=5).score(LENGTH, ["p"] * 3, [META] * 3, texts, step=7).prob, a
+    )
     many = judge.perceived(LENGTH, [f"p{i}" for i in range(400)], [META] * 400, ["The cat sleeps."] * 400)
     assert abs(many.std().item() - 0.1) < 0.02 and abs(many.mean().item() - 1.0) < 0.02  # σ = 0.1 around the check
 
@@ -142,8 +167,10 @@ def test_bias_is_applied_once_per_comparison():
     score and sit λ·3/(2·span) from ½ in a linear verdict — the same gain a real difference of the check gets."""
     texts = (["The big old cat sleeps."] * 8, ["The cat sleeps."] * 8)
     calm, moody = RuleJudge(RuleJudgeConfig(), seed=1), RuleJudge(RuleJudgeConfig(call_offset=0.5), seed=1)
-    assert torch.equal(calm.compare(LENGTH, ["p"] * 8, [META] * 8, *texts).prob,
-                       moody.compare(LENGTH, ["p"] * 8, [META] * 8, *texts).prob)
+    assert torch.equal(
+        calm.compare(LENGTH, ["p"] * 8, [META] * 8, *texts).prob,
+        moody.compare(LENGTH, ["p"] * 8, [META] * 8, *texts).prob,
+    )
     assert moody.score(LENGTH, ["p"] * 8, [META] * 8, texts[1]).prob.std() > 0.2  # one offset per absolute call
     meta = {"words": ["cat"], "min_words": 2, "max_words": 6}
     longer = RuleJudge(RuleJudgeConfig(length_bias=0.01))
@@ -160,10 +187,13 @@ def test_miscalibrated_reports_by_hand():
     assert judge.score(LENGTH, ["p"] * 3, [META] * 3, texts).prob.tolist() == pytest.approx([1.0, 0.8, 0.2])
     scaled = RuleJudge(RuleJudgeConfig(criterion_scale=0.5))
     z = torch.tensor([0.0, 1.0], dtype=torch.float64)
-    spans = {name: (lambda r: (r[1] - r[0]).item())(scaled.report(Criterion(name, "d", check=name), z, torch.zeros(2)))
-             for name in ("length_window", "no_repeats", "period_end")}
+    spans = {
+        name: (lambda r: (r[1] - r[0]).item())(scaled.report(Criterion(name, "d", check=name), z, torch.zeros(2)))
+        for name in ("length_window", "no_repeats", "period_end")
+    }
     assert len({round(v, 9) for v in spans.values()}) == 3 and spans == {
-        n: (lambda r: (r[1] - r[0]).item())(scaled.report(Criterion(n, "d", check=n), z, torch.zeros(2))) for n in spans}
+        n: (lambda r: (r[1] - r[0]).item())(scaled.report(Criterion(n, "d", check=n), z, torch.zeros(2))) for n in spans
+    }
     assert miscalibration(0) == {"levels": 0, "leniency": 0.0, "criterion_scale": 0.0, "call_offset": 0.0}
     assert [miscalibration(m)["levels"] for m in (1, 2, 3)] == [11, 6, 4]
     with pytest.raises(ValueError, match=">= 0"):
@@ -178,14 +208,22 @@ def test_rule_judge_unparseable_calls_are_ties_and_counted():
     state = judge.state_dict()
     again = judge.score(LENGTH, ["p"] * 400, [META] * 400, ["cat"] * 400)
     judge.load_state_dict(state)
-    assert again.unparseable.any() and torch.equal(judge.score(LENGTH, ["p"] * 400, [META] * 400, ["cat"] * 400).prob,
-                                                   again.prob)
+    assert again.unparseable.any() and torch.equal(
+        judge.score(LENGTH, ["p"] * 400, [META] * 400, ["cat"] * 400).prob, again.prob
+    )
 
 
 # ---------------------------------------------------------------------------------------------- the LM judge
 TINY = TinyModelConfig(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64)
-SHORT = LMJudgeConfig(pairwise_template="{title}|{prompt}|{first}|{second}|", absolute_template="{title}|{prompt}|{response}|",
-                      answer_prefix="?", choices=["A", "B"], absolute_choices=["Y", "N"], min_choice_mass=0.0, batch_size=2)
+SHORT = LMJudgeConfig(
+    pairwise_template="{title}|{prompt}|{first}|{second}|",
+    absolute_template="{title}|{prompt}|{response}|",
+    answer_prefix="?",
+    choices=["A", "B"],
+    absolute_choices=["Y", "N"],
+    min_choice_mass=0.0,
+    batch_size=2,
+)
 CRIT = Criterion("clarity", "Is it clear?", title="Clear")
 
 
@@ -200,8 +238,10 @@ def hand_choice(model, tok, text: str, a: str, b: str) -> float:
 
 def test_answer_tokens_for_character_and_shared_prefixes():
     tok = char_tokenizer()
-    assert answer_tokens(tok, "Answer:", [" A", " B"]) == (tok(" ", add_special_tokens=False)["input_ids"],
-                                                            [tok.convert_tokens_to_ids("A"), tok.convert_tokens_to_ids("B")])
+    assert answer_tokens(tok, "Answer:", [" A", " B"]) == (
+        tok(" ", add_special_tokens=False)["input_ids"],
+        [tok.convert_tokens_to_ids("A"), tok.convert_tokens_to_ids("B")],
+    )
     with pytest.raises(ValueError, match="cannot be told apart"):
         answer_tokens(tok, "Answer:", [" A", " A"])
 
@@ -217,13 +257,17 @@ def test_lm_judge_matches_a_hand_computation_in_both_orders():
     backward = judge.compare(CRIT, prompts, [{}] * 3, b, a)
     hand_f = [hand_choice(model, tok, f"Clear|{p}|{x}|{y}|?", "A", "B") for p, x, y in zip(prompts, a, b)]
     hand_b = [hand_choice(model, tok, f"Clear|{p}|{y}|{x}|?", "A", "B") for p, x, y in zip(prompts, a, b)]
-    assert forward.prob.tolist() == pytest.approx(hand_f, abs=1e-5) and backward.prob.tolist() == pytest.approx(hand_b, abs=1e-5)
+    assert forward.prob.tolist() == pytest.approx(hand_f, abs=1e-5) and backward.prob.tolist() == pytest.approx(
+        hand_b, abs=1e-5
+    )
     assert not forward.unparseable.any() and judge.calls == 6
     assert symmetrise(forward.prob, backward.prob).tolist() == pytest.approx(
-        [0.5 * (f + 1 - g) for f, g in zip(hand_f, hand_b)], abs=1e-5)
+        [0.5 * (f + 1 - g) for f, g in zip(hand_f, hand_b)], abs=1e-5
+    )
     absolute = judge.score(CRIT, prompts, [{}] * 3, a)
-    assert absolute.prob.tolist() == pytest.approx([hand_choice(model, tok, f"Clear|{p}|{x}|?", "Y", "N")
-                                                    for p, x in zip(prompts, a)], abs=1e-5)
+    assert absolute.prob.tolist() == pytest.approx(
+        [hand_choice(model, tok, f"Clear|{p}|{x}|?", "Y", "N") for p, x in zip(prompts, a)], abs=1e-5
+    )
     picky = LMJudge.self_judge(model, tok, LMJudgeConfig(**{**SHORT.__dict__, "min_choice_mass": 0.99}))
     v = picky.compare(CRIT, prompts, [{}] * 3, a, b)  # a random model puts far less than 0.99 on A and B: all ties
     assert v.unparseable.all() and (v.prob == 0.5).all()
@@ -241,7 +285,9 @@ def test_self_judge_is_the_frozen_start():
         for p in policy.parameters():
             p.add_(0.5 * torch.randn_like(p))
     assert torch.equal(judge.compare(*args).prob, before)
-    assert hand_choice(policy, tok, "Clear|red cat|The red cat.|cat|?", "A", "B") != pytest.approx(before.item(), abs=1e-4)
+    assert hand_choice(policy, tok, "Clear|red cat|The red cat.|cat|?", "A", "B") != pytest.approx(
+        before.item(), abs=1e-4
+    )
 
     base = tiny_causal_lm(TINY, len(tok), seed=2)
     hand_base = hand_choice(base, tok, "Clear|red cat|The red cat.|cat|?", "A", "B")

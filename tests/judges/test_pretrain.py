@@ -28,15 +28,19 @@ def test_the_recipe_corpus_is_disjoint_from_every_prompt_of_the_task():
     task = Multiplication(cfg.task.multiplication)
     corpus = equation_corpus(cfg.task.multiplication)
     sft = task.train[: cfg.sft.n_examples]
-    rl = task.train[cfg.sft.n_examples:]
+    rl = task.train[cfg.sft.n_examples :]
     assert len(sft) == 4000 and len(rl) == 1000 and len(task.eval) == 1000
     assert len(task.validation) == 500
     for split in (sft, rl, task.eval, task.validation):
         assert not corpus.pairs() & {operands(e.prompt) for e in split}
     assert len(corpus.train) == 1600 == 8100 - 6500
-    assert all(int(e.demonstration) == e.meta["a"] * e.meta["b"] and e.prompt == f"{e.meta['a']}*{e.meta['b']}="
-               for e in corpus.train)
-    assert set(task_pairs(cfg.task.multiplication)) == {operands(e.prompt) for e in task.train + task.eval + task.validation}
+    assert all(
+        int(e.demonstration) == e.meta["a"] * e.meta["b"] and e.prompt == f"{e.meta['a']}*{e.meta['b']}="
+        for e in corpus.train
+    )
+    assert set(task_pairs(cfg.task.multiplication)) == {
+        operands(e.prompt) for e in task.train + task.eval + task.validation
+    }
 
 
 def test_corpus_order_is_seeded_and_can_be_cut():

@@ -7,8 +7,14 @@ import torch
 from rewardzoo.core.config import ConfigError
 from rewardzoo.core.models import TinyModelConfig, char_tokenizer, tiny_causal_lm
 from rewardzoo.judges.classifier import JudgeConfig, SequenceJudge
-from rewardzoo.judges.readouts import (LikelihoodJudgeModel, answer_states, last_pool, mean_pool, pack_answers,
-                                       reduce_loglik)
+from rewardzoo.judges.readouts import (
+    LikelihoodJudgeModel,
+    answer_states,
+    last_pool,
+    mean_pool,
+    pack_answers,
+    reduce_loglik,
+)
 from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.varl import VARL, VARLConfig
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
@@ -16,9 +22,14 @@ from rewardzoo.zoo import load_config
 from tests.rewards.judged import batch
 
 TINY = TinyModelConfig(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64)
-ALL = [dict(readout="last_token"), dict(readout="last_token", end_token=True), dict(readout="answer_mean"),
-       dict(readout="answer_mean", end_token=True), dict(readout="lm_likelihood"),
-       dict(readout="lm_likelihood", end_token=True, lm_reduce="sum")]
+ALL = [
+    dict(readout="last_token"),
+    dict(readout="last_token", end_token=True),
+    dict(readout="answer_mean"),
+    dict(readout="answer_mean", end_token=True),
+    dict(readout="lm_likelihood"),
+    dict(readout="lm_likelihood", end_token=True, lm_reduce="sum"),
+]
 IDS = ["last", "last+eos", "mean", "mean+eos", "lm", "lm_sum+eos"]
 POS = [(f"{a}*2=", f"{2 * a}") for a in range(10, 20)]
 NEG = [(f"{a}*2=", f"{2 * a + 1}") for a in range(10, 20)]
@@ -100,8 +111,11 @@ def test_every_readout_learns_a_separable_toy(kw):
     assert last < first
 
 
-@pytest.mark.parametrize("kw", ALL + [dict(readout="lm_likelihood", head_lr=0.1, freeze_backbone=True),
-                                      dict(readout="answer_mean", head_lr=0.1)], ids=IDS + ["lm-frozen", "mean-head_lr"])
+@pytest.mark.parametrize(
+    "kw",
+    ALL + [dict(readout="lm_likelihood", head_lr=0.1, freeze_backbone=True), dict(readout="answer_mean", head_lr=0.1)],
+    ids=IDS + ["lm-frozen", "mean-head_lr"],
+)
 def test_state_dict_round_trip_continues_exactly(kw):
     a = judge(seed=0, lr=1e-3, **kw)
     for _ in range(2):

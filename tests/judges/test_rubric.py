@@ -23,9 +23,11 @@ def test_shipped_rubrics_are_the_seed_tables():
 
 def test_custom_rubric_from_yaml(tmp_path):
     path = tmp_path / "mine.yaml"
-    path.write_text("name: mine\nsteps_per_criterion: 7\ncriteria:\n"
-                    "  - {name: short, description: 'Is it short?', check: length_window}\n"
-                    "  - {name: kind, description: 'Is it kind?', template: 'Kinder? {first} or {second}'}\n")
+    path.write_text(
+        "name: mine\nsteps_per_criterion: 7\ncriteria:\n"
+        "  - {name: short, description: 'Is it short?', check: length_window}\n"
+        "  - {name: kind, description: 'Is it kind?', template: 'Kinder? {first} or {second}'}\n"
+    )
     r = load_rubric(str(path))
     assert (r.name, r.steps_per_criterion, [c.name for c in r.criteria]) == ("mine", 7, ["short", "kind"])
     assert r.criteria[0].check_fn() is CHECKS["length_window"]
@@ -33,13 +35,16 @@ def test_custom_rubric_from_yaml(tmp_path):
         r.criteria[1].check_fn()
 
 
-@pytest.mark.parametrize("text, match", [
-    ("criteria: []\n", "no criteria"),
-    ("criteria:\n  - {name: a, description: x}\n  - {name: a, description: y}\n", "repeats criterion names"),
-    ("criteria:\n  - {name: a, description: x, check: nope}\n", "unknown check 'nope'"),
-    ("criteria:\n  - {name: a, descr: x}\n", "not a valid rubric"),
-    ("crit: 1\n", "not a valid rubric"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("criteria: []\n", "no criteria"),
+        ("criteria:\n  - {name: a, description: x}\n  - {name: a, description: y}\n", "repeats criterion names"),
+        ("criteria:\n  - {name: a, description: x, check: nope}\n", "unknown check 'nope'"),
+        ("criteria:\n  - {name: a, descr: x}\n", "not a valid rubric"),
+        ("crit: 1\n", "not a valid rubric"),
+    ],
+)
 def test_bad_rubrics_fail_clearly(tmp_path, text, match):
     path = tmp_path / "bad.yaml"
     path.write_text(text)
@@ -56,14 +61,22 @@ def test_curriculum_by_hand():
     assert [len(s.active(t)) for t in (0, 99, 100, 250, 1200, 5000)] == [1, 1, 2, 3, 13, 13]
     assert s.weights(250)[:4].tolist() == [0.25, 0.25, 0.5, 0.0]
     assert s.weights(0)[0] == 1.0
-    assert torch.allclose(RubricSchedule(13, "curriculum", 100, weighting="uniform").weights(250)[:3], torch.full((3,), 1 / 3,
-                                                                                                              dtype=torch.float64))
+    assert torch.allclose(
+        RubricSchedule(13, "curriculum", 100, weighting="uniform").weights(250)[:3],
+        torch.full((3,), 1 / 3, dtype=torch.float64),
+    )
     assert RubricSchedule(13, "all").active(0) == list(range(13))
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.sampled_from(["curriculum", "all", "dropout"]), st.sampled_from(["newest", "uniform"]),
-       st.integers(1, 20), st.floats(0.05, 1.0), st.integers(0, 3000), st.integers(1, 20))
+@given(
+    st.sampled_from(["curriculum", "all", "dropout"]),
+    st.sampled_from(["newest", "uniform"]),
+    st.integers(1, 20),
+    st.floats(0.05, 1.0),
+    st.integers(0, 3000),
+    st.integers(1, 20),
+)
 def test_weights_sum_to_one_on_the_active_set(kind, weighting, K, w_new, step, C):
     s = RubricSchedule(C, kind, K, weighting, w_new, seed=3)
     w, active = s.weights(step), s.active(step)

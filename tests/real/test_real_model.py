@@ -25,16 +25,36 @@ from rewardzoo.recipes import evaluate_start, make_trainer
 
 MODEL = "smollm2-135m-instruct"
 
-pytestmark = [pytest.mark.real,
-              pytest.mark.skipif(not is_fetched(MODEL), reason=f"{MODEL} is not fetched into {model_dir(MODEL)}: run "
-                                                                f"`make fetch-model` (rewardzoo models fetch {MODEL})")]
+pytestmark = [
+    pytest.mark.real,
+    pytest.mark.skipif(
+        not is_fetched(MODEL),
+        reason=f"{MODEL} is not fetched into {model_dir(MODEL)}: run "
+        f"`make fetch-model` (rewardzoo models fetch {MODEL})",
+    ),
+]
 
-SMALL = ["steps=2", "grpo.batch_size=16", "grpo.group_size=4", "grpo.micro_batch_size=16", "sampling.max_new_tokens=24",
-         "eval.n_examples=4", "eval.every=0", "checkpoint_every=0", "logging.progress=false", "model.lora.r=4",
-         "model.lora.alpha=8"]
+SMALL = [
+    "steps=2",
+    "grpo.batch_size=16",
+    "grpo.group_size=4",
+    "grpo.micro_batch_size=16",
+    "sampling.max_new_tokens=24",
+    "eval.n_examples=4",
+    "eval.every=0",
+    "checkpoint_every=0",
+    "logging.progress=false",
+    "model.lora.r=4",
+    "model.lora.alpha=8",
+]
 """A few-step run of a real-model recipe: 4 prompts × G = 4, 24 new tokens, LoRA r 4."""
-EASY = ["task.multiplication.digits_a=1", "task.multiplication.digits_b=1", "task.multiplication.n_train=60",
-        "task.multiplication.n_eval=16", "task.multiplication.n_validation=0"]
+EASY = [
+    "task.multiplication.digits_a=1",
+    "task.multiplication.digits_b=1",
+    "task.multiplication.n_train=60",
+    "task.multiplication.n_eval=16",
+    "task.multiplication.n_validation=0",
+]
 """1-digit × 1-digit prompts, which the instruct model answers right often enough at step 0 that a group's
 rewards differ (an all-equal group has zero advantage and moves nothing)."""
 
@@ -76,16 +96,33 @@ def test_the_lean_decode_forward_gives_transformers_greedy_tokens_on_the_real_ll
     texts = ["<|im_start|>user\nWhat is 7 * 8?<|im_end|>\n<|im_start|>assistant\n", "<|im_start|>user\nHi<|im_end|>\n"]
     enc = tokenizer(texts, return_tensors="pt", padding=True)
     repeats = torch.tensor([1, 1])
-    lean = decode(model, enc["input_ids"], enc["attention_mask"], repeats, 12, [tokenizer.eos_token_id],
-                  tokenizer.pad_token_id, fast=True)
-    plain = decode(model, enc["input_ids"], enc["attention_mask"], repeats, 12, [tokenizer.eos_token_id],
-                   tokenizer.pad_token_id, fast=False)
+    lean = decode(
+        model,
+        enc["input_ids"],
+        enc["attention_mask"],
+        repeats,
+        12,
+        [tokenizer.eos_token_id],
+        tokenizer.pad_token_id,
+        fast=True,
+    )
+    plain = decode(
+        model,
+        enc["input_ids"],
+        enc["attention_mask"],
+        repeats,
+        12,
+        [tokenizer.eos_token_id],
+        tokenizer.pad_token_id,
+        fast=False,
+    )
     assert torch.equal(lean, plain)
 
 
 def test_a_chat_prompt_at_step_0_gives_a_parseable_answer_on_80_percent_of_held_out_multiplication(tmp_path):
-    metrics, _ = evaluate_start("rlvr_multiplication_smollm2", ["eval.n_examples=50", f"run_dir={tmp_path}",
-                                                                "logging.progress=false"])
+    metrics, _ = evaluate_start(
+        "rlvr_multiplication_smollm2", ["eval.n_examples=50", f"run_dir={tmp_path}", "logging.progress=false"]
+    )
     print(f"step-0 chat multiplication, 50 held-out prompts, greedy: {metrics}")
     assert metrics["eval/format_rate"] >= 0.8, metrics
 
@@ -105,8 +142,9 @@ def test_rlvr_trains_lora_on_chat_multiplication_and_resumes_to_the_same_bits(tm
 
 
 def test_ral_trains_with_a_smollm2_judge_that_updates(tmp_path):
-    trainer = make_trainer("ral_multiplication_smollm2", [*SMALL, *EASY, "reward.ral.warmup_steps=1",
-                                                          f"run_dir={tmp_path}"])
+    trainer = make_trainer(
+        "ral_multiplication_smollm2", [*SMALL, *EASY, "reward.ral.warmup_steps=1", f"run_dir={tmp_path}"]
+    )
     judge_before = {n: p.detach().clone() for n, p in trainer.reward.judge.model.named_parameters()}
     check_trains(trainer, ("reward/judge_prob_mean",))
     changed = [n for n, p in trainer.reward.judge.model.named_parameters() if not torch.equal(judge_before[n], p)]
@@ -119,19 +157,23 @@ def test_varl_trains_on_hackable_multiplication_in_chat_form(tmp_path):
     warm = ["sft.steps=20", "sft.n_examples=40", "sft.warmup_steps=2", f"sft.cache_dir={tmp_path / 'sft'}"]
     # 4 steps: r = v·D is 0 on a group where no reply passes the strict proxy, and lora_A moves only from the
     # second update that has a non-zero advantage (lora_B starts at 0)
-    trainer = make_trainer("varl_hackable_multiplication_smollm2", [*SMALL, *easy, *warm, "steps=4",
-                                                                   "reward.varl.warmup_steps=1",
-                                                                   f"run_dir={tmp_path / 'run'}"])
+    trainer = make_trainer(
+        "varl_hackable_multiplication_smollm2",
+        [*SMALL, *easy, *warm, "steps=4", "reward.varl.warmup_steps=1", f"run_dir={tmp_path / 'run'}"],
+    )
     disc_before = {n: p.detach().clone() for n, p in trainer.reward.discriminator.model.named_parameters()}
     rows = check_trains(trainer, ("reward/verifier_mean",))
     assert any(r["reward/verifier_mean"] > 0 for r in rows), "no rollout passed the proxy: nothing to learn from"
-    changed = [n for n, p in trainer.reward.discriminator.model.named_parameters() if not torch.equal(disc_before[n], p)]
+    changed = [
+        n for n, p in trainer.reward.discriminator.model.named_parameters() if not torch.equal(disc_before[n], p)
+    ]
     assert changed, "the discriminator did not update"
 
 
 def test_rcrl_trains_with_the_policy_as_its_own_pairwise_judge_through_its_chat_template(tmp_path):
-    trainer = make_trainer("rcrl_rubric_writing_smollm2", [*SMALL, "task.rubric_writing.n_eval=8",
-                                                           f"run_dir={tmp_path}"])
+    trainer = make_trainer(
+        "rcrl_rubric_writing_smollm2", [*SMALL, "task.rubric_writing.n_eval=8", f"run_dir={tmp_path}"]
+    )
     rows = check_trains(trainer, ("reward/active_criteria",))
     assert trainer.reward.judge.cfg.chat_template and trainer.reward.judge.calls > 0
     assert all(r["reward/active_criteria"] >= 1 for r in rows)
@@ -145,9 +187,12 @@ def test_the_trl_adapter_scores_trl_rollouts_of_the_real_model_with_the_same_rew
     from rewardzoo.rewards.rlvr import RLVR
     from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
 
-    task = Multiplication(MultiplicationConfig(digits_a=1, digits_b=1, n_train=60, n_eval=16, n_validation=0,
-                                               answer_format="instruct"))
-    rows = [{"prompt": [{"role": "user", "content": e.prompt}], "reference": e.reference, **e.meta} for e in task.train[:4]]
+    task = Multiplication(
+        MultiplicationConfig(digits_a=1, digits_b=1, n_train=60, n_eval=16, n_validation=0, answer_format="instruct")
+    )
+    rows = [
+        {"prompt": [{"role": "user", "content": e.prompt}], "reference": e.reference, **e.meta} for e in task.train[:4]
+    ]
     seen = []
 
     class Recording(RLVR):
@@ -157,12 +202,29 @@ def test_the_trl_adapter_scores_trl_rollouts_of_the_real_model_with_the_same_rew
             return out
 
     model, tokenizer = load_policy(ModelConfig(name=MODEL))
-    args = trl.GRPOConfig(output_dir=str(tmp_path), use_cpu=True, bf16=False, max_steps=1, per_device_train_batch_size=8,
-                          num_generations=4, max_completion_length=16, learning_rate=1e-5, report_to="none",
-                          save_strategy="no", logging_steps=1, dataloader_num_workers=0, seed=0)
+    args = trl.GRPOConfig(
+        output_dir=str(tmp_path),
+        use_cpu=True,
+        bf16=False,
+        max_steps=1,
+        per_device_train_batch_size=8,
+        num_generations=4,
+        max_completion_length=16,
+        learning_rate=1e-5,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1,
+        dataloader_num_workers=0,
+        seed=0,
+    )
     reward = Recording.from_config(ctx=RewardContext(task=task))
-    trainer = trl.GRPOTrainer(model=model, processing_class=tokenizer, train_dataset=datasets.Dataset.from_list(rows),
-                              args=args, reward_funcs=[as_reward_func(reward, parse=task.parse, num_generations=4)])
+    trainer = trl.GRPOTrainer(
+        model=model,
+        processing_class=tokenizer,
+        train_dataset=datasets.Dataset.from_list(rows),
+        args=args,
+        reward_funcs=[as_reward_func(reward, parse=task.parse, num_generations=4)],
+    )
     trainer.train()
     assert len(seen) == 1
     batch, rewards = seen[0]

@@ -35,8 +35,15 @@ def test_usefulness_and_zscore_by_hand():
 def batch() -> Rollouts:
     meta = {"words": ["red", "cat"], "min_words": 2, "max_words": 4}
     texts = ["The red cat.", "The cat.", "A dog runs.", "red cat", "sun", "The red cat.", "xq", "a cat sees"]
-    return Rollouts(prompts=["red cat 2-4:"] * 8, completions=texts, answers=texts, references=[None] * 8,
-                    group_ids=torch.tensor([0] * 4 + [1] * 4), meta=[meta] * 8, step=0)
+    return Rollouts(
+        prompts=["red cat 2-4:"] * 8,
+        completions=texts,
+        answers=texts,
+        references=[None] * 8,
+        group_ids=torch.tensor([0] * 4 + [1] * 4),
+        meta=[meta] * 8,
+        step=0,
+    )
 
 
 def test_bonuses_keep_each_group_mean_and_use_the_policy():
@@ -50,8 +57,11 @@ def test_bonuses_keep_each_group_mean_and_use_the_policy():
     plain, out = inner.score(batch()).rewards, reward.score(batch())
     assert out.rewards.view(2, 4).mean(1).tolist() == pytest.approx([0.5, 0.5], abs=1e-5)  # RcRL's ½ survives
     assert not torch.allclose(out.rewards, plain)
-    expected = plain.double() + 0.1 * group_zscore(out.components["bonus/exploration"], [[0, 1, 2, 3], [4, 5, 6, 7]]) \
+    expected = (
+        plain.double()
+        + 0.1 * group_zscore(out.components["bonus/exploration"], [[0, 1, 2, 3], [4, 5, 6, 7]])
         + 0.2 * group_zscore(out.components["bonus/usefulness"], [[0, 1, 2, 3], [4, 5, 6, 7]])
+    )
     assert out.rewards.tolist() == pytest.approx(expected.tolist(), abs=1e-5)
     assert {"reward/bonus/exploration_mean", "reward/bonus/usefulness_mean"} <= set(out.metrics)
 
@@ -68,22 +78,40 @@ def test_usefulness_matches_the_policy_log_likelihoods():
             logp = torch.log_softmax(policy(input_ids=torch.tensor([ids])).logits[0].double(), -1)
         return float(-sum(logp[len(ids) - n - 1 + t, ids[len(ids) - n + t]] for t in range(n)) / n)
 
-    b = Rollouts(prompts=["p:"] * 2, completions=["ab c", "de"], answers=["ab c", "de"], references=[None] * 2,
-                 group_ids=torch.zeros(2, dtype=torch.long), meta=[{}] * 2, step=0)
-    reward = WithBonuses(RcRL(RcRLConfig(rubric="rubric_writing", judge=RcRLJudgeConfig(kind="rule"))),
-                         BonusConfig(usefulness_weight=1.0, micro_batch_size=3))
+    b = Rollouts(
+        prompts=["p:"] * 2,
+        completions=["ab c", "de"],
+        answers=["ab c", "de"],
+        references=[None] * 2,
+        group_ids=torch.zeros(2, dtype=torch.long),
+        meta=[{}] * 2,
+        step=0,
+    )
+    reward = WithBonuses(
+        RcRL(RcRLConfig(rubric="rubric_writing", judge=RcRLJudgeConfig(kind="rule"))),
+        BonusConfig(usefulness_weight=1.0, micro_batch_size=3),
+    )
     reward.bind_policy(policy, tok)
     u = reward.usefulness(b, [[0, 1]])
-    assert u.tolist() == pytest.approx([nll("p:", "de") - nll("p:ab c\n\np:", "de"),
-                                        nll("p:", "ab c") - nll("p:de\n\np:", "ab c")], abs=1e-5)
+    assert u.tolist() == pytest.approx(
+        [nll("p:", "de") - nll("p:ab c\n\np:", "de"), nll("p:", "ab c") - nll("p:de\n\np:", "ab c")], abs=1e-5
+    )
 
 
 def test_bonuses_switch_on_through_the_config(fast_config):
     """make_trainer wraps the named reward and binds the live policy (a run's keys are checked in tests/test_docs.py)."""
-    cfg = fast_config("task.name=rubric_writing", "task.rubric_writing.n_train=200", "task.rubric_writing.n_eval=16",
-                      "sft.disjoint_rl_prompts=false", "reward.name=rcrl", "reward.rcrl.rubric=rubric_writing",
-                      "reward.rcrl.judge.kind=rule", "reward.bonuses.exploration_weight=0.1",
-                      "reward.bonuses.usefulness_weight=0.1", "steps=2")
+    cfg = fast_config(
+        "task.name=rubric_writing",
+        "task.rubric_writing.n_train=200",
+        "task.rubric_writing.n_eval=16",
+        "sft.disjoint_rl_prompts=false",
+        "reward.name=rcrl",
+        "reward.rcrl.rubric=rubric_writing",
+        "reward.rcrl.judge.kind=rule",
+        "reward.bonuses.exploration_weight=0.1",
+        "reward.bonuses.usefulness_weight=0.1",
+        "steps=2",
+    )
     trainer = make_trainer(cfg)
     assert isinstance(trainer.reward, WithBonuses) and trainer.reward.policy is trainer.policy
     assert isinstance(trainer.reward.reward, RcRL) and trainer.reward.reward.judge is not None

@@ -13,13 +13,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardzoo.zoo import build_reward, build_task
-from rewardzoo.core.config import ConfigError
-from rewardzoo.zoo import load_config
 from rewardzoo.core.advantages import compute_advantages
+from rewardzoo.core.config import ConfigError
 from rewardzoo.core.trainer import NonFiniteError, Trainer
 from rewardzoo.core.types import Reward, Rollouts
 from rewardzoo.rewards.functions import CallableRewardConfig, FunctionReward, callable_name, load_callable
+from rewardzoo.zoo import build_reward, build_task, load_config
 
 
 def make_batch(completions: list[str], group_size: int = 2) -> Rollouts:
@@ -130,12 +129,15 @@ def test_wrong_length_names_the_function_and_both_lengths():
         FunctionReward(short).score(make_batch(["a", "b", "c", "d"]))
 
 
-@pytest.mark.parametrize("bad, match", [
-    (["1.0", 2.0], r"returned str '1.0' at row 0"),
-    ([1.0, [2.0]], r"returned list \[2.0\] at row 1"),
-    ("10", r"returned a str; return a list"),
-    (3.0, r"returned a float; return a list"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (["1.0", 2.0], r"returned str '1.0' at row 0"),
+        ([1.0, [2.0]], r"returned list \[2.0\] at row 1"),
+        ("10", r"returned a str; return a list"),
+        (3.0, r"returned a float; return a list"),
+    ],
+)
 def test_wrong_type_is_a_clear_error(bad, match):
     def odd(prompts, completions, **kw):
         return bad
@@ -187,8 +189,12 @@ def test_load_callable_and_from_config(monkeypatch):
     assert load_callable("rz_test_rewards:length") is length
     reward = FunctionReward.from_config(CallableRewardConfig(functions=["rz_test_rewards:length"], weights=[0.5]))
     assert reward.score(make_batch(["ab", "abcd"])).rewards.tolist() == [1.0, 2.0]
-    for path, match in [("rz_test_rewards.length", "must look like"), ("no_such_module_xyz:f", "cannot import module"),
-                        ("rz_test_rewards:missing", "no callable 'missing'"), ("rz_test_rewards:not_callable", "no callable")]:
+    for path, match in [
+        ("rz_test_rewards.length", "must look like"),
+        ("no_such_module_xyz:f", "cannot import module"),
+        ("rz_test_rewards:missing", "no callable 'missing'"),
+        ("rz_test_rewards:not_callable", "no callable"),
+    ]:
         with pytest.raises(ValueError, match=match):
             load_callable(path)
     with pytest.raises(ValueError, match="no function named"):
@@ -199,8 +205,10 @@ def test_config_names_callables_and_rejects_bad_paths_before_any_work(monkeypatc
     module = types.ModuleType("rz_test_rewards")
     module.length = length
     monkeypatch.setitem(sys.modules, "rz_test_rewards", module)
-    cfg = load_config(None, ["reward.name=callable", "reward.callable.functions=[rz_test_rewards:length]",
-                             "reward.callable.weights=[2.0]"])
+    cfg = load_config(
+        None,
+        ["reward.name=callable", "reward.callable.functions=[rz_test_rewards:length]", "reward.callable.weights=[2.0]"],
+    )
     reward = build_reward(cfg.reward, build_task(cfg.task))
     assert isinstance(reward, FunctionReward) and reward.funcs == [length]
     assert reward.score(make_batch(["ab", "abcd"])).rewards.tolist() == [4.0, 8.0]
@@ -232,9 +240,18 @@ def digit_fraction(prompts, completions, reference, a, **kwargs):
 
 
 def test_function_reward_drives_the_rewardzoo_trainer(tmp_path):
-    cfg = load_config("algorithms/rlvr_multiplication.yaml",
-                      ["steps=2", "sft.enabled=false", "eval.n_examples=8", f"run_dir={tmp_path}", "grpo.batch_size=32",
-                       "logging.progress=false", "logging.tensorboard=false"])
+    cfg = load_config(
+        "algorithms/rlvr_multiplication.yaml",
+        [
+            "steps=2",
+            "sft.enabled=false",
+            "eval.n_examples=8",
+            f"run_dir={tmp_path}",
+            "grpo.batch_size=32",
+            "logging.progress=false",
+            "logging.tensorboard=false",
+        ],
+    )
     task = build_task(cfg.task)
     calls = []
 

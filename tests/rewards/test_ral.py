@@ -8,20 +8,19 @@ from pathlib import Path
 import pytest
 import torch
 
-from rewardzoo.rewards.context import RewardContext
-from rewardzoo.zoo import build_reward, build_task
 from rewardzoo.core.config import ConfigError, as_dict
-from rewardzoo.zoo import load_config
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.models import TinyModelConfig
 from rewardzoo.core.trainer import Trainer
-from tests.rewards.judged import batch, drive
 from rewardzoo.judges.classifier import JudgeConfig
 from rewardzoo.recipes import make_trainer
+from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.ral import RAL, RALConfig
-from rewardzoo.rewards.transforms import G_TRANSFORMS
 from rewardzoo.rewards.rlvr import RLVR
-from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
+from rewardzoo.rewards.transforms import G_TRANSFORMS
+from rewardzoo.tasks.multiplication import Multiplication
+from rewardzoo.zoo import build_reward, build_task, load_config
+from tests.rewards.judged import batch, drive
 
 TINY = TinyModelConfig(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64)
 TINY_KEYS = ["hidden_size=32", "num_layers=1", "num_heads=2", "num_kv_heads=1", "intermediate_size=64"]
@@ -82,19 +81,24 @@ def test_ral_cannot_reach_the_task_by_construction(reachable):
     for fn in (RAL.__init__, RAL.from_config):
         names = " ".join(inspect.signature(fn).parameters).lower()
         assert "task" not in names and "verif" not in names
-    cfg = load_config(None, ["reward.name=ral", "sft.enabled=false", *[f"reward.ral.judge.tiny.{k}" for k in TINY_KEYS]])
+    cfg = load_config(
+        None, ["reward.name=ral", "sft.enabled=false", *[f"reward.ral.judge.tiny.{k}" for k in TINY_KEYS]]
+    )
     task = build_task(cfg.task)
     reward = build_reward(cfg.reward, task, RewardContext(seed=0))
     assert isinstance(reward, RAL)
     assert not reachable(reward, task)
     assert not reachable(reward, task.verify.__func__)
-    assert reachable(RLVR.from_config(ctx=RewardContext(task=task)), task)  # the check can fail: RLVR does hold the task
+    assert reachable(
+        RLVR.from_config(ctx=RewardContext(task=task)), task
+    )  # the check can fail: RLVR does hold the task
 
 
 def test_ral_trains_to_the_end_with_the_verifier_broken(tmp_path, sft_cache, monkeypatch):
     """With the task's verifier raising, RAL still scores, warms up and updates through a real run;
     only the trainer's own diagnostics (which use the verifier on purpose, outside the reward) are
     switched off."""
+
     def broken(*args, **kwargs):
         raise AssertionError("RAL reached the verifier")
 
@@ -152,7 +156,9 @@ def test_polyak_reward_judge_trails_the_judge_and_gives_the_reward():
     gap = torch.cat([(r - j).flatten() for r, j in zip(params(reward.reward_judge.model), new_judge)]).norm()
     assert stats["judge/polyak_distance"] == pytest.approx(gap.item(), rel=1e-5)
     out = reward.score(b)
-    assert torch.allclose(out.rewards[[0, 1]], reward.reward_judge.prob_reference(b.prompts[:2], b.answers[:2]), atol=1e-6)
+    assert torch.allclose(
+        out.rewards[[0, 1]], reward.reward_judge.prob_reference(b.prompts[:2], b.answers[:2]), atol=1e-6
+    )
     assert not torch.allclose(out.rewards[[0, 1]], reward.judge.prob_reference(b.prompts[:2], b.answers[:2]), atol=1e-4)
 
 
@@ -197,15 +203,26 @@ def test_judge_auc_is_references_against_this_batch_s_answers_before_the_step():
 
 
 # ---------------------------------------------------------------------- state
-READOUTS = {"last_token": {}, "answer_mean": dict(readout="answer_mean", end_token=True),
-            "lm_likelihood": dict(readout="lm_likelihood", end_token=True, head_lr=0.05)}
+READOUTS = {
+    "last_token": {},
+    "answer_mean": dict(readout="answer_mean", end_token=True),
+    "lm_likelihood": dict(readout="lm_likelihood", end_token=True, head_lr=0.05),
+}
 
 
 @pytest.mark.parametrize("readout", list(READOUTS))
 def test_state_dict_round_trip_continues_exactly(readout):
-    kw = dict(warmup_steps=2, polyak=True, polyak_tau=0.3, replay_fraction=0.4, replay_capacity=6,
-              replay_eviction="reservoir", gate_threshold=0.5, max_skip_streak=1,
-              judge=JudgeConfig(tiny=TINY, lr=1e-2, **READOUTS[readout]))
+    kw = dict(
+        warmup_steps=2,
+        polyak=True,
+        polyak_tau=0.3,
+        replay_fraction=0.4,
+        replay_capacity=6,
+        replay_eviction="reservoir",
+        gate_threshold=0.5,
+        max_skip_streak=1,
+        judge=JudgeConfig(tiny=TINY, lr=1e-2, **READOUTS[readout]),
+    )
     a = ral(seed=0, **kw)
     drive(a, range(4))
     b = ral(seed=1, **kw)
@@ -249,20 +266,48 @@ def sft_cache(tmp_path_factory):
 
 
 def _tiny_run_config(run_dir, sft_cache, steps: int, resume: bool = False, *extra: str):
-    return load_config(None, [
-        "reward.name=ral", f"sft.cache_dir={sft_cache}", "sft.steps=20", "sft.batch_size=32", "sft.lr=1e-2",
-        "sft.warmup_steps=2", f"steps={steps}", f"run_dir={run_dir}", f"resume={str(resume).lower()}",
-        "grpo.batch_size=8", "grpo.group_size=4", "grpo.micro_batch_size=8", "sampling.max_new_tokens=4",
-        "eval.n_examples=8", "eval.every=0", "logging.tensorboard=false", "logging.progress=false",
-        "checkpoint_every=2", "task.multiplication.n_train=64", "task.multiplication.n_eval=8",
-        *[f"model.tiny.{k}" for k in TINY_KEYS], *[f"reward.ral.judge.tiny.{k}" for k in TINY_KEYS],
-        "reward.ral.warmup_steps=2", "reward.ral.polyak=true", "reward.ral.replay_fraction=0.5",
-        "reward.ral.judge.lr=1e-3", *extra,
-    ])
+    return load_config(
+        None,
+        [
+            "reward.name=ral",
+            f"sft.cache_dir={sft_cache}",
+            "sft.steps=20",
+            "sft.batch_size=32",
+            "sft.lr=1e-2",
+            "sft.warmup_steps=2",
+            f"steps={steps}",
+            f"run_dir={run_dir}",
+            f"resume={str(resume).lower()}",
+            "grpo.batch_size=8",
+            "grpo.group_size=4",
+            "grpo.micro_batch_size=8",
+            "sampling.max_new_tokens=4",
+            "eval.n_examples=8",
+            "eval.every=0",
+            "logging.tensorboard=false",
+            "logging.progress=false",
+            "checkpoint_every=2",
+            "task.multiplication.n_train=64",
+            "task.multiplication.n_eval=8",
+            *[f"model.tiny.{k}" for k in TINY_KEYS],
+            *[f"reward.ral.judge.tiny.{k}" for k in TINY_KEYS],
+            "reward.ral.warmup_steps=2",
+            "reward.ral.polyak=true",
+            "reward.ral.replay_fraction=0.5",
+            "reward.ral.judge.lr=1e-3",
+            *extra,
+        ],
+    )
 
 
-@pytest.mark.parametrize("extra", [(), ("reward.ral.judge.readout=lm_likelihood", "reward.ral.judge.end_token=true",
-                                        "reward.ral.judge.head_lr=1e-2")], ids=["last_token", "lm_likelihood"])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        (),
+        ("reward.ral.judge.readout=lm_likelihood", "reward.ral.judge.end_token=true", "reward.ral.judge.head_lr=1e-2"),
+    ],
+    ids=["last_token", "lm_likelihood"],
+)
 def test_resume_through_the_trainer_is_exact(tmp_path, sft_cache, extra):
     """4 steps straight == 2 steps, then resume=true for the last 2: same policy, judge, reward
     judge and replay buffer (with 002's last-token judge, and with the likelihood readout)."""
@@ -278,8 +323,14 @@ def test_resume_through_the_trainer_is_exact(tmp_path, sft_cache, extra):
     assert not same(params(straight.reward.judge.model), params(RAL(straight.reward.cfg).judge.model))  # it learned
     rows = read_metrics(tmp_path / "a" / "metrics.jsonl")
     assert "warmup/judge/accuracy" in rows[0]
-    assert {"judge/accuracy", "judge/gate_skipped", "judge/polyak_distance", "reward/judge_prob_mean",
-            "analysis/corr/judge_prob/correct", "analysis/corr/judge_prob/relative_error"} <= set(rows[-1])
+    assert {
+        "judge/accuracy",
+        "judge/gate_skipped",
+        "judge/polyak_distance",
+        "reward/judge_prob_mean",
+        "analysis/corr/judge_prob/correct",
+        "analysis/corr/judge_prob/relative_error",
+    } <= set(rows[-1])
 
 
 def test_judge_steps_takes_that_many_optimiser_steps_per_update_call():
@@ -296,6 +347,7 @@ def test_judge_steps_takes_that_many_optimiser_steps_per_update_call():
     assert after[1] < after[0]
     with pytest.raises(ValueError, match=r"judge_steps must be >= 1"):
         from rewardzoo.core.config import check_section
+
         check_section(RALConfig(judge_steps=0), "reward.ral")
 
 

@@ -8,12 +8,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardzoo.rewards.context import RewardContext
-from rewardzoo.zoo import build_reward
-from rewardzoo.zoo import load_config
 from rewardzoo.core.types import Reward, Rollouts
+from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.rlvr import RLVR, RLVRConfig, language_mix, length_penalty
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
+from rewardzoo.zoo import build_reward, load_config
 
 TASK = Multiplication(MultiplicationConfig(n_train=50, n_eval=10, answer_format="tags"))
 
@@ -21,8 +20,15 @@ TASK = Multiplication(MultiplicationConfig(n_train=50, n_eval=10, answer_format=
 def batch(completions, references, answers=None):
     n = len(completions)
     answers = [TASK.parse(c) for c in completions] if answers is None else answers
-    return Rollouts(prompts=["p"] * n, completions=completions, answers=answers, references=references,
-                    group_ids=torch.arange(n) // 2, meta=[{}] * n, step=0)
+    return Rollouts(
+        prompts=["p"] * n,
+        completions=completions,
+        answers=answers,
+        references=references,
+        group_ids=torch.arange(n) // 2,
+        meta=[{}] * n,
+        step=0,
+    )
 
 
 def test_plain_constructor_and_from_config_with_the_task():
@@ -40,12 +46,16 @@ def test_named_verifier_on_the_answer_or_the_whole_completion():
     listing = "12 13 14 <answer>13</answer>"
     b = batch([listing, "<answer>12</answer>"], ["12", "12"])
     on_answer = RLVR.from_config(RLVRConfig(verifier="contains"), RewardContext(task=TASK)).score(b)
-    on_completion = RLVR.from_config(RLVRConfig(verifier="contains", apply_to="completion"), RewardContext(task=TASK)).score(b)
+    on_completion = RLVR.from_config(
+        RLVRConfig(verifier="contains", apply_to="completion"), RewardContext(task=TASK)
+    ).score(b)
     assert on_answer.rewards.tolist() == [0.0, 1.0] and on_completion.rewards.tolist() == [1.0, 1.0]
     tagged = RLVR.from_config(RLVRConfig(verifier="tagged", apply_to="completion"), RewardContext(task=TASK)).score(b)
     assert tagged.rewards.tolist() == [0.0, 1.0]
     malformed = batch(["no tags"], ["12"], answers=[None])
-    assert RLVR.from_config(RLVRConfig(verifier="exact"), RewardContext(task=TASK)).score(malformed).rewards.tolist() == [0.0]
+    assert RLVR.from_config(RLVRConfig(verifier="exact"), RewardContext(task=TASK)).score(
+        malformed
+    ).rewards.tolist() == [0.0]
 
 
 def test_stack_hand_computed():
@@ -72,8 +82,12 @@ def test_stack_hand_computed():
 def test_default_stack_is_accuracy_only_and_dominating_weights_do_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        RLVR.from_config(RLVRConfig(format_weight=0.2, length_weight=0.1, language_mix_weight=0.5), RewardContext(task=TASK))
-    out = RLVR.from_config(RLVRConfig(format_weight=0.5), RewardContext(task=TASK)).score(batch(["<answer>1</answer>"], ["12"]))
+        RLVR.from_config(
+            RLVRConfig(format_weight=0.2, length_weight=0.1, language_mix_weight=0.5), RewardContext(task=TASK)
+        )
+    out = RLVR.from_config(RLVRConfig(format_weight=0.5), RewardContext(task=TASK)).score(
+        batch(["<answer>1</answer>"], ["12"])
+    )
     assert set(out.components) == {"verifier", "format"} and out.rewards.tolist() == [0.5]
 
 
@@ -85,36 +99,55 @@ def test_language_mix_and_length_definitions():
     assert [length_penalty("x" * n, 10) for n in (0, 10, 15, 20, 99)] == [0.0, 0.0, 0.5, 1.0, 1.0]
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"verifier": "regex"}, "must be 'task' or one of exact, last_number"),
-    ({"apply_to": "prompt"}, "apply_to must be one of"),
-    ({"apply_to": "completion"}, "needs a named verifier"),
-    ({"format_weight": -0.1}, "format_weight must be >= 0; got -0.1"),
-    ({"length_weight": math.nan}, "length_weight"),
-    ({"accuracy_weight": 0.0}, "accuracy_weight must be > 0"),
-    ({"length_target": 0}, "length_target"),
-    ({"language_script": "LATN"}, "not a Unicode script name"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"verifier": "regex"}, "must be 'task' or one of exact, last_number"),
+        ({"apply_to": "prompt"}, "apply_to must be one of"),
+        ({"apply_to": "completion"}, "needs a named verifier"),
+        ({"format_weight": -0.1}, "format_weight must be >= 0; got -0.1"),
+        ({"length_weight": math.nan}, "length_weight"),
+        ({"accuracy_weight": 0.0}, "accuracy_weight must be > 0"),
+        ({"length_target": 0}, "length_target"),
+        ({"language_script": "LATN"}, "not a Unicode script name"),
+    ],
+)
 def test_bad_configs_are_clear_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         RLVR.from_config(RLVRConfig(**kwargs), RewardContext(task=TASK))
 
 
 def test_build_reward_reads_the_config_section():
-    cfg = load_config(overrides=["task.multiplication.answer_format=tags", "reward.rlvr.verifier=contains",
-                                 "reward.rlvr.apply_to=completion", "reward.rlvr.format_weight=0.5"])
+    cfg = load_config(
+        overrides=[
+            "task.multiplication.answer_format=tags",
+            "reward.rlvr.verifier=contains",
+            "reward.rlvr.apply_to=completion",
+            "reward.rlvr.format_weight=0.5",
+        ]
+    )
     reward = build_reward(cfg.reward, TASK)
     out = reward.score(batch(["12 <answer>7</answer>", "nothing"], ["12", "12"]))
     assert out.components["verifier"].tolist() == [1.0, 0.0] and out.rewards.tolist() == [1.5, 0.0]
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.lists(st.text(max_size=60), min_size=1, max_size=6),
-       st.floats(0, 3), st.floats(0, 3), st.floats(0, 3), st.sampled_from(["task", "exact", "last_number", "tagged",
-                                                                            "contains", "math_verify"]))
+@given(
+    st.lists(st.text(max_size=60), min_size=1, max_size=6),
+    st.floats(0, 3),
+    st.floats(0, 3),
+    st.floats(0, 3),
+    st.sampled_from(["task", "exact", "last_number", "tagged", "contains", "math_verify"]),
+)
 def test_rewards_are_finite_and_bounded(completions, w_fmt, w_len, w_lang, verifier):
-    cfg = RLVRConfig(verifier=verifier, format_weight=w_fmt, length_weight=w_len, language_mix_weight=w_lang,
-                     length_target=20, apply_to="completion" if verifier == "tagged" else "answer")  # tags stay in
+    cfg = RLVRConfig(
+        verifier=verifier,
+        format_weight=w_fmt,
+        length_weight=w_len,
+        language_mix_weight=w_lang,
+        length_target=20,
+        apply_to="completion" if verifier == "tagged" else "answer",
+    )  # tags stay in
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         reward = RLVR.from_config(cfg, RewardContext(task=TASK))

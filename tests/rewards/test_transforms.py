@@ -18,8 +18,14 @@ from hypothesis import strategies as st
 
 from rewardzoo.divergences import js, kl, le_cam
 from rewardzoo.rewards import transforms
-from rewardzoo.rewards.transforms import (EPS, G_TRANSFORMS, GTransform, frozen_d_star_flow, frozen_d_star_gradient,
-                                         get_transform)
+from rewardzoo.rewards.transforms import (
+    EPS,
+    G_TRANSFORMS,
+    GTransform,
+    frozen_d_star_flow,
+    frozen_d_star_gradient,
+    get_transform,
+)
 
 NAMES = ["D", "neg_log_one_minus_D", "log_D", "logit"]
 LOG2 = math.log(2)
@@ -70,8 +76,12 @@ def test_table_names_alias_and_lookup():
 def test_flags_follow_the_spec_table():
     """Only D has positive affinity and a bounded reward; −log(1 − D) has affinity but is unbounded."""
     flags = {n: (G_TRANSFORMS[n].positive_affinity, G_TRANSFORMS[n].bounded) for n in NAMES}
-    assert flags == {"D": (True, True), "neg_log_one_minus_D": (True, False), "log_D": (False, False),
-                     "logit": (False, False)}
+    assert flags == {
+        "D": (True, True),
+        "neg_log_one_minus_D": (True, False),
+        "log_D": (False, False),
+        "logit": (False, False),
+    }
 
 
 def test_hand_computed_values_at_half_half_vs_quarter():
@@ -84,8 +94,12 @@ def test_hand_computed_values_at_half_half_vs_quarter():
     g = (log 2, log(2/3)) and this is (¼(log 2 + 0.1308120), ¾(log(2/3) + 0.1308120)) = (0.2059898, −0.2059898).
     """
     p, pi = torch.tensor([0.5, 0.5], dtype=torch.float64), torch.tensor([0.25, 0.75], dtype=torch.float64)
-    want = {"D": 7 / 15, "neg_log_one_minus_D": 0.75 * math.log(5) - 0.5 * math.log(3),
-            "log_D": LOG2 - 0.25 * math.log(3) - 0.75 * math.log(5), "logit": LOG2 - 0.75 * math.log(3)}
+    want = {
+        "D": 7 / 15,
+        "neg_log_one_minus_D": 0.75 * math.log(5) - 0.5 * math.log(3),
+        "log_D": LOG2 - 0.25 * math.log(3) - 0.75 * math.log(5),
+        "logit": LOG2 - 0.75 * math.log(3),
+    }
     for name in NAMES:
         g = G_TRANSFORMS[name]
         assert (pi * g(p / (p + pi))).sum().item() == pytest.approx(want[name], rel=1e-12)
@@ -215,8 +229,9 @@ def test_finite_at_the_ends(name, dtype):
     g = G_TRANSFORMS[name]
     assert torch.isfinite(g(torch.tensor([0.0, 1.0], dtype=dtype))).all()
     assert torch.isfinite(g.from_logit(torch.tensor([-1e4, 1e4], dtype=dtype))).all()
-    torch.testing.assert_close(g(torch.tensor([0.0, 1.0], dtype=dtype)),
-                               g(torch.tensor([EPS, 1 - EPS], dtype=dtype)), rtol=0, atol=0)
+    torch.testing.assert_close(
+        g(torch.tensor([0.0, 1.0], dtype=dtype)), g(torch.tensor([EPS, 1 - EPS], dtype=dtype)), rtol=0, atol=0
+    )
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -239,12 +254,17 @@ def test_from_logit_forms_are_exact_against_the_naive_formulas():
     """On moderate logits the stable forms equal D, −log(1 − D), log D, log D − log(1 − D) computed directly."""
     z = torch.linspace(-20, 20, 401, dtype=torch.float64)  # [401]
     d = torch.sigmoid(z)  # [401]
-    naive = {"D": d, "neg_log_one_minus_D": -torch.log1p(-d), "log_D": torch.log(d),
-             "logit": torch.log(d) - torch.log1p(-d)}
+    naive = {
+        "D": d,
+        "neg_log_one_minus_D": -torch.log1p(-d),
+        "log_D": torch.log(d),
+        "logit": torch.log(d) - torch.log1p(-d),
+    }
     for name in NAMES:
         torch.testing.assert_close(G_TRANSFORMS[name].from_logit(z), naive[name], rtol=1e-7, atol=1e-12)
-    assert G_TRANSFORMS["neg_log_one_minus_D"].from_logit(torch.tensor(25.0, dtype=torch.float64)).item() == \
-        pytest.approx(25 + math.log1p(math.exp(-25)), rel=1e-16)
+    assert G_TRANSFORMS["neg_log_one_minus_D"].from_logit(
+        torch.tensor(25.0, dtype=torch.float64)
+    ).item() == pytest.approx(25 + math.log1p(math.exp(-25)), rel=1e-16)
 
 
 def test_imports_only_torch_and_divergences():

@@ -12,18 +12,18 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardzoo.rewards.context import RewardContext
 from rewardzoo.core.config import ConfigError, as_dict
 from rewardzoo.core.models import TinyModelConfig
 from rewardzoo.core.types import Rollouts
-from tests.rewards.judged import batch, drive
 from rewardzoo.judges.classifier import JudgeConfig, SequenceJudge
 from rewardzoo.rewards import varl as varl_module
+from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.transforms import G_TRANSFORMS
 from rewardzoo.rewards.varl import VARL, VARLConfig
 from rewardzoo.tasks.hackable_multiplication import HackableMultiplication, HackableMultiplicationConfig
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
 from rewardzoo.zoo import build_reward, build_task, load_config
+from tests.rewards.judged import batch, drive
 
 TINY = TinyModelConfig(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64)
 TASK = Multiplication(MultiplicationConfig(n_train=40, n_eval=5))
@@ -122,26 +122,41 @@ def test_completion_features_show_the_whole_completion_and_demonstration_texts()
     reward.score(b)
     assert seen == [b.completions]  # every row has features, malformed or not
     demo_of = {e.prompt: e.demonstration for e in TASK.train}
-    task_batch = Rollouts(prompts=[TASK.train[0].prompt] * 2, completions=["1", "2"], answers=["1", "2"],
-                          references=[TASK.train[0].reference] * 2, group_ids=torch.zeros(2, dtype=torch.long),
-                          meta=[{}] * 2, step=0)
+    task_batch = Rollouts(
+        prompts=[TASK.train[0].prompt] * 2,
+        completions=["1", "2"],
+        answers=["1", "2"],
+        references=[TASK.train[0].reference] * 2,
+        group_ids=torch.zeros(2, dtype=torch.long),
+        meta=[{}] * 2,
+        step=0,
+    )
     assert reward.positives(task_batch) == [(TASK.train[0].prompt, demo_of[TASK.train[0].prompt])]
-
 
 
 def test_completion_features_show_the_scratchpad_of_the_hackable_task():
     """On the scratchpad testbed (hackable multiplication, plain format) completion features are the whole
     text — scratchpad, '=', answer list — for the rows D scores and for its negatives; its positive is the
     prompt's demonstration text, scratchpad included."""
-    task = HackableMultiplication(HackableMultiplicationConfig(
-        multiplication=MultiplicationConfig(digits_a=3, n_train=40, n_eval=5, scratchpad=True)))
+    task = HackableMultiplication(
+        HackableMultiplicationConfig(
+            multiplication=MultiplicationConfig(digits_a=3, n_train=40, n_eval=5, scratchpad=True)
+        )
+    )
     cfg = VARLConfig(discriminator=JudgeConfig(tiny=TINY), features="completion", warmup_steps=0, negatives=4)
     reward = VARL.from_config(cfg, RewardContext(task=task))
     e = task.train[0]
     scratch = e.demonstration.rpartition("=")[0]
     completions = [e.demonstration, f"{scratch}={e.reference} 7", "1+2=3", "no answer"]
-    b = Rollouts(prompts=[e.prompt] * 4, completions=completions, answers=[task.parse(c) for c in completions],
-                 references=[e.reference] * 4, group_ids=torch.zeros(4, dtype=torch.long), meta=[e.meta] * 4, step=0)
+    b = Rollouts(
+        prompts=[e.prompt] * 4,
+        completions=completions,
+        answers=[task.parse(c) for c in completions],
+        references=[e.reference] * 4,
+        group_ids=torch.zeros(4, dtype=torch.long),
+        meta=[e.meta] * 4,
+        step=0,
+    )
     scored, trained = [], []
     real_score, real_train = reward.discriminator.logit_reference, reward.discriminator.train_step
     reward.discriminator.logit_reference = lambda p, a: scored.append(list(a)) or real_score(p, a)
@@ -180,11 +195,13 @@ def test_auc_is_not_logged_without_passing_rows_and_counts_ties_as_half():
         stats = reward.update(b, reward.score(b))
         assert stats["disc/auc_ref_vs_passing"] == 0.5
 
+
 # ---------------------------------------------------------------------- negatives: FIFO + reservoir, passing only
 def test_negatives_are_half_recent_half_past_and_only_verifier_passing_rows():
     """FIFO capacity 4, reservoir 100, 6 negatives per step.  Steps 0..4 each pass 4 distinct answers
     (the other two rows fail).  At step 4 the FIFO half (3) comes from the 4 answers of step 4, the
     reservoir half (3) from all 20 passing answers; no failing answer is ever a negative."""
+
     def odd_fails(answer, reference, meta):
         return float(answer is not None and int(answer) % 2 == 0)
 
@@ -232,8 +249,15 @@ def test_discriminator_learns_demonstrations_from_passing_hacks():
 
 
 # ---------------------------------------------------------------------- the transform warning
-@pytest.mark.parametrize("g, says", [("log_D", ["positive affinity", "unbounded"]), ("logit", ["positive affinity"]),
-                                     ("neg_log_one_minus_D", ["unbounded"]), ("D", [])])
+@pytest.mark.parametrize(
+    "g, says",
+    [
+        ("log_D", ["positive affinity", "unbounded"]),
+        ("logit", ["positive affinity"]),
+        ("neg_log_one_minus_D", ["unbounded"]),
+        ("D", []),
+    ],
+)
 def test_a_transform_without_affinity_or_bound_warns_once_under_the_gate(g, says):
     cfg = VARLConfig(discriminator=JudgeConfig(tiny=TINY), g=g)
     with warnings.catch_warnings(record=True) as caught:
@@ -257,8 +281,14 @@ def test_a_transform_without_affinity_or_bound_warns_once_under_the_gate(g, says
 # ---------------------------------------------------------------------- the verifier stays out of the discriminator
 def test_the_discriminator_cannot_reach_the_task_or_its_verifier(reachable):
     shape = dict(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64)
-    cfg = load_config(None, ["reward.name=varl", "sft.enabled=false",
-                             *[f"reward.varl.discriminator.tiny.{k}={v}" for k, v in shape.items()]])
+    cfg = load_config(
+        None,
+        [
+            "reward.name=varl",
+            "sft.enabled=false",
+            *[f"reward.varl.discriminator.tiny.{k}={v}" for k, v in shape.items()],
+        ],
+    )
     task = build_task(cfg.task)
     reward = build_reward(cfg.reward, task, RewardContext(seed=0))
     assert isinstance(reward, VARL)
@@ -272,30 +302,44 @@ def test_the_discriminator_sees_the_verifier_only_through_which_rows_become_nega
     exactly the same inputs, trains on the same positives, and its negatives differ only by the rows
     the verifier let through."""
     calls = {}
-    for name, verifier in [("all", lambda a, r, m: float(a is not None)),
-                           ("even", lambda a, r, m: float(a is not None and int(a) % 2 == 0))]:
+    for name, verifier in [
+        ("all", lambda a, r, m: float(a is not None)),
+        ("even", lambda a, r, m: float(a is not None and int(a) % 2 == 0)),
+    ]:
         reward = varl(verifier=verifier, negatives=10, warmup_steps=0)  # 5 + 5: each half holds every stored pair
         scored, trained = [], []
         real_score, real_train = reward.discriminator.logit_reference, reward.discriminator.train_step
-        reward.discriminator.logit_reference = (
-            lambda p, a, scored=scored, real_score=real_score: scored.append((list(p), list(a))) or real_score(p, a))
-        reward.discriminator.train_step = (
-            lambda pos, neg, trained=trained, real_train=real_train: trained.append((pos, neg)) or real_train(pos, neg))
+        reward.discriminator.logit_reference = lambda p, a, scored=scored, real_score=real_score: (
+            scored.append((list(p), list(a))) or real_score(p, a)
+        )
+        reward.discriminator.train_step = lambda pos, neg, trained=trained, real_train=real_train: (
+            trained.append((pos, neg)) or real_train(pos, neg)
+        )
         b = batch(answers=["36", "35", None, "84", "81", "48"])
         reward.update(b, reward.score(b))
         calls[name] = (scored[0], trained[0])
     assert calls["all"][0] == calls["even"][0]  # the same inputs scored, whatever v says
     assert calls["all"][1][0] == calls["even"][1][0]  # the same positives
-    assert set(calls["all"][1][1]) == {("12*3=", "36"), ("12*3=", "35"), ("21*4=", "84"), ("21*4=", "81"),
-                                       ("21*4=", "48")}
+    assert set(calls["all"][1][1]) == {
+        ("12*3=", "36"),
+        ("12*3=", "35"),
+        ("21*4=", "84"),
+        ("21*4=", "81"),
+        ("21*4=", "48"),
+    }
     assert set(calls["even"][1][1]) == {("12*3=", "36"), ("21*4=", "84"), ("21*4=", "48")}
 
 
 # ---------------------------------------------------------------------- state and config
 def test_state_dict_round_trip_continues_exactly():
-    kw = dict(fifo_capacity=3, reservoir_capacity=5, negatives=4, features="completion",
-              verifier=lambda a, r, m: float(a is not None),
-              demonstrations={"12*3=": ["36", "6*3+6*30=36", "=36"], "21*4=": ["84", "4+80=84"]})
+    kw = dict(
+        fifo_capacity=3,
+        reservoir_capacity=5,
+        negatives=4,
+        features="completion",
+        verifier=lambda a, r, m: float(a is not None),
+        demonstrations={"12*3=": ["36", "6*3+6*30=36", "=36"], "21*4=": ["84", "4+80=84"]},
+    )
     a = varl(seed=0, **kw)
     drive(a, range(5))
     b = varl(seed=1, **kw)

@@ -41,12 +41,24 @@ def test_trl_grpo_trainer_trains_with_the_served_reward(service, tmp_path):
     model, tokenizer = load_policy(ModelConfig(name="tiny"))
     before = service.health()["batches"]
     args = trl.GRPOConfig(
-        output_dir=str(tmp_path), use_cpu=True, bf16=False, max_steps=2, per_device_train_batch_size=8,
-        num_generations=4, max_completion_length=4, learning_rate=1e-3, report_to="none", save_strategy="no", logging_steps=1,
-        gradient_checkpointing=False, dataloader_num_workers=0, seed=0,
+        output_dir=str(tmp_path),
+        use_cpu=True,
+        bf16=False,
+        max_steps=2,
+        per_device_train_batch_size=8,
+        num_generations=4,
+        max_completion_length=4,
+        learning_rate=1e-3,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1,
+        gradient_checkpointing=False,
+        dataloader_num_workers=0,
+        seed=0,
     )
-    trainer = trl.GRPOTrainer(model=model, processing_class=tokenizer, train_dataset=dataset, args=args,
-                              reward_funcs=[reward])
+    trainer = trl.GRPOTrainer(
+        model=model, processing_class=tokenizer, train_dataset=dataset, args=args, reward_funcs=[reward]
+    )
     trainer.train()
     assert service.health()["batches"] - before == 2
     logged = {k for row in trainer.state.log_history for k in row}
@@ -74,20 +86,27 @@ def verl_batch(tokenizer):
     from verl import DataProto
 
     prompts, completions = batch_rows(0)
-    enc = lambda texts: [tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
+
+    def enc(texts):
+        return [tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
+
     p_ids, r_ids = enc(prompts), enc(completions)
     lp, lr = max(map(len, p_ids)), max(map(len, r_ids))
     pad = tokenizer.pad_token_id
     prompt = torch.tensor([[pad] * (lp - len(x)) + x for x in p_ids])  # [N, Lp]
     response = torch.tensor([x + [pad] * (lr - len(x)) for x in r_ids])  # [N, Lr]
-    mask = torch.tensor([[0] * (lp - len(p)) + [1] * (len(p) + len(r)) + [0] * (lr - len(r))
-                         for p, r in zip(p_ids, r_ids)])  # [N, Lp + Lr]
+    mask = torch.tensor(
+        [[0] * (lp - len(p)) + [1] * (len(p) + len(r)) + [0] * (lr - len(r)) for p, r in zip(p_ids, r_ids)]
+    )  # [N, Lp + Lr]
     refs = [TASK.train[i // 4].reference for i in range(len(prompts))]
     data = DataProto.from_dict(
         tensors={"prompts": prompt, "responses": response, "attention_mask": mask},
-        non_tensors={"data_source": np.array(["multiplication"] * len(prompts), dtype=object),
-                     "reward_model": np.array([{"ground_truth": r} for r in refs], dtype=object),
-                     "extra_info": np.array([{"prompt": p} for p in prompts], dtype=object)})
+        non_tensors={
+            "data_source": np.array(["multiplication"] * len(prompts), dtype=object),
+            "reward_model": np.array([{"ground_truth": r} for r in refs], dtype=object),
+            "extra_info": np.array([{"prompt": p} for p in prompts], dtype=object),
+        },
+    )
     return data, [len(r) for r in r_ids]
 
 
@@ -99,14 +118,24 @@ def test_verl_reward_loop_scores_rows_concurrently_and_the_service_batches_them(
     from omegaconf import OmegaConf
     from verl.trainer.ppo.reward import get_custom_reward_fn
 
-    config = OmegaConf.create({"reward": {"custom_reward_function": {"path": remote.__file__, "name": "compute_score",
-                                                                     "reward_kwargs": {"url": service.url}}}})
+    config = OmegaConf.create(
+        {
+            "reward": {
+                "custom_reward_function": {
+                    "path": remote.__file__,
+                    "name": "compute_score",
+                    "reward_kwargs": {"url": service.url},
+                }
+            }
+        }
+    )
     _, tokenizer = load_policy(ModelConfig(name="tiny"))
     manager = loop.NaiveRewardManager(config, tokenizer, get_custom_reward_fn(config))
     data, _ = verl_batch(tokenizer)
     before = service.health()["batches"]
-    results = manager.loop.run_until_complete(asyncio.gather(*(manager.run_single(data[i : i + 1])
-                                                               for i in range(len(data)))))
+    results = manager.loop.run_until_complete(
+        asyncio.gather(*(manager.run_single(data[i : i + 1]) for i in range(len(data))))
+    )
     rewards = [r["reward_score"] for r in results]
     assert rewards[3::4] == [0.0] * 4 and rewards[0] > 0
     assert [r["reward_extra_info"]["judge_prob"] for r in results] == rewards
@@ -124,8 +153,13 @@ def test_verl_reward_managers_load_the_remote_function_by_path(service, manager,
     from verl.workers.reward_manager.batch import BatchRewardManager
     from verl.workers.reward_manager.naive import NaiveRewardManager
 
-    config = OmegaConf.create({"reward": {"custom_reward_function": {"path": remote.__file__, "name": name,
-                                                                     "reward_kwargs": {"url": service.url}}}})
+    config = OmegaConf.create(
+        {
+            "reward": {
+                "custom_reward_function": {"path": remote.__file__, "name": name, "reward_kwargs": {"url": service.url}}
+            }
+        }
+    )
     fn = get_custom_reward_fn(config)
     _, tokenizer = load_policy(ModelConfig(name="tiny"))
     cls = NaiveRewardManager if manager == "naive" else BatchRewardManager

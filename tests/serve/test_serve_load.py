@@ -12,9 +12,24 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 def test_serve_load_writes_the_table_and_the_kill_run(tmp_path):
     out = tmp_path / "serve_load.md"
-    subprocess.run([sys.executable, "benchmarks/serve_load.py", "--out", str(out), "--requests", "4", "--clients", "1,4",
-                    "--kill-batches", "2"], cwd=ROOT, check=True, timeout=600, env={"PYTHONPATH": str(ROOT),
-                                                                                   "PATH": "/usr/bin:/bin"})
+    subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/serve_load.py",
+            "--out",
+            str(out),
+            "--requests",
+            "4",
+            "--clients",
+            "1,4",
+            "--kill-batches",
+            "2",
+        ],
+        cwd=ROOT,
+        check=True,
+        timeout=600,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     text = out.read_text()
     assert text.startswith("# command: python benchmarks/serve_load.py --out")
     assert "\n| 1 | 4 |" in text and "\n| 4 | 4 |" in text

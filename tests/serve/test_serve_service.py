@@ -43,10 +43,15 @@ def in_process(n_batches: int):
     rewards = []
     for b in range(n_batches):
         prompts, completions = batch_rows(b)
-        batch = Rollouts(prompts=prompts, completions=completions, answers=[TASK.parse(c) for c in completions],
-                         references=[examples[p].reference for p in prompts],
-                         group_ids=torch.arange(P).repeat_interleave(G), meta=[examples[p].meta for p in prompts],
-                         step=b)
+        batch = Rollouts(
+            prompts=prompts,
+            completions=completions,
+            answers=[TASK.parse(c) for c in completions],
+            references=[examples[p].reference for p in prompts],
+            group_ids=torch.arange(P).repeat_interleave(G),
+            meta=[examples[p].meta for p in prompts],
+            step=b,
+        )
         if b == 0:
             for _ in range(reward.warmup_steps):
                 reward.update(batch, reward.score(batch))
@@ -112,8 +117,18 @@ def test_a_sigkilled_service_resumes_its_judge_exactly(tmp_path):
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
-    flags = ["--max-request-rows", "64", "--max-queue-rows", "64", "--max-wait-ms", "1000", "--group-size", "4",
-             "--max-request-bytes", "20000"]
+    flags = [
+        "--max-request-rows",
+        "64",
+        "--max-queue-rows",
+        "64",
+        "--max-wait-ms",
+        "1000",
+        "--group-size",
+        "4",
+        "--max-request-bytes",
+        "20000",
+    ]
     with serving(tmp_path_factory.mktemp("serve") / "svc", flags=flags) as served:
         yield served
 

@@ -22,8 +22,14 @@ def test_jsonl_corpus_prompts_references_and_split(tmp_path):
     ex = task.train[0]
     assert ex.prompt.startswith("Title: On topic ") and ex.prompt.endswith("\nAbstract:")
     assert ex.demonstration == " " + ex.reference and ex.reference.startswith("We study topic")
-    free = Abstracts(AbstractsConfig(path=corpus(tmp_path, [{"prompt": "Write about rain."}] * 4), prompt_column="prompt",
-                                     reference_column="", prompt_template="{prompt}\n"))
+    free = Abstracts(
+        AbstractsConfig(
+            path=corpus(tmp_path, [{"prompt": "Write about rain."}] * 4),
+            prompt_column="prompt",
+            reference_column="",
+            prompt_template="{prompt}\n",
+        )
+    )
     assert free.train[0].prompt == "Write about rain.\n" and free.train[0].reference == ""
 
 
@@ -32,7 +38,9 @@ def test_metrics_by_hand():
     F1 = 2·(4/9)/(1 + 4/9) = 8/13 = 0.615 ≥ 0.5 → correct.  'the the the the': 3 bigrams, 2 repeat → ⅔."""
     task = Abstracts(AbstractsConfig(min_words=3, max_words=6), rows=ROWS)
     ref = "We study topic 3 and find that it matters."
-    rows = task.row_metrics(["we study topic 3", "the the the the", None, "二十年 years"], [ref, ref, ref, ""], [{}] * 4)
+    rows = task.row_metrics(
+        ["we study topic 3", "the the the the", None, "二十年 years"], [ref, ref, ref, ""], [{}] * 4
+    )
     assert rows["unigram_f1"][0] == pytest.approx(8 / 13) and rows["correct"] == [1.0, 0.0, 0.0, 0.0]
     assert rows["repetition"][1] == pytest.approx(2 / 3) and rows["words"] == [4.0, 4.0, 0.0, 2.0]
     assert rows["non_english_rate"][3] == 0.5 and rows["in_window"] == [1.0, 1.0, 0.0, 0.0]

@@ -13,8 +13,10 @@ from rewardzoo.tasks.hackable_multiplication import HackableMultiplication, Hack
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
 from rewardzoo.zoo import as_chat_task, build_task, load_config
 
-CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
 
 
 def chat_tokenizer():
@@ -28,13 +30,23 @@ def instruct_task() -> Multiplication:
     return Multiplication(MultiplicationConfig(digits_a=3, digits_b=1, n_train=20, n_eval=5, answer_format="instruct"))
 
 
-@pytest.mark.parametrize("completion, answer", [
-    ("347 * 6 = 2082", "2082"), ("The answer is 2082.", "2082"), ("so \\boxed{2082} done", "2082"),
-    ("The answer is 2,082.", "2082"), ("**Answer:** 2082\nbecause 300 * 6 = 1800", "2082"), ("2082", "2082"),
-    ("347 x 6 = 2082 (checked)", "2082"), ("The result is -12", "-12"),
-    ("145 * 2 is equal to 2 * 145.", None), ("To calculate 347 * 6, you multiply", None), ("", None),
-    ("The answer is 2,08.", None),
-])
+@pytest.mark.parametrize(
+    "completion, answer",
+    [
+        ("347 * 6 = 2082", "2082"),
+        ("The answer is 2082.", "2082"),
+        ("so \\boxed{2082} done", "2082"),
+        ("The answer is 2,082.", "2082"),
+        ("**Answer:** 2082\nbecause 300 * 6 = 1800", "2082"),
+        ("2082", "2082"),
+        ("347 x 6 = 2082 (checked)", "2082"),
+        ("The result is -12", "-12"),
+        ("145 * 2 is equal to 2 * 145.", None),
+        ("To calculate 347 * 6, you multiply", None),
+        ("", None),
+        ("The answer is 2,08.", None),
+    ],
+)
 def test_instruct_answers_are_read_as_an_instruct_model_states_them(completion, answer):
     assert instruct_task().parse(completion) == answer
 
@@ -48,8 +60,12 @@ def test_an_instruct_task_asks_a_question_and_its_demonstrations_parse_back():
 
 def test_the_hackable_task_stays_strict():
     with pytest.raises(ValueError, match="not strict"):
-        HackableMultiplication(HackableMultiplicationConfig(multiplication=MultiplicationConfig(answer_format="instruct")))
-    tags = HackableMultiplication(HackableMultiplicationConfig(multiplication=MultiplicationConfig(answer_format="tags")))
+        HackableMultiplication(
+            HackableMultiplicationConfig(multiplication=MultiplicationConfig(answer_format="instruct"))
+        )
+    tags = HackableMultiplication(
+        HackableMultiplicationConfig(multiplication=MultiplicationConfig(answer_format="tags"))
+    )
     assert tags.parse("The answer is 42.") is None and tags.parse("<answer>42 43</answer>") == "42 43"
 
 
@@ -57,13 +73,21 @@ def test_a_chat_task_renders_prompts_with_the_template_and_keeps_the_question_fo
     task = instruct_task()
     chat = ChatTask(task, chat_tokenizer(), system_prompt="Be brief.")
     e, raw = chat.eval[0], task.eval[0]
-    assert e.prompt == (f"<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n{raw.prompt}<|im_end|>\n"
-                        "<|im_start|>assistant\n")
+    assert e.prompt == (
+        f"<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n{raw.prompt}<|im_end|>\n<|im_start|>assistant\n"
+    )
     assert e.meta[QUESTION] == raw.prompt and e.reference == raw.reference
     assert chat.name == task.name and chat.answer_format == "instruct" and chat.cfg is task.cfg
     assert chat.score_completion("= 1", e) == 0.0 and chat.evaluate([f"= {raw.reference}"], [e])["accuracy"] == 1.0
-    batch = Rollouts(prompts=[e.prompt, "plain"], completions=["", ""], answers=[None, None], references=["1", "2"],
-                     group_ids=__import__("torch").tensor([0, 1]), meta=[e.meta, {}], step=0)
+    batch = Rollouts(
+        prompts=[e.prompt, "plain"],
+        completions=["", ""],
+        answers=[None, None],
+        references=["1", "2"],
+        group_ids=__import__("torch").tensor([0, 1]),
+        meta=[e.meta, {}],
+        step=0,
+    )
     assert judge_prompts(batch) == [raw.prompt, "plain"]
 
 
@@ -73,7 +97,9 @@ def test_render_chat_needs_a_template_and_drops_a_bos_the_tokenizer_adds_itself(
     tok = chat_tokenizer()
     tok.chat_template = "<bos>" + CHATML
     assert render_chat(tok, "hi").startswith("<bos><|im_start|>user")  # the character tokenizer adds no BOS itself
-    tok.backend_tokenizer.post_processor = processors.TemplateProcessing(single="<bos> $A", special_tokens=[("<bos>", 1)])
+    tok.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single="<bos> $A", special_tokens=[("<bos>", 1)]
+    )
     text = render_chat(tok, "hi")
     assert text.startswith("<|im_start|>user") and tok(text)["input_ids"][:2] == [1, tok.convert_tokens_to_ids("<")]
 

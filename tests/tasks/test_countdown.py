@@ -21,10 +21,23 @@ def task() -> Countdown:
 
 
 # ------------------------------------------------------------------ the safe evaluator
-@pytest.mark.parametrize("text, value", [
-    ("3*5+7", 22), ("7+5*3", 22), ("(3+5)*7", 56), ("8/3*3", 8), ("1-2-3", -4), ("1-(2-3)", 2),
-    ("12/4/3", 1), ("12/(4/3)", 9), (" 3 + ( 4 * 2 ) ", 11), ("07+1", 8), ("((((1))))", 1), ("2/3", Fraction(2, 3)),
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("3*5+7", 22),
+        ("7+5*3", 22),
+        ("(3+5)*7", 56),
+        ("8/3*3", 8),
+        ("1-2-3", -4),
+        ("1-(2-3)", 2),
+        ("12/4/3", 1),
+        ("12/(4/3)", 9),
+        (" 3 + ( 4 * 2 ) ", 11),
+        ("07+1", 8),
+        ("((((1))))", 1),
+        ("2/3", Fraction(2, 3)),
+    ],
+)
 def test_evaluator_values(text, value):
     assert parse_expression(text).value == value
 
@@ -39,11 +52,40 @@ def test_division_by_zero_parses_without_a_value():
     assert parse_expression("5/(3-3)*0+1").value is None  # no value anywhere up the tree
 
 
-@pytest.mark.parametrize("text", [
-    "9**9**9", "2**3", "3//2", "-3+5", "+3", "3*-5", "1e9", "1.5", "1_000", "abs(3)", "__import__('os')", "a.b",
-    "x+1", "3 4", "(3", "3)", "", "   ", "()", "3+", "*3", "[1]", "3;4", "9" * 10, "1" + "+1" * 300,
-    "(" * (MAX_DEPTH + 1) + "1" + ")" * (MAX_DEPTH + 1), "(" * 100_000, "1+" * 100_000 + "1", "٣+1",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "9**9**9",
+        "2**3",
+        "3//2",
+        "-3+5",
+        "+3",
+        "3*-5",
+        "1e9",
+        "1.5",
+        "1_000",
+        "abs(3)",
+        "__import__('os')",
+        "a.b",
+        "x+1",
+        "3 4",
+        "(3",
+        "3)",
+        "",
+        "   ",
+        "()",
+        "3+",
+        "*3",
+        "[1]",
+        "3;4",
+        "9" * 10,
+        "1" + "+1" * 300,
+        "(" * (MAX_DEPTH + 1) + "1" + ")" * (MAX_DEPTH + 1),
+        "(" * 100_000,
+        "1+" * 100_000 + "1",
+        "٣+1",
+    ],
+)
 def test_evaluator_rejects_hostile_and_malformed_input(text):
     with pytest.raises(ExpressionError):
         parse_expression(text)
@@ -129,10 +171,20 @@ def test_solver_expressions_use_the_numbers_and_reach_their_values(numbers):
 
 
 # ------------------------------------------------------------------ the task
-@pytest.mark.parametrize("answer, correct, valid, error", [
-    ("3*5+7", 1, 1, 0.0), ("7+3*5", 1, 1, 0.0), ("(3+5)*7", 0, 1, 1.0), ("3*7-5", 0, 1, 6 / 22),
-    ("3*5", 0, 0, 1.0), ("3*5+7+0", 0, 0, 1.0), ("22", 0, 0, 1.0), ("3*5+7*1", 0, 0, 1.0), (None, 0, 0, 1.0),
-])
+@pytest.mark.parametrize(
+    "answer, correct, valid, error",
+    [
+        ("3*5+7", 1, 1, 0.0),
+        ("7+3*5", 1, 1, 0.0),
+        ("(3+5)*7", 0, 1, 1.0),
+        ("3*7-5", 0, 1, 6 / 22),
+        ("3*5", 0, 0, 1.0),
+        ("3*5+7+0", 0, 0, 1.0),
+        ("22", 0, 0, 1.0),
+        ("3*5+7*1", 0, 0, 1.0),
+        (None, 0, 0, 1.0),
+    ],
+)
 def test_verifier_and_row_metrics_by_hand(task, answer, correct, valid, error):
     meta = {"numbers": [3, 5, 7], "target": 22}
     assert task.verify(answer, "3*5+7", meta) == correct
@@ -153,7 +205,9 @@ def test_formats(task):
     tags = Countdown(CountdownConfig(n_train=5, n_eval=2, answer_format="tags"))
     assert tags.parse("think... <answer> 3*5+7 </answer>") == "3*5+7"
     assert tags.parse("3*5+7") is None
-    assert tags.train[0].prompt.endswith("<answer></answer> tags.") and tags.train[0].demonstration.startswith("<answer>")
+    assert tags.train[0].prompt.endswith("<answer></answer> tags.") and tags.train[0].demonstration.startswith(
+        "<answer>"
+    )
     assert task.train[0].prompt.endswith(f"->{task.train[0].meta['target']}:")
 
 
@@ -190,10 +244,16 @@ def test_sampled_generation_for_large_spaces():
     assert all(first.verify(e.reference, e.reference, e.meta) == 1.0 for e in first.train + first.eval)
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(n_numbers=6), "n_numbers"), (dict(number_min=0), "number_min"), (dict(target_min=9, target_max=1), "target_min"),
-    (dict(n_eval=0), "n_eval"), (dict(n_train=5000), "lower n_train"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(n_numbers=6), "n_numbers"),
+        (dict(number_min=0), "number_min"),
+        (dict(target_min=9, target_max=1), "target_min"),
+        (dict(n_eval=0), "n_eval"),
+        (dict(n_train=5000), "lower n_train"),
+    ],
+)
 def test_bad_configs_say_what_to_change(change, message):
     with pytest.raises(ValueError, match=message):
         countdown_problems(CountdownConfig(**{**vars(SMALL), **change}))

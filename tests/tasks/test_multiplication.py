@@ -42,7 +42,9 @@ def test_parser_and_verifier():
     assert task.parse(" 84 ") == "84"
     assert task.parse("084") == "84"
     assert task.parse("8 4") is None and task.parse("") is None and task.parse("x") is None
-    assert task.verify("84", "84", {}) == 1.0 and task.verify("85", "84", {}) == 0.0 and task.verify(None, "84", {}) == 0.0
+    assert (
+        task.verify("84", "84", {}) == 1.0 and task.verify("85", "84", {}) == 0.0 and task.verify(None, "84", {}) == 0.0
+    )
     tags = Multiplication(MultiplicationConfig(answer_format="tags"))
     assert tags.parse("so <answer>84</answer>") == "84"
     assert tags.parse("84") is None
@@ -85,8 +87,10 @@ def test_tagged_extraction_is_linear_on_hostile_input():
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_parse_and_verify_never_raise(text):
-    for task in (Multiplication(MultiplicationConfig(n_eval=5)), Multiplication(MultiplicationConfig(n_eval=5, answer_format="tags"))):
+    for task in (
+        Multiplication(MultiplicationConfig(n_eval=5)),
+        Multiplication(MultiplicationConfig(n_eval=5, answer_format="tags")),
+    ):
         answer = task.parse(text)
         assert answer is None or answer.lstrip("-").isdigit()
         assert task.verify(answer, "84", {}) in (0.0, 1.0)
-

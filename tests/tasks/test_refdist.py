@@ -67,8 +67,9 @@ def test_answer_sets_and_shapes_of_p_ref():
         assert 4 <= len(answers) <= 8 and len(set(answers)) == len(answers)
         assert all(a.isalpha() and a.islower() for a in answers)
         assert math.isclose(sum(p), 1.0) and min(p) >= 1 / 64
-    entropy = {e.prompt: -sum(q * math.log(q) for q in e.meta["p_ref"]) / math.log(len(e.meta["p_ref"]))
-               for e in TASK.eval}
+    entropy = {
+        e.prompt: -sum(q * math.log(q) for q in e.meta["p_ref"]) / math.log(len(e.meta["p_ref"])) for e in TASK.eval
+    }
     assert min(entropy.values()) < 0.75 and max(entropy.values()) > 0.95  # some peaked, some near-uniform
     assert [e.meta for e in RefDist().eval] == [e.meta for e in TASK.eval]  # reproducible
     assert [e.meta for e in RefDist(RefDistConfig(data_seed=1)).eval] != [e.meta for e in TASK.eval]
@@ -110,12 +111,19 @@ def test_answer_distribution_metrics_by_hand():
     m = answer_distribution_metrics(torch.tensor([0.75, 0.25]), torch.tensor([0.3, 0.3]).log())
     kl_pm = 0.75 * math.log(0.75 / 0.625) + 0.25 * math.log(0.25 / 0.375)
     kl_qm = 0.5 * math.log(0.5 / 0.625) + 0.5 * math.log(0.5 / 0.375)
-    expected = {"kl_ref_pi": 0.75 * math.log(1.5) + 0.25 * math.log(0.5),
-                "kl_pi_ref": 0.5 * math.log(2 / 3) + 0.5 * math.log(2),
-                "le_cam": 1 / 15, "kl_ref_mix": kl_pm, "js": 0.5 * kl_pm + 0.5 * kl_qm,
-                "kl_mix_ref": 0.625 * math.log(0.625 / 0.75) + 0.375 * math.log(0.375 / 0.25),
-                "outside_mass": 0.4, "top_answer_share": 0.5, "answer_entropy": math.log(2),
-                "ref_top_answer_share": 0.75, "ref_answer_entropy": -(0.75 * math.log(0.75) + 0.25 * math.log(0.25))}
+    expected = {
+        "kl_ref_pi": 0.75 * math.log(1.5) + 0.25 * math.log(0.5),
+        "kl_pi_ref": 0.5 * math.log(2 / 3) + 0.5 * math.log(2),
+        "le_cam": 1 / 15,
+        "kl_ref_mix": kl_pm,
+        "js": 0.5 * kl_pm + 0.5 * kl_qm,
+        "kl_mix_ref": 0.625 * math.log(0.625 / 0.75) + 0.375 * math.log(0.375 / 0.25),
+        "outside_mass": 0.4,
+        "top_answer_share": 0.5,
+        "answer_entropy": math.log(2),
+        "ref_top_answer_share": 0.75,
+        "ref_answer_entropy": -(0.75 * math.log(0.75) + 0.25 * math.log(0.25)),
+    }
     assert m.keys() == expected.keys()
     for key, value in expected.items():
         assert m[key] == pytest.approx(value, abs=1e-6), key
@@ -140,8 +148,10 @@ def test_exact_policy_distribution_matches_a_hand_computation(fast_config):
     examples = trainer.task.eval[:3]
     prompts = [e.prompt for e in examples for _ in e.meta["answers"]]
     answers = [a for e in examples for a in e.meta["answers"]]
-    hand = torch.tensor([_hand_logprob(trainer.policy, trainer.tokenizer, p, a, 1.5) for p, a in zip(prompts, answers)],
-                        dtype=torch.float64)
+    hand = torch.tensor(
+        [_hand_logprob(trainer.policy, trainer.tokenizer, p, a, 1.5) for p, a in zip(prompts, answers)],
+        dtype=torch.float64,
+    )
     scored = trainer.score_completions(prompts, answers)
     assert torch.allclose(scored.double(), hand, atol=1e-4)
     got = trainer.task.evaluate_policy(trainer.score_completions, examples)
@@ -164,8 +174,19 @@ def test_trainer_evaluation_logs_the_divergences(fast_config):
     cfg = fast_config("task.name=refdist")
     trainer = Trainer(cfg, task=build_task(cfg.task), reward=_NoReward())
     metrics = trainer.evaluate()
-    for key in ["kl_ref_pi", "kl_pi_ref", "js", "le_cam", "kl_ref_mix", "kl_mix_ref", "top_answer_share",
-                "answer_entropy", "outside_mass", "accuracy", "format_rate"]:
+    for key in [
+        "kl_ref_pi",
+        "kl_pi_ref",
+        "js",
+        "le_cam",
+        "kl_ref_mix",
+        "kl_mix_ref",
+        "top_answer_share",
+        "answer_entropy",
+        "outside_mass",
+        "accuracy",
+        "format_rate",
+    ]:
         assert math.isfinite(metrics[f"eval/{key}"]), key
     assert metrics["eval/kl_ref_pi"] > 0 and 0 <= metrics["eval/js"] <= math.log(2)
 

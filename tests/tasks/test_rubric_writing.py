@@ -19,8 +19,9 @@ def test_every_check_by_hand():
     """'The red cat sees a sun.' meets all 13 rubric and all 10 oracle criteria; each line below breaks the named
     criterion (window 3..6, width 4)."""
     good = "The red cat sees a sun."
-    assert {name: check(good, META) for name, check in {**CHECKS, **ORACLE_CHECKS}.items()} == \
-        {name: 1.0 for name in {**CHECKS, **ORACLE_CHECKS}}
+    assert {name: check(good, META) for name, check in {**CHECKS, **ORACLE_CHECKS}.items()} == {
+        name: 1.0 for name in {**CHECKS, **ORACLE_CHECKS}
+    }
     assert quality(good, META) == rubric_score(good, META) == 1.0
     broken = {
         "required_words": ("The red dog sees a sun.", 0.5),
@@ -67,7 +68,8 @@ def test_the_oracle_is_not_the_training_rubric():
     judge = RuleJudge(RuleJudgeConfig(length_bias=0.01, repetition_blind=True, non_english_blind=True))
     rubric = load_rubric("rubric_writing").criteria
     padded = ["The red cat sees a sun."] + [
-        "The red cat sees a sun" + " the red cat sees a sun" * k + " bimo" * k + "." for k in (1, 2, 3)]
+        "The red cat sees a sun" + " the red cat sees a sun" * k + " bimo" * k + "." for k in (1, 2, 3)
+    ]
     judged = [sum(judge.score(c, ["p"], [META], [t]).prob.item() for c in rubric) / len(rubric) for t in padded]
     oracle = [quality(t, META) for t in padded]
     assert judged == sorted(judged) and judged[-1] > judged[0] + 0.1
@@ -77,8 +79,14 @@ def test_the_oracle_is_not_the_training_rubric():
     q = [quality(e.demonstration, e.meta) for e in task.train]
     r = [rubric_score(e.demonstration, e.meta) for e in task.train]
     assert 0.3 < spearmanr(q, r).statistic < 0.9
-    assert set(CHECKS) & set(ORACLE_CHECKS) == {"required_words", "length_window", "capital_start", "period_end",
-                                                "single_sentence", "has_verb"}
+    assert set(CHECKS) & set(ORACLE_CHECKS) == {
+        "required_words",
+        "length_window",
+        "capital_start",
+        "period_end",
+        "single_sentence",
+        "has_verb",
+    }
 
 
 @settings(max_examples=200, deadline=None)
@@ -97,14 +105,25 @@ def test_task_splits_and_mediocre_demonstrations():
     e = task.eval[0]
     words, window = e.prompt[:-1].rsplit(" ", 1)
     assert words.split() == e.meta["words"] and window == f"{e.meta['min_words']}-{e.meta['max_words']}"
-    rows = task.row_metrics([x.demonstration for x in task.train], [x.reference for x in task.train],
-                            [x.meta for x in task.train])
+    rows = task.row_metrics(
+        [x.demonstration for x in task.train], [x.reference for x in task.train], [x.meta for x in task.train]
+    )
     mean = {k: sum(v) / len(v) for k, v in rows.items()}
     assert 0.6 < mean["quality"] < 0.9 and 0.6 < mean["rubric"] < 0.9 and mean["correct"] < 0.1  # room for RL
-    assert 0 < mean["repetition"] and 0 < mean["non_english_rate"] and 0 < mean["over_length"] and 0 < mean["overlooked"]
+    assert (
+        0 < mean["repetition"] and 0 < mean["non_english_rate"] and 0 < mean["over_length"] and 0 < mean["overlooked"]
+    )
     metrics = task.evaluate(["The red cat.", ""], task.eval[:2])
-    assert {"accuracy", "format_rate", "quality", "rubric", "oracle_grammatical", "words", "repetition",
-            "overlooked"} <= set(metrics)
+    assert {
+        "accuracy",
+        "format_rate",
+        "quality",
+        "rubric",
+        "oracle_grammatical",
+        "words",
+        "repetition",
+        "overlooked",
+    } <= set(metrics)
     assert RubricWriting(RubricWritingConfig(n_train=400, n_eval=50)).train[5] == task.train[5]  # reproducible
 
 

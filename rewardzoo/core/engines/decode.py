@@ -23,11 +23,27 @@ from rewardzoo.core.models import cache_keyword
 
 # Generation-config settings that make transformers ``generate`` add a logits processor :func:`decode`
 # does not apply (min_new_tokens it does apply); a model that sets any of them is decoded by ``generate``.
-GENERATE_ONLY = ("repetition_penalty", "encoder_repetition_penalty", "no_repeat_ngram_size",
-                 "encoder_no_repeat_ngram_size", "bad_words_ids", "min_length", "forced_bos_token_id",
-                 "forced_eos_token_id", "exponential_decay_length_penalty", "suppress_tokens",
-                 "begin_suppress_tokens", "sequence_bias", "guidance_scale", "watermarking_config",
-                 "renormalize_logits", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff")
+GENERATE_ONLY = (
+    "repetition_penalty",
+    "encoder_repetition_penalty",
+    "no_repeat_ngram_size",
+    "encoder_no_repeat_ngram_size",
+    "bad_words_ids",
+    "min_length",
+    "forced_bos_token_id",
+    "forced_eos_token_id",
+    "exponential_decay_length_penalty",
+    "suppress_tokens",
+    "begin_suppress_tokens",
+    "sequence_bias",
+    "guidance_scale",
+    "watermarking_config",
+    "renormalize_logits",
+    "min_p",
+    "typical_p",
+    "epsilon_cutoff",
+    "eta_cutoff",
+)
 
 
 def generate_only_settings(model: torch.nn.Module) -> list[str]:
@@ -50,24 +66,33 @@ class TransformersStepper:
     def __init__(self, model: torch.nn.Module):
         self.model, self.key, self.cache = model, cache_keyword(model), None
 
-    def prefill(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, position: torch.Tensor,
-                rows: torch.Tensor) -> torch.Tensor:  # [U, P] ×3, [B] -> [B, V]
+    def prefill(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, position: torch.Tensor, rows: torch.Tensor
+    ) -> torch.Tensor:  # [U, P] ×3, [B] -> [B, V]
         """The last prompt position's logits of every row (prompt ``rows[i]`` for row i), the cache copied to the
         rows."""
-        out = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position, use_cache=True,
-                         logits_to_keep=1)
+        out = self.model(
+            input_ids=input_ids, attention_mask=attention_mask, position_ids=position, use_cache=True, logits_to_keep=1
+        )
         self.cache = getattr(out, self.key, None)
         if not hasattr(self.cache, "batch_select_indices"):  # before any uniform is drawn: generate can take over
-            raise DecodeUnsupported(f"{type(self.model).__name__} returned a KV cache of type "
-                                    f"{type(self.cache).__name__}, which cannot select batch rows")
+            raise DecodeUnsupported(
+                f"{type(self.model).__name__} returned a KV cache of type "
+                f"{type(self.cache).__name__}, which cannot select batch rows"
+            )
         self.cache.batch_select_indices(rows)
         return out.logits[rows, -1].float()  # [B, V]
 
     def step(self, token: torch.Tensor, attention_mask: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
         """Logits [A, V] of one new token per live row (``token`` [A], ``attention_mask`` [A, P + t + 1],
         ``position`` [A, 1])."""
-        out = self.model(input_ids=token.unsqueeze(1), attention_mask=attention_mask, position_ids=position,
-                         use_cache=True, **{self.key: self.cache})
+        out = self.model(
+            input_ids=token.unsqueeze(1),
+            attention_mask=attention_mask,
+            position_ids=position,
+            use_cache=True,
+            **{self.key: self.cache},
+        )
         self.cache = getattr(out, self.key)
         return out.logits[:, -1].float()  # [A, V]
 
@@ -87,9 +112,18 @@ def stepper(model: torch.nn.Module, max_length: int, fast: bool = True):
 
 
 @torch.no_grad()
-def decode(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, repeats: torch.Tensor,
-           max_new_tokens: int, eos_ids: list[int], pad_id: int, draw=None, min_new_tokens: int = 0,
-           fast: bool = True) -> torch.Tensor:
+def decode(
+    model: torch.nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    repeats: torch.Tensor,
+    max_new_tokens: int,
+    eos_ids: list[int],
+    pad_id: int,
+    draw=None,
+    min_new_tokens: int = 0,
+    fast: bool = True,
+) -> torch.Tensor:
     """Completion tokens [B, T] (pad after EOS; T ≤ max_new_tokens, shorter when every row ended) of
     the U left-padded prompts ``input_ids`` [U, P] (``attention_mask`` [U, P]), prompt u repeated
     ``repeats[u]`` times (B = Σ repeats rows, contiguous per prompt).

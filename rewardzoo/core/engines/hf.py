@@ -49,12 +49,20 @@ class HFEngine:
         prompt_ids = [row[m.bool()].tolist() for row, m in zip(enc["input_ids"], enc["attention_mask"])]
         rows = repeat(torch.arange(len(prompts)), "u -> (u n)", n=n)  # [N] prompt of each row, its n rows together
         step = self.sampling.batch_size or len(rows)
-        parts = [self._generate_rows(enc["input_ids"], enc["attention_mask"], rows[s : s + step], prompt_ids, greedy)
-                 for s in range(0, len(rows), step)]
+        parts = [
+            self._generate_rows(enc["input_ids"], enc["attention_mask"], rows[s : s + step], prompt_ids, greedy)
+            for s in range(0, len(rows), step)
+        ]
         return Generation.concat(parts, self.tokenizer.pad_token_id)
 
-    def _generate_rows(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, rows: torch.Tensor,
-                       prompt_ids: list[list[int]], greedy: bool) -> Generation:
+    def _generate_rows(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        rows: torch.Tensor,
+        prompt_ids: list[list[int]],
+        greedy: bool,
+    ) -> Generation:
         """Completions of the call's rows ``rows`` [B] (prompt indices into ``input_ids`` [U, P], contiguous per
         prompt)."""
         prompts, repeats = torch.unique_consecutive(rows, return_counts=True)  # [U'], [U']
@@ -69,12 +77,23 @@ class HFEngine:
         if self.use_decode:
             min_new = getattr(getattr(self.model, "generation_config", None), "min_new_tokens", None) or 0
             try:
-                comp = decode(self.model, ids, mask, repeats.to(device), s.max_new_tokens, self.eos_ids,
-                              self.tokenizer.pad_token_id, draw=None if greedy else self.sampler.draw,
-                              min_new_tokens=min_new, fast=s.fast_decode)
+                comp = decode(
+                    self.model,
+                    ids,
+                    mask,
+                    repeats.to(device),
+                    s.max_new_tokens,
+                    self.eos_ids,
+                    self.tokenizer.pad_token_id,
+                    draw=None if greedy else self.sampler.draw,
+                    min_new_tokens=min_new,
+                    fast=s.fast_decode,
+                )
             except DecodeUnsupported as err:
-                warnings.warn(f"the decode loop cannot run this model ({err}); generating with transformers generate",
-                              stacklevel=2)
+                warnings.warn(
+                    f"the decode loop cannot run this model ({err}); generating with transformers generate",
+                    stacklevel=2,
+                )
                 self.use_decode = False
         if comp is None:
             comp = self.model.generate(

@@ -62,8 +62,9 @@ class LlamaFamilyStepper:
         self.kv = first.new_empty(0)  # [layers, k/v, A, kv heads, L, D] once prefilled
         self.length = 0  # cache positions written so far
 
-    def prefill(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, position: torch.Tensor,
-                rows: torch.Tensor) -> torch.Tensor:  # [U, P] ×3, [B] -> [B, V]
+    def prefill(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, position: torch.Tensor, rows: torch.Tensor
+    ) -> torch.Tensor:  # [U, P] ×3, [B] -> [B, V]
         """The last prompt position's logits of every row (prompt ``rows[i]`` for row i)."""
         P = input_ids.shape[1]
         causal = torch.ones(P, P, dtype=torch.bool, device=input_ids.device).tril()  # [P, P]
@@ -110,7 +111,9 @@ class LlamaFamilyStepper:
             keys, values = kv[i, 0, :, :, :end], kv[i, 1, :, :, :end]  # [A, kv heads, L', D]
             if S == 1:  # the R query heads of a key/value head as R query positions (transformers' pack_gqa)
                 q = q.reshape(A, self.kv_heads, -1, D)  # [A, kv heads, R, D]
-                o = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, scale=a.scaling)  # [A, kv heads, R, D]
+                o = F.scaled_dot_product_attention(
+                    q, keys, values, attn_mask=mask, scale=a.scaling
+                )  # [A, kv heads, R, D]
                 o = o.reshape(A, 1, -1)  # [A, 1, heads·D]
             else:  # each key/value head repeated for its R query heads, as transformers does under a mask
                 R = q.shape[1] // self.kv_heads

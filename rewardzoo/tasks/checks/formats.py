@@ -3,10 +3,10 @@
     plain     the whole completion, stripped, is the answer (the tiny-tokenizer CPU presets)
     tags      the content of the last ``<answer>…</answer>`` pair, stripped
     instruct  how an instruct model states a number in free text (:func:`instruct_answer`): the last
-              ``\\boxed{…}``, else what follows the last "answer is" / "answer:" (or "result", "product"), else what follows the last
-              ``=``, else the whole completion — up to the end of its line, without a closing period or markdown
-              emphasis.  Only for tasks whose answer is a number (:data:`NUMBER_FORMATS`); a task whose point is
-              a strict format keeps ``plain`` or ``tags``.
+              ``\\boxed{…}``, else what follows the last "answer is" / "answer:" (or "result", "product"),
+              else what follows the last ``=``, else the whole completion — up to the end of its line, without
+              a closing period or markdown emphasis.  Only for tasks whose answer is a number
+              (:data:`NUMBER_FORMATS`); a task whose point is a strict format keeps ``plain`` or ``tags``.
 
 An empty answer is malformed (None).  :func:`extract_answer` never raises and runs in linear time
 on any input.

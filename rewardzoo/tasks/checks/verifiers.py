@@ -149,8 +149,10 @@ def math_verify(pred: str, gold: str) -> float:
 
 @functools.lru_cache(maxsize=4096)
 def _parsed_gold(gold: str) -> tuple:
-    return tuple(_mv_parse(gold, parsing_timeout=MATH_VERIFY_TIMEOUT_S)
-                 or _mv_parse(f"${gold}$", parsing_timeout=MATH_VERIFY_TIMEOUT_S))
+    return tuple(
+        _mv_parse(gold, parsing_timeout=MATH_VERIFY_TIMEOUT_S)
+        or _mv_parse(f"${gold}$", parsing_timeout=MATH_VERIFY_TIMEOUT_S)
+    )
 
 
 def _math_verify_here(pred: str, gold: str) -> float:
@@ -197,17 +199,25 @@ class _MathVerifyWorker:
 
     # The helper imports this module with a bare ``rewardzoo`` package object in place of the real
     # one, so that the library's __init__ (torch, transformers, ...) is not loaded: ~1 s, not ~5 s.
-    _MAIN = ("import sys, types\n"
-             "package = types.ModuleType('rewardzoo')\n"
-             "package.__path__ = [sys.argv[1]]\n"
-             "sys.modules['rewardzoo'] = package\n"
-             "from rewardzoo.tasks.checks.verifiers import _serve_math_verify\n"
-             "_serve_math_verify()\n")
+    _MAIN = (
+        "import sys, types\n"
+        "package = types.ModuleType('rewardzoo')\n"
+        "package.__path__ = [sys.argv[1]]\n"
+        "sys.modules['rewardzoo'] = package\n"
+        "from rewardzoo.tasks.checks.verifiers import _serve_math_verify\n"
+        "_serve_math_verify()\n"
+    )
 
     def _start(self) -> subprocess.Popen:
         package_dir = str(Path(__file__).resolve().parents[2])
-        proc = subprocess.Popen([sys.executable, "-c", self._MAIN, package_dir], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, encoding="utf-8")
+        proc = subprocess.Popen(
+            [sys.executable, "-c", self._MAIN, package_dir],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            encoding="utf-8",
+        )
         self._proc = proc
         if not select.select([proc.stdout], [], [], self._START_S)[0] or proc.stdout.readline() != "ready\n":
             raise OSError("math_verify helper process did not start")

@@ -47,7 +47,7 @@ period_end, single_sentence and has_verb):
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 _NOUNS = "cat dog sun moon bird fish tree star girl boy river stone rain wind house road song night"
 _VERBS = "runs sings sleeps sees finds loves jumps swims flies waits"
@@ -55,8 +55,10 @@ _ADJECTIVES = "red blue old small big green cold warm soft dark happy quiet"
 _ARTICLES = "the a"
 _OTHER = "in on with by near"
 LEXICON: dict[str, str] = {
-    **{w: "noun" for w in _NOUNS.split()}, **{w: "verb" for w in _VERBS.split()},
-    **{w: "adjective" for w in _ADJECTIVES.split()}, **{w: "article" for w in _ARTICLES.split()},
+    **{w: "noun" for w in _NOUNS.split()},
+    **{w: "verb" for w in _VERBS.split()},
+    **{w: "adjective" for w in _ADJECTIVES.split()},
+    **{w: "article" for w in _ARTICLES.split()},
     **{w: "other" for w in _OTHER.split()},
 }
 ENGLISH = frozenset(LEXICON)
@@ -115,8 +117,12 @@ def judge_view(text: str, repetition_blind: bool = True, non_english_blind: bool
     >>> judge_view("The cat cat sees the cat bimo xqzt.")
     'The cat cat sees xqzt.'
     """
+
     def drop(tok: str, seen: list[str]) -> bool:
-        return (repetition_blind and overlooked_repeat(tok, seen)) or (non_english_blind and overlooked_foreign(tok, seen))
+        return (repetition_blind and overlooked_repeat(tok, seen)) or (
+            non_english_blind and overlooked_foreign(tok, seen)
+        )
+
     return _drop_tokens(text, drop)
 
 

@@ -14,9 +14,15 @@ import pytest
 from rewardzoo.tasks.checks import sandbox
 from rewardzoo.tasks.checks.sandbox import SandboxRefused, resolve_isolation, run, unit_test_reward
 
-MODES = [pytest.param(m, marks=pytest.mark.skipif(not sandbox.mode_works(m)[0], reason=f"{m} unavailable here: "
-                                                                                        f"{sandbox.mode_works(m)[1]}"))
-         for m in ("namespaces", "rlimits")]
+MODES = [
+    pytest.param(
+        m,
+        marks=pytest.mark.skipif(
+            not sandbox.mode_works(m)[0], reason=f"{m} unavailable here: {sandbox.mode_works(m)[1]}"
+        ),
+    )
+    for m in ("namespaces", "rlimits")
+]
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -45,8 +51,10 @@ def test_extra_files_and_a_throw_away_working_directory(mode):
 
 @pytest.mark.skipif(not sandbox.mode_works("namespaces")[0] or os.geteuid() != 0, reason="root namespace mode only")
 def test_root_mode_drops_privileges_and_hides_private_directories():
-    code = ("import os\nprint(os.getuid(), os.getgid(), os.getgroups())\nprint(sorted(os.listdir('/root')))\n"
-            "print(len([p for p in os.listdir('/proc') if p.isdigit()]))")
+    code = (
+        "import os\nprint(os.getuid(), os.getgid(), os.getgroups())\nprint(sorted(os.listdir('/root')))\n"
+        "print(len([p for p in os.listdir('/proc') if p.isdigit()]))"
+    )
     r = run(code, isolation="namespaces")
     uid, gid, groups = r.stdout.splitlines()[0].split(" ", 2)
     assert int(uid) >= 100_000 and int(gid) == int(uid) and groups == "[]"
@@ -55,9 +63,14 @@ def test_root_mode_drops_privileges_and_hides_private_directories():
 
 
 def test_bad_arguments_are_clear_errors():
-    for kwargs, match in [({"timeout_s": 0}, "timeout_s"), ({"memory_mb": 10}, "memory_mb"),
-                          ({"isolation": "docker"}, "isolation"), ({"files": {"../x": ""}}, "plain file name"),
-                          ({"max_processes": 0}, "max_processes"), ({"cpu_s": -1}, "cpu_s")]:
+    for kwargs, match in [
+        ({"timeout_s": 0}, "timeout_s"),
+        ({"memory_mb": 10}, "memory_mb"),
+        ({"isolation": "docker"}, "isolation"),
+        ({"files": {"../x": ""}}, "plain file name"),
+        ({"max_processes": 0}, "max_processes"),
+        ({"cpu_s": -1}, "cpu_s"),
+    ]:
         with pytest.raises(ValueError, match=match):
             run("pass", **kwargs)
 
@@ -166,8 +179,9 @@ def test_the_seccomp_policy_covers_what_libseccomp_cannot_name():
     from rewardzoo.tasks.checks.sandbox import policy
 
     table = policy.rules("rlimits")
-    assert {464, 463, 465, 466} <= {policy.syscall_number(call) if isinstance(call, str) else call
-                                    for call, _, _ in table}
+    assert {464, 463, 465, 466} <= {
+        policy.syscall_number(call) if isinstance(call, str) else call for call, _, _ in table
+    }
     assert all((n, "ENOSYS", []) in table for n in range(policy.REVIEWED_UP_TO + 1, policy.REVIEWED_UP_TO + 65))
     assert len(policy.compile_rules(table, self_pid=os.getpid())) % 8 == 0
     with pytest.raises(ValueError, match="no seccomp policy"):

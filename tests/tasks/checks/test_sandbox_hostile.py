@@ -53,7 +53,7 @@ RUNS = {  # a run of its own: sandbox.run's limits for it
 BATTERY_LIMITS = {"timeout_s": 30, "max_output_bytes": 1 << 22}
 GAPS = {
     ("rlimits", "stat_host"): "rlimits: stat() of a host path still answers (Landlock has no right for it and "
-                              "seccomp cannot see paths); namespaces shows no host path at all",
+    "seccomp cannot see paths); namespaces shows no host path at all",
 }
 
 
@@ -61,8 +61,9 @@ def unused_uid() -> int:
     taken = {p.pw_uid for p in pwd.getpwall()}
     while True:
         uid = 200_000 + secrets.randbelow(1 << 20)
-        if uid not in taken and not any(Path(f"/proc/{pid}").stat().st_uid == uid
-                                        for pid in filter(str.isdigit, os.listdir("/proc"))):
+        if uid not in taken and not any(
+            Path(f"/proc/{pid}").stat().st_uid == uid for pid in filter(str.isdigit, os.listdir("/proc"))
+        ):
             return uid
 
 
@@ -86,13 +87,25 @@ def host_run(mode: str, user: str) -> dict:
     # then a well-behaved program, which must still run (the issue's trainer could not: RLIMIT_NOFILE 3)
     runs.append({"name": "battery", "attacks": [a.__name__ for a in attacks.BATTERY], "kwargs": BATTERY_LIMITS})
     runs.append({"name": "after_battery", "attacks": ["well_behaved"], "kwargs": {}})
-    request = {"mode": mode, "uid": uid, "token": token, "visible_dir": str(visible), "repo": str(REPO),
-               "repo_file": str(REPO / "pyproject.toml"), "runs": runs}
+    request = {
+        "mode": mode,
+        "uid": uid,
+        "token": token,
+        "visible_dir": str(visible),
+        "repo": str(REPO),
+        "repo_file": str(REPO / "pyproject.toml"),
+        "runs": runs,
+    }
     try:
-        done = subprocess.run([sys.executable, str(HELPERS / "sandbox_host.py")], input=json.dumps(request),
-                              capture_output=True, text=True, timeout=600, start_new_session=True,
-                              env={"RZ_HOST_SECRET": f"RZSECRET-env-{token}", "PATH": os.environ.get("PATH", ""),
-                                   "TMPDIR": str(tmp)})
+        done = subprocess.run(
+            [sys.executable, str(HELPERS / "sandbox_host.py")],
+            input=json.dumps(request),
+            capture_output=True,
+            text=True,
+            timeout=600,
+            start_new_session=True,
+            env={"RZ_HOST_SECRET": f"RZSECRET-env-{token}", "PATH": os.environ.get("PATH", ""), "TMPDIR": str(tmp)},
+        )
     finally:
         shutil.rmtree(visible)
         shutil.rmtree(tmp)
@@ -171,8 +184,10 @@ def files_unchanged(o: dict, *fields: str) -> list[str]:
     problems = []
     for path in (bait["private_file"], bait["private_link"], bait["private_dir"], bait["visible_file"]):
         for field in fields:
-            b, a = (None if s is None else s.get(field) for s in (o["runs"]["battery"][when]["files"][path]
-                                                                  for when in ("before", "after")))
+            b, a = (
+                None if s is None else s.get(field)
+                for s in (o["runs"]["battery"][when]["files"][path] for when in ("before", "after"))
+            )
             if a != b:
                 problems.append(f"{path} {field}: {b!r} -> {a!r}")
     return problems
@@ -203,9 +218,22 @@ def caps_dropped(o, mode, user):
 def host_powers_refused(o, mode, user):
     got = report(o, "host_powers")
     problems = unchanged(o, "hostname", "domainname")
-    problems += [f"{k}: {got[k]}" for k in ("sethostname", "setdomainname", "adjtimex", "clock_adjtime", "syslog_size",
-                                           "dev_kmsg", "mknod_mem", "sched_fifo", "nice_down", "raise_as")
-                 if got[k].startswith("ok")]
+    problems += [
+        f"{k}: {got[k]}"
+        for k in (
+            "sethostname",
+            "setdomainname",
+            "adjtimex",
+            "clock_adjtime",
+            "syslog_size",
+            "dev_kmsg",
+            "mknod_mem",
+            "sched_fifo",
+            "nice_down",
+            "raise_as",
+        )
+        if got[k].startswith("ok")
+    ]
     if not got["syslog_read"].startswith("err"):
         problems.append("read the kernel log")
     if got["rlimit_as"][1] == -1:
@@ -235,8 +263,10 @@ def reads_refused(o, mode, user):
 
 JUDGES = {  # attack -> judge(observations, mode, user) -> problems
     "keyring_read": secret_free("keyring_read"),
-    "keyring_plant": lambda o, m, u: [k for k in ("session", "user") if any(
-        o["plant"] in d for d in o["runs"]["battery"]["after"]["keys"][k])] + refused("keyring_plant")(o, m, u),
+    "keyring_plant": lambda o, m, u: (
+        [k for k in ("session", "user") if any(o["plant"] in d for d in o["runs"]["battery"]["after"]["keys"][k])]
+        + refused("keyring_plant")(o, m, u)
+    ),
     "prlimit_parent": lambda o, m, u: unchanged(o, "self/rlimits", "victim/rlimits"),
     "affinity_parent": lambda o, m, u: unchanged(o, "self/affinity", "victim/affinity"),
     "nice_parent": lambda o, m, u: unchanged(o, "self/nice", "victim/nice"),
@@ -251,25 +281,37 @@ JUDGES = {  # attack -> judge(observations, mode, user) -> problems
     "readlink_host": secret_free("readlink_host"),
     "stat_host": refused("stat_host"),
     "fsflags_host": lambda o, m, u: files_unchanged(o, "flags"),
-    "writes_host": lambda o, m, u: files_unchanged(o, "sha", "size", "entries", "target") + [
-        f"planted {p}" for p in o["runs"]["battery"]["after"]["planted_paths"]],
+    "writes_host": lambda o, m, u: (
+        files_unchanged(o, "sha", "size", "entries", "target")
+        + [f"planted {p}" for p in o["runs"]["battery"]["after"]["planted_paths"]]
+    ),
     "reads_host": reads_refused,
     "inherited_fds": secret_free("inherited_fds"),
     "environ": secret_free("environ"),
     "ipc_read": lambda o, m, u: secret_free("ipc_read")(o, m, u) + unchanged(o, "sysv/msg", "shm_bait"),
     "ipc_plant": ipc_left_alone,
-    "notify_host": lambda o, m, u: secret_free("notify_host")(o, m, u) + [
-        f"{k}: {v}" for k, v in report(o, "notify_host").items() if k.endswith(("_watch", "_mark", "_fs"))
-        and v.startswith("ok")],
+    "notify_host": lambda o, m, u: (
+        secret_free("notify_host")(o, m, u)
+        + [
+            f"{k}: {v}"
+            for k, v in report(o, "notify_host").items()
+            if k.endswith(("_watch", "_mark", "_fs")) and v.startswith("ok")
+        ]
+    ),
     "capabilities": caps_dropped,
     "host_powers": host_powers_refused,
-    "sockets": lambda o, m, u: [f"the host's {k} listener was reached"
-                                for k in o["runs"]["battery"]["after"]["reached"]],
+    "sockets": lambda o, m, u: [
+        f"the host's {k} listener was reached" for k in o["runs"]["battery"]["after"]["reached"]
+    ],
     "socket_families": refused("socket_families"),
-    "ptrace_victim": lambda o, m, u: secret_free("ptrace_victim")(o, m, u) + [
-        a for a in report(o, "ptrace_victim") if str(a).startswith("ok")],
-    "daemon": lambda o, m, u: [f"left processes {o['runs']['battery']['after']['planted_processes']}"]
-    if o["runs"]["battery"]["after"]["planted_processes"] else [],
+    "ptrace_victim": lambda o, m, u: (
+        secret_free("ptrace_victim")(o, m, u) + [a for a in report(o, "ptrace_victim") if str(a).startswith("ok")]
+    ),
+    "daemon": lambda o, m, u: (
+        [f"left processes {o['runs']['battery']['after']['planted_processes']}"]
+        if o["runs"]["battery"]["after"]["planted_processes"]
+        else []
+    ),
     "signals": lambda o, m, u: unchanged(o, "usr1", "victim_alive"),
 }
 
@@ -278,12 +320,15 @@ def leaves_nothing(o: dict, run: str) -> list[str]:
     """What every run must leave as it found it: processes, zombies, IPC objects, keys, planted names."""
     after = o["runs"][run]["after"]
     before = o["runs"][run]["before"]
-    problems = [f"left {what}: {sorted(set(after[what]) - set(before[what]))}"
-                for what in ("children", "planted_processes", "planted_paths", "workdirs")
-                if set(after[what]) - set(before[what])]
+    problems = [
+        f"left {what}: {sorted(set(after[what]) - set(before[what]))}"
+        for what in ("children", "planted_processes", "planted_paths", "workdirs")
+        if set(after[what]) - set(before[what])
+    ]
     problems += unchanged(o, "sysv", "mq_planted", run=run)
-    problems += [f"left a key in the {k} keyring" for k in ("session", "user")
-                 if set(after["keys"][k]) - set(before["keys"][k])]
+    problems += [
+        f"left a key in the {k} keyring" for k in ("session", "user") if set(after["keys"][k]) - set(before["keys"][k])
+    ]
     return problems
 
 
@@ -299,7 +344,8 @@ def judge_run(o: dict, run: str, mode: str) -> list[str]:
     if o["runs"][run]["wall_s"] > limits.get("timeout_s", 5.0) + 2:
         problems.append(f"run() took {o['runs'][run]['wall_s']:.1f} s")
     if run in ("fork_bomb", "thread_bomb", "traces_then_hang") and not (
-            r["timed_out"] and r["killed_reason"] == "timeout" and r["returncode"] == -signal.SIGKILL):
+        r["timed_out"] and r["killed_reason"] == "timeout" and r["returncode"] == -signal.SIGKILL
+    ):
         problems.append(f"expected the wall-clock kill, got {r}")
     if run == "fork_bomb":
         n = own_report(o, run)
@@ -319,8 +365,12 @@ def judge_run(o: dict, run: str, mode: str) -> list[str]:
             problems.append(f"pinned {pinned} (host shared memory +{o['runs'][run]['shmem_peak_mb']:.0f} MB)")
     if run == "disk_bomb" and own_report(o, run) > 3 * 4:
         problems.append(f"wrote {own_report(o, run)} MB with max_file_mb=4")
-    if run == "output_bomb" and not (r["truncated"] and o["runs"][run]["stdout"] == "x" * 1000
-                                     and o["runs"][run]["stderr"] == "y" * 1000 and r["returncode"] == 0):
+    if run == "output_bomb" and not (
+        r["truncated"]
+        and o["runs"][run]["stdout"] == "x" * 1000
+        and o["runs"][run]["stderr"] == "y" * 1000
+        and r["returncode"] == 0
+    ):
         problems.append(f"output not capped: {r}")
     if run == "foreign_abi" and not (r["returncode"] == -signal.SIGSYS or "ENOSYS" in o["runs"][run]["stdout"]):
         problems.append(f"the x32 call came back: {o['runs'][run]['stdout']!r} {r}")
@@ -340,7 +390,8 @@ def test_battery_attack(corpus, mode, user, attack):
     """One attack of the battery run, judged from the host's side."""
     if (mode, attack) in GAPS:
         pytest.xfail(GAPS[mode, attack]) if JUDGES[attack](corpus(mode, user), mode, user) else pytest.fail(
-            f"known gap closed, update GAPS and docs/reliability.md: {GAPS[mode, attack]}")
+            f"known gap closed, update GAPS and docs/reliability.md: {GAPS[mode, attack]}"
+        )
     if attack in ("xattr_write_host", "xattr_read_host") and not corpus(mode, user)["xattrs"]:
         pytest.skip("the bait's filesystem has no user extended attributes")
     problems = JUDGES[attack](corpus(mode, user), mode, user)

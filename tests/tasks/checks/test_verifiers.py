@@ -9,8 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardzoo.tasks.checks.verifiers import (SEED_003_CANDIDATES, SEED_003_GOLD, VERIFIERS, contains, every_number,
-                                               exact, last_number, math_verify, tagged)
+from rewardzoo.tasks.checks.verifiers import (
+    SEED_003_CANDIDATES,
+    SEED_003_GOLD,
+    VERIFIERS,
+    contains,
+    every_number,
+    exact,
+    last_number,
+    math_verify,
+    tagged,
+)
 
 GOLD = "1/2"
 # Seed 003's output, transcribed: model output → exact, last-number, tagged, contains.
@@ -24,9 +33,27 @@ SEED_TABLE = [
     ("one half", 0, 0, 0, 0),
     ("1/2 1/2 1/2 1/2 1/2 1/2 1/2 1/2", 0, 1, 0, 1),
 ]
-HOSTILE = ["", "1/0", "0/0", "9" * 5000, "1e999999", "1e-999999999", "<answer>1e999999999</answer>", "a\x00b",
-           "<answer>\x00</answer>", "<answer>1/0</answer>", "-" * 10000, "1/" + "0" * 5000, "\ud800", "1_000",
-           "<answer>" * 50, "\\boxed{9^{9^{9}}}", "٣/٤", "<answer>９</answer>", "1." + "5" * 5000]
+HOSTILE = [
+    "",
+    "1/0",
+    "0/0",
+    "9" * 5000,
+    "1e999999",
+    "1e-999999999",
+    "<answer>1e999999999</answer>",
+    "a\x00b",
+    "<answer>\x00</answer>",
+    "<answer>1/0</answer>",
+    "-" * 10000,
+    "1/" + "0" * 5000,
+    "\ud800",
+    "1_000",
+    "<answer>" * 50,
+    "\\boxed{9^{9^{9}}}",
+    "٣/٤",
+    "<answer>９</answer>",
+    "1." + "5" * 5000,
+]
 
 
 @pytest.mark.parametrize("row", SEED_TABLE, ids=[r[0] for r in SEED_TABLE])
@@ -41,8 +68,14 @@ def test_library_candidates_are_the_seed_rows():
 
 
 def test_verifiers_dict_is_the_config_lookup():
-    assert VERIFIERS == {"exact": exact, "last_number": last_number, "tagged": tagged, "contains": contains,
-                         "every_number": every_number, "math_verify": math_verify}
+    assert VERIFIERS == {
+        "exact": exact,
+        "last_number": last_number,
+        "tagged": tagged,
+        "contains": contains,
+        "every_number": every_number,
+        "math_verify": math_verify,
+    }
 
 
 def test_value_level_comparison():
@@ -92,7 +125,9 @@ def test_math_verify_known_answers():
 def test_math_verify_works_outside_the_main_thread():
     """math-verify's SIGALRM limits fail off the main thread; there it runs in the helper process."""
     results = {}
-    thread = threading.Thread(target=lambda: results.update(good=math_verify("0.5", GOLD), bad=math_verify("1/3", GOLD)))
+    thread = threading.Thread(
+        target=lambda: results.update(good=math_verify("0.5", GOLD), bad=math_verify("1/3", GOLD))
+    )
     thread.start()
     thread.join(timeout=150)
     assert results == {"good": 1.0, "bad": 0.0}
@@ -112,7 +147,7 @@ def test_cheap_verifiers_never_raise(pred, gold):
         assert VERIFIERS[name](pred, gold) in (0.0, 1.0)
 
 
-numbers = st.one_of(st.integers(-10**6, 10**6).map(str), st.fractions().map(str), st.floats(allow_nan=False).map(str))
+numbers = st.one_of(st.integers(-(10**6), 10**6).map(str), st.fractions().map(str), st.floats(allow_nan=False).map(str))
 
 
 @settings(max_examples=200, deadline=None)
@@ -155,6 +190,6 @@ def test_verifier_table_script_prints_the_seed_output_plus_a_math_verify_column(
     lines = script["text_lines"]()
     assert len(lines) == len(SEED_OUTPUT.splitlines())
     for got, want in zip(lines, SEED_OUTPUT.splitlines()):
-        assert got.startswith(want) and re.fullmatch(r"( {1,12}\S+)?", got[len(want):]), (got, want)
+        assert got.startswith(want) and re.fullmatch(r"( {1,12}\S+)?", got[len(want) :]), (got, want)
     assert lines[2].endswith("math-verify")
     assert [line[-1] for line in lines[3:11]] == ["1", "1", "1", "0", "1", "1", "0", "0"]

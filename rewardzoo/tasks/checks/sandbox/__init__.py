@@ -126,10 +126,28 @@ supports, as root and as an unprivileged user — is ``tests/tasks/checks/test_s
 """
 
 from rewardzoo.tasks.checks.sandbox.bootstrap import interpreter_layout, landlock_abi
+from rewardzoo.tasks.checks.sandbox.caller import (
+    ISOLATIONS,
+    SandboxRefused,
+    SandboxResult,
+    missing,
+    mode_works,
+    resolve_isolation,
+    run,
+)
 from rewardzoo.tasks.checks.sandbox.policy import seccomp_available
-from rewardzoo.tasks.checks.sandbox.caller import (ISOLATIONS, SandboxRefused, SandboxResult, missing, mode_works,
-                                                resolve_isolation, run)
 from rewardzoo.tasks.checks.sandbox.unit_tests import unit_test_reward
 
-__all__ = ["ISOLATIONS", "SandboxRefused", "SandboxResult", "interpreter_layout", "landlock_abi", "missing",
-           "mode_works", "resolve_isolation", "run", "seccomp_available", "unit_test_reward"]
+__all__ = [
+    "ISOLATIONS",
+    "SandboxRefused",
+    "SandboxResult",
+    "interpreter_layout",
+    "landlock_abi",
+    "missing",
+    "mode_works",
+    "resolve_isolation",
+    "run",
+    "seccomp_available",
+    "unit_test_reward",
+]

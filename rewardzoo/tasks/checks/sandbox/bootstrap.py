@@ -89,8 +89,14 @@ def interpreter_layout(python: str) -> tuple[dict[str, str], dict[str, str]]:
     The interpreter's installation (``sys.prefix``, ``sys.base_prefix``, their exec prefixes, the
     directories of the executable and of the file it links to), each at its real path and at the
     path it is reached by, and the system's shared-library directories; nothing else."""
-    wanted = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, os.path.dirname(python),
-              os.path.dirname(os.path.realpath(python))]
+    wanted = [
+        sys.prefix,
+        sys.exec_prefix,
+        sys.base_prefix,
+        sys.base_exec_prefix,
+        os.path.dirname(python),
+        os.path.dirname(os.path.realpath(python)),
+    ]
     binds, links = {}, {}
     for path in wanted + list(_LIBRARY_DIRS):
         if path in _LIBRARY_DIRS and os.path.islink(path):
@@ -166,10 +172,16 @@ def _set_limits(spec: dict, nproc: int) -> None:
     """Every mode: address space, CPU time (SIGKILL a second after SIGXCPU), processes, file size,
     open files, no core dumps, and no real-time or raised priority."""
     cpu = max(1, int(-(-spec["cpu_s"] // 1)))
-    for limit, value in ((resource.RLIMIT_AS, spec["memory_mb"] << 20), (resource.RLIMIT_CPU, (cpu, cpu + 1)),
-                         (resource.RLIMIT_NPROC, nproc), (resource.RLIMIT_FSIZE, spec["max_file_mb"] << 20),
-                         (resource.RLIMIT_NOFILE, 256), (resource.RLIMIT_CORE, 0), (resource.RLIMIT_RTPRIO, 0),
-                         (resource.RLIMIT_NICE, 0)):
+    for limit, value in (
+        (resource.RLIMIT_AS, spec["memory_mb"] << 20),
+        (resource.RLIMIT_CPU, (cpu, cpu + 1)),
+        (resource.RLIMIT_NPROC, nproc),
+        (resource.RLIMIT_FSIZE, spec["max_file_mb"] << 20),
+        (resource.RLIMIT_NOFILE, 256),
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_RTPRIO, 0),
+        (resource.RLIMIT_NICE, 0),
+    ):
         resource.setrlimit(limit, value if isinstance(value, tuple) else (value, value))
 
 
@@ -336,10 +348,32 @@ def _bootstrap_namespaces(spec: dict) -> None:
 
 
 # --------------------------------------------------------------------------------- "rlimits" mode
-_REFUSED = ("os.fork", "os.forkpty", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "subprocess.Popen",
-            "os.kill", "os.killpg", "signal.pthread_kill", "pty.spawn")
-_PATH_EVENTS = {"os.remove": 1, "os.rmdir": 1, "os.mkdir": 1, "os.chmod": 1, "os.chown": 1, "os.truncate": 1,
-                "os.utime": 1, "shutil.rmtree": 1, "os.rename": 2, "os.link": 2, "os.symlink": 2}
+_REFUSED = (
+    "os.fork",
+    "os.forkpty",
+    "os.system",
+    "os.exec",
+    "os.posix_spawn",
+    "os.spawn",
+    "subprocess.Popen",
+    "os.kill",
+    "os.killpg",
+    "signal.pthread_kill",
+    "pty.spawn",
+)
+_PATH_EVENTS = {
+    "os.remove": 1,
+    "os.rmdir": 1,
+    "os.mkdir": 1,
+    "os.chmod": 1,
+    "os.chown": 1,
+    "os.truncate": 1,
+    "os.utime": 1,
+    "shutil.rmtree": 1,
+    "os.rename": 2,
+    "os.link": 2,
+    "os.symlink": 2,
+}
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 
@@ -374,8 +408,11 @@ _LL_SCOPES = (1 << 0) | (1 << 1)  # abstract unix sockets and signals outside th
 
 
 class _LandlockRuleset(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
-                ("scoped", ctypes.c_uint64)]
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
 
 
 class _LandlockPathBeneath(ctypes.Structure):
@@ -414,8 +451,14 @@ def _landlock(libc, read_only: list[str], workdir: str) -> None:
             continue
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
         rule = _LandlockPathBeneath(access if os.path.isdir(path) else access & ~_LL_READ_DIR, fd)
-        _call(int(libc.syscall(ctypes.c_long(445), ctypes.c_int(ruleset), ctypes.c_int(1), ctypes.byref(rule),
-                               ctypes.c_uint32(0))), f"landlock_add_rule {path}")
+        _call(
+            int(
+                libc.syscall(
+                    ctypes.c_long(445), ctypes.c_int(ruleset), ctypes.c_int(1), ctypes.byref(rule), ctypes.c_uint32(0)
+                )
+            ),
+            f"landlock_add_rule {path}",
+        )
         os.close(fd)
     _call(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
     _call(int(libc.syscall(ctypes.c_long(446), ctypes.c_int(ruleset), ctypes.c_uint32(0))), "landlock_restrict_self")
@@ -424,8 +467,9 @@ def _landlock(libc, read_only: list[str], workdir: str) -> None:
 
 def _policy():
     """:mod:`.policy`, loaded by path (this script runs outside the package)."""
-    spec = importlib.util.spec_from_file_location("rewardzoo_sandbox_policy",
-                                                  os.path.join(os.path.dirname(__file__), "policy.py"))
+    spec = importlib.util.spec_from_file_location(
+        "rewardzoo_sandbox_policy", os.path.join(os.path.dirname(__file__), "policy.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -84,17 +84,32 @@ def run(
         if not name or name in (".", "..", _ENTRY) or "/" in name or "\0" in name:
             raise ValueError(f"sandbox file name {name!r} must be a plain file name (no '/', not {_ENTRY!r})")
     mode = resolve_isolation(isolation)
-    return _run(code, files, mode, timeout_s=timeout_s, memory_mb=memory_mb, cpu_s=cpu_s or timeout_s,
-                max_processes=max_processes, max_output_bytes=max_output_bytes, max_file_mb=max_file_mb)
+    return _run(
+        code,
+        files,
+        mode,
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
+        cpu_s=cpu_s or timeout_s,
+        max_processes=max_processes,
+        max_output_bytes=max_output_bytes,
+        max_file_mb=max_file_mb,
+    )
 
 
-def _run(code: str, files: dict[str, str], mode: str, *, timeout_s: float, max_output_bytes: int,
-         **limits) -> SandboxResult:
+def _run(
+    code: str, files: dict[str, str], mode: str, *, timeout_s: float, max_output_bytes: int, **limits
+) -> SandboxResult:
     start = time.monotonic()
     workdir = ""
     try:
-        spec = {"isolation": mode, **limits, "entry": _ENTRY, "python": sys.executable,
-                "uid": 100_000 + secrets.randbelow(1 << 30)}
+        spec = {
+            "isolation": mode,
+            **limits,
+            "entry": _ENTRY,
+            "python": sys.executable,
+            "uid": 100_000 + secrets.randbelow(1 << 30),
+        }
         if mode in ("namespaces", "rlimits"):
             spec["nr"] = _syscall_numbers()
         if mode == "namespaces":
@@ -103,9 +118,15 @@ def _run(code: str, files: dict[str, str], mode: str, *, timeout_s: float, max_o
         for name, text in {_ENTRY: code, **files}.items():
             with open(os.path.join(workdir, name), "w", encoding="utf-8", errors="surrogatepass") as f:
                 f.write(text)
-        proc = subprocess.Popen([sys.executable, "-I", _BOOTSTRAP, json.dumps(spec)], cwd=workdir, env={},
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-I", _BOOTSTRAP, json.dumps(spec)],
+            cwd=workdir,
+            env={},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         out, err, timed_out, truncated = _collect(proc, start + timeout_s, max_output_bytes, mode == "namespaces")
     except OSError as error:  # no disk, no processes, no file descriptors: report it, do not raise
         return SandboxResult(None, "", "", False, f"sandbox_error: {error}", time.monotonic() - start, False, mode)
@@ -117,8 +138,16 @@ def _run(code: str, files: dict[str, str], mode: str, *, timeout_s: float, max_o
     if not timed_out and status < 0:
         name = next((sig.name for sig in signal.Signals if sig == -status), str(-status))
         reason = "cpu_limit" if -status == signal.SIGXCPU else f"signal:{name}"
-    return SandboxResult(status, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), timed_out, reason,
-                         time.monotonic() - start, truncated, mode)
+    return SandboxResult(
+        status,
+        out.decode("utf-8", "replace"),
+        err.decode("utf-8", "replace"),
+        timed_out,
+        reason,
+        time.monotonic() - start,
+        truncated,
+        mode,
+    )
 
 
 def _check_limits(timeout_s, memory_mb, cpu_s, max_processes, max_output_bytes, max_file_mb, isolation) -> None:
@@ -131,8 +160,10 @@ def _check_limits(timeout_s, memory_mb, cpu_s, max_processes, max_output_bytes, 
     if memory_mb < 64:
         raise ValueError(f"memory_mb must be at least 64 (Python itself needs ~30 MB), got {memory_mb}")
     if max_processes < 1 or max_output_bytes < 0 or max_file_mb < 1:
-        raise ValueError("max_processes and max_file_mb must be >= 1 and max_output_bytes >= 0; got "
-                         f"{max_processes}, {max_file_mb}, {max_output_bytes}")
+        raise ValueError(
+            "max_processes and max_file_mb must be >= 1 and max_output_bytes >= 0; got "
+            f"{max_processes}, {max_file_mb}, {max_output_bytes}"
+        )
 
 
 @functools.cache
@@ -152,17 +183,24 @@ def resolve_isolation(isolation: str = "auto") -> str:
         if mode_works("namespaces")[0]:
             return "namespaces"
         if not mode_works("rlimits")[0]:
-            raise SandboxRefused(f"rewardzoo sandbox: no isolation here can confine untrusted code (namespaces: "
-                                 f"{mode_works('namespaces')[1]}; rlimits: {mode_works('rlimits')[1]}); run only "
-                                 f"code you trust, and only by passing isolation='unsafe_rlimits'")
-        warnings.warn(f"rewardzoo sandbox: namespaces unavailable ({mode_works('namespaces')[1]}); falling back to "
-                      f"isolation='rlimits' (Landlock, seccomp and resource limits — see "
-                      f"rewardzoo.tasks.checks.sandbox for what it does not isolate)", stacklevel=3)
+            raise SandboxRefused(
+                f"rewardzoo sandbox: no isolation here can confine untrusted code (namespaces: "
+                f"{mode_works('namespaces')[1]}; rlimits: {mode_works('rlimits')[1]}); run only "
+                f"code you trust, and only by passing isolation='unsafe_rlimits'"
+            )
+        warnings.warn(
+            f"rewardzoo sandbox: namespaces unavailable ({mode_works('namespaces')[1]}); falling back to "
+            f"isolation='rlimits' (Landlock, seccomp and resource limits — see "
+            f"rewardzoo.tasks.checks.sandbox for what it does not isolate)",
+            stacklevel=3,
+        )
         return "rlimits"
     if isolation == "rlimits" and not mode_works("rlimits")[0]:
-        raise SandboxRefused(f"rewardzoo sandbox: isolation='rlimits' cannot confine code here "
-                             f"({mode_works('rlimits')[1]}); run only code you trust, and only with "
-                             f"isolation='unsafe_rlimits'")
+        raise SandboxRefused(
+            f"rewardzoo sandbox: isolation='rlimits' cannot confine code here "
+            f"({mode_works('rlimits')[1]}); run only code you trust, and only with "
+            f"isolation='unsafe_rlimits'"
+        )
     return isolation
 
 
@@ -173,8 +211,10 @@ def missing(mode: str) -> str:
     if not sys.platform.startswith("linux"):
         lacks.append(f"the sandbox needs Linux, this is {sys.platform}")
     if not policy.seccomp_available():
-        lacks.append("no seccomp binding (pip install pyseccomp; needs libseccomp): nothing would stop calls on "
-                     "the kernel keyring, other processes, host IPC or uncounted memory")
+        lacks.append(
+            "no seccomp binding (pip install pyseccomp; needs libseccomp): nothing would stop calls on "
+            "the kernel keyring, other processes, host IPC or uncounted memory"
+        )
     if mode == "rlimits" and bootstrap.landlock_abi() < 1:
         lacks.append("no Landlock in this kernel (needs Linux >= 5.13): host files would be readable and writable")
     return "; ".join(lacks)
@@ -187,8 +227,17 @@ def mode_works(mode: str) -> tuple[bool, str]:
     filter loaded — or it reports the step that failed."""
     if why := missing(mode):
         return False, why
-    trial = _run("pass", {}, mode, timeout_s=30, max_output_bytes=65536, memory_mb=512, cpu_s=30,
-                 max_processes=32, max_file_mb=16)
+    trial = _run(
+        "pass",
+        {},
+        mode,
+        timeout_s=30,
+        max_output_bytes=65536,
+        memory_mb=512,
+        cpu_s=30,
+        max_processes=32,
+        max_file_mb=16,
+    )
     why = trial.stderr.strip().splitlines()[-1:] or [trial.killed_reason or f"exit status {trial.returncode}"]
     return trial.ok, "" if trial.ok else why[0]
 

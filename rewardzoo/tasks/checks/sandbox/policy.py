@@ -72,8 +72,16 @@ import tempfile
 Rule = tuple
 
 _CLONE_THREAD = 0x00010000
-_CLONE_NAMESPACES = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000,
-                     0x00000080)  # NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME
+_CLONE_NAMESPACES = (
+    0x00020000,
+    0x02000000,
+    0x04000000,
+    0x08000000,
+    0x10000000,
+    0x20000000,
+    0x40000000,
+    0x00000080,
+)  # NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME
 _FS_IOC_SET = (0x40086602, 0x40046602, 0x401C5820)  # FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR
 _AF_UNIX = 1
 _F_SETPIPE_SZ = 1031
@@ -82,31 +90,145 @@ _INT = 0xFFFFFFFF  # an int argument: the kernel reads the low 32 bits, so an eq
 REVIEWED_UP_TO = 469
 _UNREVIEWED = range(REVIEWED_UP_TO + 1, REVIEWED_UP_TO + 65)
 # calls numbered the same on every architecture (>= 424) that an older libseccomp cannot name
-_UNIFORM = {"statmount": 457, "listmount": 458, "lsm_get_self_attr": 459, "lsm_set_self_attr": 460,
-            "lsm_list_modules": 461, "setxattrat": 463, "getxattrat": 464, "listxattrat": 465,
-            "removexattrat": 466, "open_tree_attr": 467, "file_getattr": 468, "file_setattr": 469}
+_UNIFORM = {
+    "statmount": 457,
+    "listmount": 458,
+    "lsm_get_self_attr": 459,
+    "lsm_set_self_attr": 460,
+    "lsm_list_modules": 461,
+    "setxattrat": 463,
+    "getxattrat": 464,
+    "listxattrat": 465,
+    "removexattrat": 466,
+    "open_tree_attr": 467,
+    "file_getattr": 468,
+    "file_setattr": 469,
+}
 
 _HOST_POWERS = (
-    "keyctl", "add_key", "request_key", "syslog", "sethostname", "setdomainname", "clock_settime",
-    "clock_adjtime", "settimeofday", "adjtimex", "init_module", "finit_module", "delete_module", "kexec_load",
-    "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "iopl", "ioperm",
-    "vhangup", "lookup_dcookie", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
-    "io_uring_register", "name_to_handle_at", "open_by_handle_at", "unshare", "setns", "mount", "umount2",
-    "pivot_root", "chroot", "mount_setattr", "move_mount", "open_tree", "open_tree_attr", "fsopen", "fsmount",
-    "fsconfig", "fspick", "statmount", "listmount", "lsm_get_self_attr", "lsm_set_self_attr", "lsm_list_modules")
-_OTHER_PROCESSES = ("ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "process_mrelease",
-                    "kcmp", "pidfd_open", "pidfd_send_signal", "pidfd_getfd")
-_PID_FIRST = ("prlimit64", "sched_setaffinity", "sched_setparam", "sched_setscheduler", "sched_setattr",
-              "migrate_pages", "move_pages")
-_IPC = ("shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop",
-        "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",
-        "mq_getsetattr", "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark")
+    "keyctl",
+    "add_key",
+    "request_key",
+    "syslog",
+    "sethostname",
+    "setdomainname",
+    "clock_settime",
+    "clock_adjtime",
+    "settimeofday",
+    "adjtimex",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "kexec_load",
+    "kexec_file_load",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "quotactl",
+    "quotactl_fd",
+    "iopl",
+    "ioperm",
+    "vhangup",
+    "lookup_dcookie",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "name_to_handle_at",
+    "open_by_handle_at",
+    "unshare",
+    "setns",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "mount_setattr",
+    "move_mount",
+    "open_tree",
+    "open_tree_attr",
+    "fsopen",
+    "fsmount",
+    "fsconfig",
+    "fspick",
+    "statmount",
+    "listmount",
+    "lsm_get_self_attr",
+    "lsm_set_self_attr",
+    "lsm_list_modules",
+)
+_OTHER_PROCESSES = (
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "process_madvise",
+    "process_mrelease",
+    "kcmp",
+    "pidfd_open",
+    "pidfd_send_signal",
+    "pidfd_getfd",
+)
+_PID_FIRST = (
+    "prlimit64",
+    "sched_setaffinity",
+    "sched_setparam",
+    "sched_setscheduler",
+    "sched_setattr",
+    "migrate_pages",
+    "move_pages",
+)
+_IPC = (
+    "shmget",
+    "shmat",
+    "shmdt",
+    "shmctl",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "semget",
+    "semop",
+    "semtimedop",
+    "semctl",
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
+    "inotify_init",
+    "inotify_init1",
+    "inotify_add_watch",
+    "fanotify_init",
+    "fanotify_mark",
+)
 _UNCOUNTED_MEMORY = ("memfd_create", "memfd_secret")
-_METADATA = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime",
-             "utimes", "futimesat", "utimensat", "file_setattr", "file_getattr", "readlink", "readlinkat",
-             "truncate")
-_XATTRS = tuple(f"{prefix}{verb}xattr{suffix}" for verb in ("set", "get", "list", "remove")
-                for prefix, suffix in (("", ""), ("l", ""), ("f", ""), ("", "at")))
+_METADATA = (
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "fchmodat2",
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "utime",
+    "utimes",
+    "futimesat",
+    "utimensat",
+    "file_setattr",
+    "file_getattr",
+    "readlink",
+    "readlinkat",
+    "truncate",
+)
+_XATTRS = tuple(
+    f"{prefix}{verb}xattr{suffix}"
+    for verb in ("set", "get", "list", "remove")
+    for prefix, suffix in (("", ""), ("l", ""), ("f", ""), ("", "at"))
+)
 _PROCESSES = ("fork", "vfork", "execve", "execveat", "socket", "socketpair", "tkill")
 _SIGNALS = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
 
@@ -126,10 +248,15 @@ def rules(mode: str) -> list[Rule]:
     table += [("fcntl", eperm, [(1, "masked_eq", _INT, _F_SETPIPE_SZ)])]
     if mode == "namespaces":
         table += [(call, "EAFNOSUPPORT", [(0, "ne", _AF_UNIX)]) for call in ("socket", "socketpair")]
-        table += [("setsockopt", eperm, [(1, "masked_eq", _INT, _SOL_SOCKET), (2, "masked_eq", _INT, option)])
-                  for option in _SOCKET_BUFFERS]
-        return table + [(call, eperm, []) for call in ("connect", "sendmsg", "sendmmsg")] + [
-            ("sendto", eperm, [(4, "ne", 0)])]
+        table += [
+            ("setsockopt", eperm, [(1, "masked_eq", _INT, _SOL_SOCKET), (2, "masked_eq", _INT, option)])
+            for option in _SOCKET_BUFFERS
+        ]
+        return (
+            table
+            + [(call, eperm, []) for call in ("connect", "sendmsg", "sendmmsg")]
+            + [("sendto", eperm, [(4, "ne", 0)])]
+        )
     table += [(call, eperm, []) for call in (*_METADATA, *_PROCESSES)]
     table += [(call, "EOPNOTSUPP", []) for call in _XATTRS]
     table += [("ioctl", eperm, [(1, "masked_eq", _INT, cmd)]) for cmd in _FS_IOC_SET]
@@ -155,8 +282,10 @@ def compile_rules(table: list[Rule], self_pid: int | None = None) -> bytes:
         number = call if isinstance(call, int) else syscall_number(call)
         if number is None:
             continue
-        args = [sc.Arg(index, ops[op], *(self_pid if v == "self" else v for v in values))
-                for index, op, *values in conditions]
+        args = [
+            sc.Arg(index, ops[op], *(self_pid if v == "self" else v for v in values))
+            for index, op, *values in conditions
+        ]
         program.add_rule(sc.ERRNO(getattr(errno, error)), number, *args)
     with tempfile.TemporaryFile() as out:
         program.export_bpf(out)

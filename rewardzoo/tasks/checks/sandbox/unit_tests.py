@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import json
 import secrets
-from typing import Sequence
+from collections.abc import Sequence
 
 from rewardzoo.tasks.checks.sandbox.caller import run
 
@@ -52,17 +52,24 @@ def unit_test_reward(
                 raise ValueError
             wanted.append(json.loads(json.dumps(test[1], allow_nan=False)))
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            raise ValueError(f"test {i}: args must be Python literals and expected a JSON value, "
-                             f"got {test!r}") from None
+            raise ValueError(
+                f"test {i}: args must be Python literals and expected a JSON value, got {test!r}"
+            ) from None
     marker = "@rewardzoo-result-" + secrets.token_hex(8) + " "
     harness = _HARNESS.format(marker=marker, entry=entry_point, cases=repr([t[0] for t in tests]))
-    result = run(harness, files={"solution.py": code}, timeout_s=timeout_s, memory_mb=memory_mb,
-                 max_output_bytes=1 << 20, isolation=isolation)
+    result = run(
+        harness,
+        files={"solution.py": code},
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
+        max_output_bytes=1 << 20,
+        isolation=isolation,
+    )
     got = {}
     for line in result.stdout.splitlines():
         if line.startswith(marker):
             try:
-                index, value = json.loads(line[len(marker):])
+                index, value = json.loads(line[len(marker) :])
                 got[int(index)] = value
             except (ValueError, TypeError, RecursionError):
                 continue
