@@ -38,20 +38,9 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 from rewardzoo.sweep import LocalExecutor, RayExecutor, RunSpec, run_sweep  # noqa: E402
 
-TINY = [
-    "sft.enabled=false",
-    "eval.n_examples=16",
-    "logging.progress=false",
-    "logging.tensorboard=false",
-    "grpo.batch_size=32",
-    "grpo.micro_batch_size=16",
-    "grpo.group_size=4",
-    "sampling.max_new_tokens=4",
-    "model.tiny.hidden_size=32",
-    "model.tiny.intermediate_size=64",
-    "model.tiny.num_layers=2",
-]
-"""The tests' tiny run (``tests/conftest.py``)."""
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.conftest import FAST as TINY  # noqa: E402  (the tests' tiny run)
+
 NODE = {"num_cpus": 1, "node_ip_address": "127.0.0.1", "include_dashboard": False, "object_store_memory": 80 * 2**20}
 
 

@@ -15,6 +15,7 @@ from rewardzoo.rewards.context import RewardContext
 from rewardzoo.rewards.functions import FunctionReward
 from rewardzoo.rewards.rlvr import RLVR
 from rewardzoo.tasks.multiplication import Multiplication, MultiplicationConfig
+from tests.helpers.trl_config import cpu_grpo_config
 
 TASK = Multiplication(MultiplicationConfig(digits_a=1, digits_b=1, n_train=16, n_eval=4))
 PROMPTS = ["2*3=", "2*3=", "4*5=", "4*5="]
@@ -229,22 +230,7 @@ def test_grpo_trainer_trains_with_rewardzoo_rewards(tmp_path):
     learned = RunningMeanDigits()
     model, tokenizer = load_policy(ModelConfig(name="tiny"))
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
-    args = trl.GRPOConfig(
-        output_dir=str(tmp_path),
-        use_cpu=True,
-        bf16=False,
-        max_steps=2,
-        per_device_train_batch_size=8,
-        num_generations=4,
-        max_completion_length=4,
-        learning_rate=1e-3,
-        report_to="none",
-        save_strategy="no",
-        logging_steps=1,
-        gradient_checkpointing=False,
-        dataloader_num_workers=0,
-        seed=0,
-    )
+    args = cpu_grpo_config(tmp_path, max_steps=2, max_completion_length=4, learning_rate=1e-3)
     trainer = trl.GRPOTrainer(
         model=model,
         processing_class=tokenizer,

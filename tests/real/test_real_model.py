@@ -22,6 +22,7 @@ from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.model_store import is_fetched, model_dir, verify
 from rewardzoo.core.models import ModelConfig, load_policy
 from rewardzoo.recipes import evaluate_start, make_trainer
+from tests.helpers.trl_config import cpu_grpo_config
 
 MODEL = "smollm2-135m-instruct"
 
@@ -202,20 +203,8 @@ def test_the_trl_adapter_scores_trl_rollouts_of_the_real_model_with_the_same_rew
             return out
 
     model, tokenizer = load_policy(ModelConfig(name=MODEL))
-    args = trl.GRPOConfig(
-        output_dir=str(tmp_path),
-        use_cpu=True,
-        bf16=False,
-        max_steps=1,
-        per_device_train_batch_size=8,
-        num_generations=4,
-        max_completion_length=16,
-        learning_rate=1e-5,
-        report_to="none",
-        save_strategy="no",
-        logging_steps=1,
-        dataloader_num_workers=0,
-        seed=0,
+    args = cpu_grpo_config(
+        tmp_path, max_steps=1, max_completion_length=16, learning_rate=1e-5, gradient_checkpointing=True
     )
     reward = Recording.from_config(ctx=RewardContext(task=task))
     trainer = trl.GRPOTrainer(

@@ -16,6 +16,7 @@ import torch
 from rewardzoo.core.models import ModelConfig, load_policy
 from rewardzoo.integrations import remote
 from tests.helpers.serving import serving
+from tests.helpers.trl_config import cpu_grpo_config
 from tests.serve.test_serve_service import TASK, batch_rows
 
 pytest.importorskip("fastapi")
@@ -40,22 +41,7 @@ def test_trl_grpo_trainer_trains_with_the_served_reward(service, tmp_path):
     dataset = datasets.Dataset.from_list([{"prompt": e.prompt, "reference": e.reference} for e in TASK.train[:8]])
     model, tokenizer = load_policy(ModelConfig(name="tiny"))
     before = service.health()["batches"]
-    args = trl.GRPOConfig(
-        output_dir=str(tmp_path),
-        use_cpu=True,
-        bf16=False,
-        max_steps=2,
-        per_device_train_batch_size=8,
-        num_generations=4,
-        max_completion_length=4,
-        learning_rate=1e-3,
-        report_to="none",
-        save_strategy="no",
-        logging_steps=1,
-        gradient_checkpointing=False,
-        dataloader_num_workers=0,
-        seed=0,
-    )
+    args = cpu_grpo_config(tmp_path, max_steps=2, max_completion_length=4, learning_rate=1e-3)
     trainer = trl.GRPOTrainer(
         model=model, processing_class=tokenizer, train_dataset=dataset, args=args, reward_funcs=[reward]
     )
