@@ -272,7 +272,15 @@ def test_imports_only_torch_and_divergences():
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert {m for m in imported if m.startswith("rewardzoo")} <= {"rewardzoo.divergences"}
-    assert {m.split(".")[0] for m in imported} <= {"torch", "rewardzoo", "__future__", "collections", "dataclasses", "typing", "math"}
+    assert {m.split(".")[0] for m in imported} <= {
+        "torch",
+        "rewardzoo",
+        "__future__",
+        "collections",
+        "dataclasses",
+        "typing",
+        "math",
+    }
 
 
 def test_plot_script_writes_both_figures(tmp_path):
