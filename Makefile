@@ -54,13 +54,13 @@ test-ray: $(RAY_STAMP)  ## the sweep on a real 2-node Ray cluster on loopback: e
 # installed without their dependencies (deepspeed, vLLM, ...: not needed by the code under test); their wheels ship a
 # top-level `tests` package that would hide this repository's, so it is removed from site-packages.
 TRAINERS_STAMP := $(ENV_DIR)/.rewardzoo-trainers-installed
-$(TRAINERS_STAMP): $(STAMP)
+$(TRAINERS_STAMP): $(RAY_STAMP)
 	$(PY) -m pip install --quiet --no-deps openrlhf verl aiohttp pylatexenc tensordict pyvers codetiming orjson
 	rm -rf "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/tests"
 	@touch $@
 
 test-trainers: $(TRAINERS_STAMP)  ## the reward service's adapters against TRL's, OpenRLHF's and veRL's own code
-	$(PY) -m pytest tests/serve/test_serve_adapters.py -p no:xdist -rs
+	REWARDZOO_REQUIRE_TRAINERS=1 $(PY) -m pytest tests/serve/test_serve_adapters.py -p no:xdist -rs
 
 REAL_STAMP := $(ENV_DIR)/.rewardzoo-real-installed
 

@@ -39,7 +39,7 @@ One idea per file, each layer importing only those below it (import-linter check
 - :mod:`~rewardzoo.board.command`: the command line (``rewardzoo leaderboard``);
 - :mod:`~rewardzoo.board.report`: a board from end to end (:func:`leaderboard`) and its :func:`plan`;
 - :mod:`~rewardzoo.board.claims`: the positive controls and the claims, and their verdict lines;
-- :mod:`~rewardzoo.board.tables`: the tables, ``leaderboard.csv`` and the curves;
+- :mod:`~rewardzoo.board.table`: the tables, ``leaderboard.csv`` and the curves;
 - :mod:`~rewardzoo.board.tuning`: the tuning stage;
 - :mod:`~rewardzoo.board.runs`: each row's runs, their final values, the twin check, the board's rows;
 - :mod:`~rewardzoo.board.rows`: the presets' rows, each task's table and positive control.
@@ -94,7 +94,7 @@ from rewardzoo.board.runs import (
     slug,
     specs,
 )
-from rewardzoo.board.tables import Table, markdown, plot_curves, tables, tables_from_csv, write_csv
+from rewardzoo.board.table import Table, markdown, plot_curves, tables, tables_from_csv, write_csv
 from rewardzoo.board.tuning import base_lr, grid_points, start_order, tune, tuning_specs, validation_rows
 
 __all__ = [

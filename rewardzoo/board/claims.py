@@ -6,7 +6,7 @@ mean over its held-out examples of a difference, a ratio of gains, a win rate ov
 Student-t interval over seeds (benchmarks/results/interval_coverage.md: the percentile bootstrap over
 seeds × examples it replaced covered 78–94% at 3–5 seeds on the boards' design).  A claim reads the runs'
 files when given them; with ``results=None`` (a board re-reported from its ``leaderboard.csv``,
-:func:`rewardzoo.board.tables.tables_from_csv`) it reads the table's per-seed final values, each run's start
+:func:`rewardzoo.board.table.tables_from_csv`) it reads the table's per-seed final values, each run's start
 being its seed's warm-start row."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from rewardzoo.board.rows import POSITIVE_CONTROLS
-from rewardzoo.board.tables import Table
+from rewardzoo.board.table import Table
 from rewardzoo.eval import preferences, seed_ci
 from rewardzoo.protocol import MIN_SEEDS, Finding, verdict, word
 from rewardzoo.sweep import RunResult, eval_rows

@@ -12,7 +12,7 @@ from rewardzoo.board.claims import claim_lines
 from rewardzoo.board.rows import QUICK_LR_FACTORS
 from rewardzoo.board.runs import SHARED, board_entries, specs
 from rewardzoo.board.stability import check, stability_lines
-from rewardzoo.board.tables import markdown, plot_curves, tables, tables_from_csv, write_csv
+from rewardzoo.board.table import markdown, plot_curves, tables, tables_from_csv, write_csv
 from rewardzoo.board.tuning import grid_points, tune
 from rewardzoo.protocol import TUNING_SEED_BASE, TUNING_SEEDS, Choice, Grid, Setting
 from rewardzoo.sweep import Executor, run_sweep

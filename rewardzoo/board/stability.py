@@ -19,7 +19,7 @@ from pathlib import Path
 from rewardzoo.board.claims import CLAIMS, positive_control
 from rewardzoo.board.rows import Entry
 from rewardzoo.board.runs import SHARED
-from rewardzoo.board.tables import Table
+from rewardzoo.board.table import Table
 from rewardzoo.board.tuning import tuning_specs
 from rewardzoo.protocol import Choice, Finding, Setting, verdict, word
 from rewardzoo.sweep import RunResult, run_sweep

@@ -8,6 +8,8 @@ plus ``aiohttp pylatexenc`` and ``tensordict pyvers``: docs/serving.md)."""
 from __future__ import annotations
 
 import asyncio
+import importlib
+import os
 
 import numpy as np
 import pytest
@@ -21,6 +23,14 @@ from tests.serve.test_serve_service import TASK, batch_rows
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
+
+
+def _trainer_module(name: str):
+    """A trainer's module, or a skip when it is not installed; under ``make test-trainers``
+    (REWARDZOO_REQUIRE_TRAINERS=1) a missing trainer fails instead of skipping."""
+    if os.environ.get("REWARDZOO_REQUIRE_TRAINERS"):
+        return importlib.import_module(name)
+    return pytest.importorskip(name, exc_type=ImportError)
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +64,7 @@ def test_trl_grpo_trainer_trains_with_the_served_reward(service, tmp_path):
 def test_openrlhf_remote_reward_client_reads_the_served_rewards(service):
     """OpenRLHF's own HTTP client of ``--remote_rm_url`` (SingleTurnAgentExecutor) against /openrlhf: its
     query is the prompt and the response decoded with special tokens; the reply is what it reads."""
-    agent = pytest.importorskip("openrlhf.utils.agent", exc_type=ImportError)
+    agent = _trainer_module("openrlhf.utils.agent")
     prompts, completions = batch_rows(0)
     queries = [p + c + "<eos>" for p, c in zip(prompts, completions)]
     labels = [TASK.train[i // 4].reference for i in range(len(prompts))]
@@ -100,7 +110,7 @@ def test_verl_reward_loop_scores_rows_concurrently_and_the_service_batches_them(
     """veRL's reward loop (its default path: the ``naive`` manager of verl.experimental.reward_loop) scores each
     row by its own ``run_single``, concurrently, calling the function loaded by path in a thread each: the
     service merges the concurrent rows into fewer batches for the judge, and each row gets its own reward."""
-    loop = pytest.importorskip("verl.experimental.reward_loop.reward_manager.naive", exc_type=ImportError)
+    loop = _trainer_module("verl.experimental.reward_loop.reward_manager.naive")
     from omegaconf import OmegaConf
     from verl.trainer.ppo.reward import get_custom_reward_fn
 
@@ -133,7 +143,7 @@ def test_verl_reward_managers_load_the_remote_function_by_path(service, manager,
     """veRL's legacy reward managers (verl.workers.reward_manager: ``naive``, one row per call, and ``batch``,
     whole groups in one call) load ``custom_reward_function.path/name`` (get_custom_reward_fn) and put each
     row's served reward on the row's last response token; the components land in reward_extra_info."""
-    pytest.importorskip("verl", exc_type=ImportError)
+    _trainer_module("verl")
     from omegaconf import OmegaConf
     from verl.trainer.ppo.reward import get_custom_reward_fn
     from verl.workers.reward_manager.batch import BatchRewardManager
