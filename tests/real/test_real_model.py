@@ -129,7 +129,9 @@ def test_a_chat_prompt_at_step_0_gives_a_parseable_answer_on_80_percent_of_held_
 
 
 def test_rlvr_trains_lora_on_chat_multiplication_and_resumes_to_the_same_bits(tmp_path):
-    common = ["rlvr_multiplication_smollm2", [*SMALL, *EASY, "checkpoint_every=1"]]
+    """Four steps, not two: LoRA's B starts at zero, so lora_A moves only from the second update whose advantage
+    is not zero, and a step whose groups all score alike (sampling at T = 1) makes none (seen at 2 steps)."""
+    common = ["rlvr_multiplication_smollm2", [*SMALL, *EASY, "checkpoint_every=1", "steps=4"]]
     straight = make_trainer(common[0], [*common[1], f"run_dir={tmp_path / 'a'}"])
     check_trains(straight, ("train/accuracy",))
     first = make_trainer(common[0], [*common[1], "steps=1", f"run_dir={tmp_path / 'b'}"])
