@@ -65,7 +65,7 @@ from rewardzoo.core.checkpoint import checkpoints, resume_changes
 from rewardzoo.core.config import as_dict
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.sft import sft_cache_dir
-from rewardzoo.zoo import TrainConfig, build_task, load_config
+from rewardzoo.zoo import TrainConfig, as_chat_task, build_task, load_config
 
 DONE = "sweep_done.json"
 
@@ -415,6 +415,18 @@ def storage_dirs(specs: list[RunSpec], configs: dict[str, TrainConfig], share_di
     return list(dict.fromkeys(d.resolve() for d in dirs))
 
 
+def warm_start_dir(cfg: TrainConfig, tasks: dict[str, object] | None = None) -> Path:
+    """Where the run of ``cfg`` looks up its SFT warm start: keyed by the task as its trainer sees it (in chat
+    form when ``task.chat``, rendered by the policy's tokenizer — :func:`rewardzoo.recipes.task_for`), so the
+    warm start a sweep trains first is the one its runs read.  ``tasks`` caches one build per task section."""
+    tasks = {} if tasks is None else tasks
+    chat_with = cfg.model.name if cfg.task.chat else ""
+    key = json.dumps([as_dict(cfg.task), chat_with], sort_keys=True)
+    if key not in tasks:
+        tasks[key] = as_chat_task(cfg, build_task(cfg.task))
+    return sft_cache_dir(cfg, tasks[key])
+
+
 def run_sweep(
     specs: list[RunSpec],
     jobs: int = 2,
@@ -446,10 +458,7 @@ def run_sweep(
     for s in todo:
         cfg = configs[s.name]
         if cfg.sft.enabled and not cfg.init_from:
-            key = json.dumps(as_dict(cfg.task), sort_keys=True)
-            if key not in tasks:
-                tasks[key] = build_task(cfg.task)
-            path = str(sft_cache_dir(cfg, tasks[key]))
+            path = str(warm_start_dir(cfg, tasks))
             if not (Path(path) / "sft_done.json").exists():
                 warm.setdefault(path, s)
                 waits[s.name] = path

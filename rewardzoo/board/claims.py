@@ -114,14 +114,26 @@ def positive_control(
     )
 
 
+MULTIPLICATION_TASKS = ("multiplication", "chat_multiplication")
+"""The boards on which RAL's multiplication claims are measured: the tiny model's and the real model's
+(``--preset real``)."""
+
+
 def ral_approaches_rlvr(tabs, results, seeds):
     """RAL paper: RAL's gain over the warm start approaches RLVR's (target: at least half), as the mean over
-    seeds of each seed's gain ratio."""
-    if not _has(tabs, "multiplication", "RLVR", "RAL"):
-        return []
-    start = _per_seed(tabs, results, "multiplication", "RLVR", "eval/accuracy", seeds, "first")  # the shared warm start
-    rlvr = _per_seed(tabs, results, "multiplication", "RLVR", "eval/accuracy", seeds)
-    ral = _per_seed(tabs, results, "multiplication", "RAL", "eval/accuracy", seeds)
+    seeds of each seed's gain ratio (on each multiplication board that has both rows)."""
+    return [
+        f
+        for task in MULTIPLICATION_TASKS
+        if _has(tabs, task, "RLVR", "RAL")
+        for f in _ral_vs_rlvr(tabs, results, seeds, task)
+    ]
+
+
+def _ral_vs_rlvr(tabs, results, seeds, task: str) -> list:
+    start = _per_seed(tabs, results, task, "RLVR", "eval/accuracy", seeds, "first")  # the shared warm start
+    rlvr = _per_seed(tabs, results, task, "RLVR", "eval/accuracy", seeds)
+    ral = _per_seed(tabs, results, task, "RAL", "eval/accuracy", seeds)
     ratio = seed_ci(
         lambda s, a, b: _difference(b, s) / _difference(a, s) if _difference(a, s) > 0 else math.nan, start, rlvr, ral
     )
@@ -131,7 +143,7 @@ def ral_approaches_rlvr(tabs, results, seeds):
     )
     return [
         Finding(
-            "multiplication",
+            task,
             "RAL reaches at least half of RLVR's held-out gain (RAL paper: about parity)",
             "RLVR",
             ratio,
@@ -144,16 +156,21 @@ def ral_approaches_rlvr(tabs, results, seeds):
 
 
 def ral_judge_beats_format_only(tabs, results, seeds):
-    """RAL's learned judge adds to what the format reward alone (D ≡ 1) gives."""
-    if not _has(tabs, "multiplication", "RAL", "RAL format-only"):
-        return []
-    ral, fmt = (
-        _per_seed(tabs, results, "multiplication", m, "eval/accuracy", seeds) for m in ("RAL", "RAL format-only")
-    )
+    """RAL's learned judge adds to what the format reward alone (D ≡ 1) gives (on each multiplication board)."""
+    return [
+        f
+        for task in MULTIPLICATION_TASKS
+        if _has(tabs, task, "RAL", "RAL format-only")
+        for f in _ral_vs_format_only(tabs, results, seeds, task)
+    ]
+
+
+def _ral_vs_format_only(tabs, results, seeds, task: str) -> list:
+    ral, fmt = (_per_seed(tabs, results, task, m, "eval/accuracy", seeds) for m in ("RAL", "RAL format-only"))
     diff = seed_ci(_difference, ral, fmt)
     return [
         Finding(
-            "multiplication",
+            task,
             "RAL's judge adds to the format reward alone",
             "RAL format-only (D ≡ 1)",
             diff,

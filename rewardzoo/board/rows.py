@@ -85,6 +85,12 @@ BOARDS = {
         ),
         ("eval/js", "min"),
     ),
+    "chat_multiplication": Board(
+        "SmolLM2-135M-Instruct on chat 2-digit × 1-digit multiplication, held-out greedy accuracy (`--preset real`)",
+        "eval/accuracy",
+        (("eval/accuracy", "max"), ("eval/format_rate", "max"), ("eval/relative_error", "min"), *COMMON),
+        ("eval/accuracy", "max"),
+    ),
     "rubric_writing": Board(
         "Rubric writing (biased rule judge in training; unbiased oracle held out)",
         "eval/quality",
@@ -142,6 +148,9 @@ TWIN_EXCEPTIONS: dict[tuple[str, str], TwinException] = {
         (task, "SFT"): TwinException({"steps": "the warm start itself, evaluated: it takes no RL step"})
         for task in BOARDS
     },
+    ("chat_multiplication", "Instruct (step 0)"): TwinException(
+        {"steps": "the instruct model itself, evaluated: it takes no RL step"}
+    ),
     ("multiplication", "VARL"): TwinException({"grpo.advantage": DR_GRPO}, twin="RLVR (dr_grpo)"),
     ("multiplication", "VARL additive"): TwinException({"grpo.advantage": DR_GRPO}, twin="RLVR (dr_grpo)"),
     ("multiplication", "RLVR (dr_grpo)"): TwinException({"grpo.advantage": DR_GRPO}, twin="VARL"),
@@ -153,11 +162,30 @@ with the reason, and the twin that shares them (``rewardzoo.protocol.twin_differ
 VARL's setting; every claim compares rows of one setting."""
 
 
+REAL_SETTINGS = {
+    "chat_multiplication": (
+        "task.multiplication.digits_a=2",
+        "sampling.temperature=0.7",
+        "grpo.batch_size=16",
+        "grpo.micro_batch_size=16",
+        "steps=30",
+        "eval.every=30",
+    ),
+}
+"""What the ``real`` board (SmolLM2-135M-Instruct, benchmarks/results/real_model/README.md) changes in the
+``*_smollm2`` recipes, for every row alike, and why.  Task size and temperature by one rule fixed before any
+training and read on training prompts only: the setting where the most GRPO groups have a reward spread at step 0
+(benchmarks/results/real_model/probe.md: 3-digit × 1-digit at T = 1.0, the recipes' own, gave 12% of groups a
+non-zero spread; 2-digit at T = 0.7, 38%; a group without spread has no gradient).  2 prompts × G = 8 a step,
+30 steps, held-out evaluation at the start and the end: the sizes that fit the board in about 2 hours of a
+2-core machine (a 32-row step costs about 35 s there)."""
+
+
 def task_settings(preset: str, task: str) -> tuple[str, ...]:
     """The settings ``preset`` gives every entry of ``task`` (the gpu preset: the CPU ones, then :data:`GPU`)."""
     if preset == "gpu":
         return (*CPU_SETTINGS.get(task, ()), *GPU)
-    return {"cpu": CPU_SETTINGS, "hackable": HACKABLE_SETTINGS}.get(preset, {}).get(task, ())
+    return {"cpu": CPU_SETTINGS, "hackable": HACKABLE_SETTINGS, "real": REAL_SETTINGS}.get(preset, {}).get(task, ())
 
 
 def entry(
@@ -295,6 +323,17 @@ PRESETS: dict[str, list[Entry]] = {
 benchmarks/results/varl_hacking.md) and rubric writing, the one task of RcRL and its baselines.
 ``hackable``: the cpu board's hackable rows under VARL's paper setting (Dr. GRPO advantages for every row);
 ``rewardzoo leaderboard --preset hackable``."""
+real = _board("real")
+PRESETS["real"] = [
+    real(
+        "chat_multiplication", "Instruct (step 0)", recipe("rlvr_multiplication_smollm2"), "steps=0", role="warm start"
+    ),
+    real("chat_multiplication", "RLVR", recipe("rlvr_multiplication_smollm2"), role="positive control; RAL's twin"),
+    real("chat_multiplication", "RAL", recipe("ral_multiplication_smollm2")),
+]
+"""``real``: RAL against RLVR on a real pretrained model, SmolLM2-135M-Instruct in chat form (``rewardzoo models
+fetch smollm2-135m-instruct`` first; benchmarks/results/real_model/).  Its format-only control is not a row: it
+did not fit the study's 2 hours (the tiny board has it)."""
 PRESETS["gpu"] = [
     replace(e, overrides=(*e.overrides, *(o for o in GPU if e.trained or not o.startswith("steps="))))
     for e in PRESETS["cpu"]
@@ -324,6 +363,9 @@ POSITIVE_CONTROLS = {
         "hack_rate",
         True,
         "RLVR on the lazy proxy raises the held-out hack rate (the hack VARL is to prevent)",
+    ),
+    "chat_multiplication": PositiveControl(
+        "RLVR", "eval/accuracy", "correct", True, "the exact verifier raises the instruct model's held-out accuracy"
     ),
     "refdist": PositiveControl(
         "RLVR exact reference", "eval/js", None, False, "a reward whose mean is p_ref(y ∣ x) lowers JS(p_ref, π)"

@@ -222,3 +222,35 @@ def test_the_trl_adapter_scores_trl_rollouts_of_the_real_model_with_the_same_rew
     by_question = {e.prompt: e for e in task.train[:4]}
     assert set(batch.prompts) <= set(by_question)
     assert rewards == [task.score_completion(c, by_question[p]) for c, p in zip(batch.completions, batch.prompts)]
+
+
+def test_a_sweep_trains_the_chat_warm_start_that_its_run_reads():
+    """The sweep trains each SFT warm start once before its runs; in chat form the warm start is keyed by the
+    rendered conversations, so the sweep must key it by the task as the run's trainer sees it (it used the plain
+    task, and every chat run with SFT retrained its own warm start)."""
+    from rewardzoo.core.sft import sft_cache_dir
+    from rewardzoo.recipes import resolve, task_for
+    from rewardzoo.sweep import warm_start_dir
+    from rewardzoo.zoo import build_task
+
+    cfg = resolve("varl_hackable_multiplication_smollm2")
+    assert cfg.task.chat and cfg.sft.enabled
+    read_by_the_run = sft_cache_dir(cfg, task_for(cfg))
+    assert warm_start_dir(cfg) == read_by_the_run
+    assert sft_cache_dir(cfg, build_task(cfg.task)) != read_by_the_run  # the plain task's key: the old bug
+
+
+def test_the_real_board_s_rows_are_twins_with_valid_configurations():
+    """``rewardzoo leaderboard --preset real``: every row resolves to a checked config (the model must be fetched,
+    hence this tier), RLVR and RAL differ in the reward only, and the task's positive control is a row."""
+    from pathlib import Path
+
+    from rewardzoo import board as lb
+
+    entries = lb.PRESETS["real"]
+    lb.check_twins(entries)
+    for spec in lb.specs(entries, [0], Path("runs"), quick=False):
+        cfg = spec.config()
+        assert cfg.task.chat and cfg.task.multiplication.digits_a == 2 and cfg.sampling.temperature == 0.7, spec.name
+        assert (cfg.steps == 0) == ("steps=0" in spec.overrides), spec.name
+    assert lb.POSITIVE_CONTROLS["chat_multiplication"].method in {e.method for e in entries}
