@@ -6,6 +6,8 @@ training rubric.  Three studies, each resumable (finished runs are reused throug
     python benchmarks/rcrl.py study                  # RcRL vs Absolute RaR across the knob (the full size)
     python benchmarks/rcrl.py study --quick          # the pilot size (2 levels, 1 seed, 80 steps)
     python benchmarks/rcrl.py gv-gap                 # 004 §3: does the tiny model verify better than it generates?
+    python benchmarks/rcrl.py gv-gap --recipe rcrl_rubric_writing_smollm2 --n 4 --prompts 48 \
+        --results benchmarks/results/real_model --name gv_gap        # the same for SmolLM2-135M-Instruct
     python benchmarks/rcrl.py study --settings tuned.json   # each method's settings (JSON)
     python benchmarks/rcrl.py study --settings benchmarks/results/history/leaderboard_rubric_writing/tuning.csv  # the board's choices
 
@@ -64,9 +66,10 @@ from rewardzoo.protocol import overrides_tag, read_choices  # noqa: E402
 from rewardzoo.recipes import sft  # noqa: E402
 from rewardzoo.rewards.rcrl import RcRL  # noqa: E402
 from rewardzoo.sweep import RunResult, RunSpec, add_executor_arguments, eval_rows, executor_from_args, run_sweep  # noqa: E402
+from rewardzoo.tasks.chat import QUESTION  # noqa: E402
 from rewardzoo.tasks.checks.writing import CHECKS  # noqa: E402
 from rewardzoo.tasks.rubric_writing import quality  # noqa: E402
-from rewardzoo.zoo import build_task, load_config  # noqa: E402
+from rewardzoo.zoo import as_chat_task, build_task, load_config  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
@@ -513,21 +516,25 @@ GV_TEMPLATE = (
 
 def gv_gap(args, argv) -> int:
     """Best-of-n by the frozen warm start's own pairwise verdicts against a random sample, under the oracle."""
-    cfg = load_config(VARIANTS["RcRL"], [f"sft.cache_dir={Path(args.out) / 'sft-cache'}", *COMMON, *args.set])
-    task = build_task(cfg.task)
-    policy, tokenizer = load_policy(cfg.model, sft(cfg), seed=cfg.seed)
+    cfg = load_config(args.recipe, [f"sft.cache_dir={Path(args.out) / 'sft-cache'}", *COMMON, *args.set])
+    task = as_chat_task(cfg, build_task(cfg.task))
+    policy, tokenizer = load_policy(cfg.model, sft(cfg) if cfg.sft.enabled else None, seed=cfg.seed)
     policy.eval()
     torch.manual_seed(args.seed)
     examples = task.eval[: args.prompts]
     n = args.n
     texts = make_engine(policy, tokenizer, cfg.sampling).generate([e.prompt for e in examples], n=n).texts
     group_ids = torch.arange(len(examples)).repeat_interleave(n)
-    prompts = [e.prompt for e in examples for _ in range(n)]
     metas = [e.meta for e in examples for _ in range(n)]
+    prompts = [m.get(QUESTION, e.prompt) for e in examples for m in [e.meta] * n]  # judges read the question
     q = np.array([quality(t, m) for t, m in zip(texts, metas)]).reshape(len(examples), n)  # [P, n]
-    judge = LMJudge.self_judge(
-        policy, tokenizer, LMJudgeConfig(pairwise_template=GV_TEMPLATE, max_length=500, min_choice_mass=0.0)
+    # a chat recipe's judge is its own (its template through the model's chat template); the tiny model's, GV_TEMPLATE
+    judge_cfg = (
+        cfg.reward.rcrl.judge.lm
+        if cfg.task.chat
+        else LMJudgeConfig(pairwise_template=GV_TEMPLATE, max_length=500, min_choice_mass=0.0)
     )
+    judge = LMJudge.self_judge(policy, tokenizer, judge_cfg)
     overall = Criterion("overall", "Which answer is better overall?", title="Overall")
     groups = [list(range(i * n, (i + 1) * n)) for i in range(len(examples))]
 
@@ -560,10 +567,11 @@ def gv_gap(args, argv) -> int:
         "oracle (upper bound)": q.argmax(1),
     }
     rows = np.arange(len(examples))
+    start = "the tiny warm start" if cfg.model.name == "tiny" else f"{cfg.model.name} as it starts (`{args.recipe}`)"
     lines = [
-        header("rcrl_gv_gap", argv),
+        header(args.name, argv),
         "",
-        f"004 §3 on the tiny warm start: {n} samples per held-out prompt ({len(examples)} prompts, temperature "
+        f"004 §3 on {start}: {n} samples per held-out prompt ({len(examples)} prompts, temperature "
         f"{cfg.sampling.temperature:g}); the pick with the highest win rate in a round robin of pairwise verdicts "
         "against one drawn at random, judged by the held-out oracle (ties ½; bootstrap over prompts).",
         "",
@@ -586,7 +594,7 @@ def gv_gap(args, argv) -> int:
     ]
     results_dir = Path(args.results)
     results_dir.mkdir(parents=True, exist_ok=True)
-    (results_dir / "rcrl_gv_gap.md").write_text("\n".join(lines) + "\n")
+    (results_dir / f"{args.name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 
@@ -630,7 +638,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--steps", type=int, default=120)
     p.add_argument("--every", type=int, default=10, help="evaluate every this many steps")
-    g = sub.add_parser("gv-gap", parents=[common], help="004 §3: the tiny model's generation-verification gap")
+    g = sub.add_parser("gv-gap", parents=[common], help="004 §3: the starting model's generation-verification gap")
+    g.add_argument(
+        "--recipe",
+        default=VARIANTS["RcRL"],
+        help="the RcRL recipe whose start is measured (rcrl_rubric_writing_smollm2: the real model, its own judge)",
+    )
+    g.add_argument("--name", default="rcrl_gv_gap", help="stem of the results file")
     g.add_argument("--n", type=int, default=8, help="samples per prompt")
     g.add_argument("--prompts", type=int, default=96)
     g.add_argument("--seed", type=int, default=0)

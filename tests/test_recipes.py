@@ -80,7 +80,7 @@ def test_rcrl_and_its_baselines_differ_only_in_scoring_and_schedule():
 def test_real_model_recipes_train_lora_in_chat_form_at_a_real_model_s_temperature(path):
     cfg = load(path)
     assert cfg.model.name == "smollm2-135m-instruct" and cfg.model.lora.enabled and cfg.model.dtype == "float32"
-    assert cfg.task.chat and cfg.sampling.temperature == 1.0
+    assert cfg.task.chat and 0.5 <= cfg.sampling.temperature <= 1.0  # not the tiny presets' 1.5-2 (word salad)
     assert cfg.sft.enabled == (cfg.task.name == "hackable_multiplication")  # the strict format needs a warm start
     assert all(line.startswith("⚠️") for line in cfg.recipe.not_reproduced)
 

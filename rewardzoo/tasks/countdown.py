@@ -12,8 +12,11 @@ reference of a problem is its canonical shortest solution: the shortest expressi
 the target, ties broken alphabetically.  Any correct expression scores 1, not only the reference.
 
 Formats: ``plain`` (tiny char tokenizer) — prompt ``3,5,7->22:``, completion ``3*5+7``; ``tags`` —
-an instruction, with the expression in ``<answer>…</answer>``.  :meth:`Countdown.parse` returns the
-expression (whitespace removed) when it is syntactically an expression, else None (malformed).
+an instruction, with the expression in ``<answer>…</answer>``; ``instruct`` — a question for an instruct model
+in chat form (``task.chat=true``), the expression read from free text as such a model states it
+(:func:`instruct_expression`: ``\\boxed{3*5+7}``, ``The answer is 3 * 5 + 7.``, ``3 * 5 + 7 = 22``).
+:meth:`Countdown.parse` returns the expression (whitespace removed) when it is syntactically an expression,
+else None (malformed).
 
 Row metrics: ``correct``; ``valid_expression`` (parses, uses exactly the given numbers, no division
 by zero — a legal move whatever its value); ``relative_error`` = |value − target| / max(|target|, 1)
@@ -39,6 +42,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -48,7 +52,7 @@ from rewardzoo.core.config import check_section
 from rewardzoo.core.types import Example
 from rewardzoo.tasks.base import Task
 from rewardzoo.tasks.checks.arith import ATOM, MAX_DIGITS, join, try_parse_expression
-from rewardzoo.tasks.checks.formats import ANSWER_FORMATS, extract_answer, format_answer
+from rewardzoo.tasks.checks.formats import BOXED, NUMBER_FORMATS, extract_answer, format_answer, stated_answer
 
 MAX_NUMBERS = 5
 _OPS = ("+", "-", "*", "/")
@@ -84,7 +88,8 @@ class CountdownConfig:
     n_eval: int = 200
     """Held-out problems, disjoint from the training problems."""
     answer_format: str = "plain"
-    """'plain' (the completion is the expression) or 'tags' (<answer>…</answer>)."""
+    """'plain' (the completion is the expression), 'tags' (<answer>…</answer>) or 'instruct' (a question; the
+    expression as an instruct model states it)."""
     data_seed: int = 0
     """Seed of the problem generator (independent of the run's seed)."""
 
@@ -94,8 +99,8 @@ class CountdownConfig:
             raise ValueError(f"number_min ({self.number_min}) must not exceed number_max ({self.number_max})")
         if self.target_min > self.target_max:
             raise ValueError(f"target_min ({self.target_min}) must not exceed target_max ({self.target_max})")
-        if self.answer_format not in ANSWER_FORMATS:
-            raise ValueError(f"answer_format must be one of {', '.join(ANSWER_FORMATS)}; got {self.answer_format!r}")
+        if self.answer_format not in NUMBER_FORMATS:
+            raise ValueError(f"answer_format must be one of {', '.join(NUMBER_FORMATS)}; got {self.answer_format!r}")
 
 
 def solve(numbers: Sequence[int]) -> dict[Fraction, str]:
@@ -207,13 +212,47 @@ def countdown_problems(cfg: CountdownConfig) -> list[tuple[list[int], int, str]]
 
 
 def countdown_prompt(numbers: Sequence[int], target: int, answer_format: str) -> str:
-    """The Countdown prompt: ``3,5,7->22:`` (plain) or an instruction (tags)."""
+    """The Countdown prompt: ``3,5,7->22:`` (plain) or an instruction (tags, instruct)."""
     if answer_format == "plain":
         return f"{','.join(map(str, numbers))}->{target}:"
+    ask = (
+        "Put the expression in <answer></answer> tags."
+        if answer_format == "tags"
+        else "Answer with the expression only."
+    )
     return (
         f"Using the numbers {', '.join(map(str, numbers))}, write an arithmetic expression equal to {target}. "
-        f"Use each number exactly once, with + - * / and parentheses. Put the expression in <answer></answer> tags."
+        f"Use each number exactly once, with + - * / and parentheses. {ask}"
     )
+
+
+_EQUALS_NUMBER = re.compile(r"\s*=\s*-?\d+(?:\.\d+)?\s*$")
+
+
+def instruct_expression(completion: str) -> str:
+    """The expression an instruct model's free-text reply states (the ``instruct`` format); "" when none.
+
+    The last ``\\boxed{…}``, else what follows the last "answer is" / "answer:" up to the end of its line, else
+    the longest expression that ends just before the last ``=`` (``We get 3 * 5 + 7 = 22`` → ``3 * 5 + 7``), else
+    the first line — each without a trailing ``= value``, a closing period or markdown emphasis.  Linear in the
+    reply's length but for the ``=`` case, which tries each start within that one line.
+
+    >>> [instruct_expression(t) for t in ("\\\\boxed{3*5+7}", "The answer is 3 * 5 + 7.", "We get 3 * 5 + 7 = 22")]
+    ['3*5+7', '3 * 5 + 7', '3 * 5 + 7']
+    """
+    boxed = BOXED.findall(completion)
+    if boxed:
+        text = boxed[-1]
+    elif (stated := stated_answer(completion)) is not None:
+        text = stated
+    elif "=" in completion:
+        left = completion.rpartition("=")[0].rsplit("\n", 1)[-1]
+        starts = (i for i in range(len(left)) if i == 0 or not left[i - 1].isdigit())
+        text = next((left[i:] for i in starts if try_parse_expression(left[i:]) is not None), "")
+    else:
+        text = completion.strip().split("\n", 1)[0]
+    text = _EQUALS_NUMBER.sub("", text.strip().strip("*").strip().removesuffix(".").strip())
+    return text.strip()
 
 
 class Countdown(Task):
@@ -238,7 +277,11 @@ class Countdown(Task):
 
     def parse(self, completion: str) -> str | None:
         """The expression (whitespace removed) if the answer is syntactically an expression, else None."""
-        expr = try_parse_expression(extract_answer(completion, self.answer_format) or "")
+        if self.answer_format == "instruct":
+            text = instruct_expression(completion)
+        else:
+            text = extract_answer(completion, self.answer_format) or ""
+        expr = try_parse_expression(text)
         return None if expr is None else expr.text
 
     def verify(self, answer: str | None, reference: str, meta: dict) -> float:

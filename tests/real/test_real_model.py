@@ -254,3 +254,18 @@ def test_the_real_board_s_rows_are_twins_with_valid_configurations():
         assert cfg.task.chat and cfg.task.multiplication.digits_a == 2 and cfg.sampling.temperature == 0.7, spec.name
         assert (cfg.steps == 0) == ("steps=0" in spec.overrides), spec.name
     assert lb.POSITIVE_CONTROLS["chat_multiplication"].method in {e.method for e in entries}
+
+
+def test_the_generation_verification_gap_script_runs_the_real_self_judge(tmp_path):
+    """``benchmarks/rcrl.py gv-gap --recipe rcrl_rubric_writing_smollm2``: SmolLM2 judges its own samples through its
+    chat template (the recipe's judge), and the table has every selector and the position consistency."""
+    import runpy
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    script = runpy.run_path(str(root / "benchmarks" / "rcrl.py"))
+    argv = ["gv-gap", "--recipe", "rcrl_rubric_writing_smollm2", "--n", "2", "--prompts", "3", "--name", "gv"]
+    assert script["main"]([*argv, "--out", str(tmp_path / "runs"), "--results", str(tmp_path)]) == 0
+    text = (tmp_path / "gv.md").read_text()
+    assert "smollm2-135m-instruct as it starts" in text and "| oracle (upper bound) |" in text
+    assert "answered 6 ordered comparisons" in text  # 3 prompts × one pair of samples × both orders

@@ -120,7 +120,7 @@ def test_join_writes_parentheses_that_keep_the_value(tree):
     assert parse_expression(text).value == value
 
 
-TINY = [Countdown(CountdownConfig(n_train=5, n_eval=2, answer_format=fmt)) for fmt in ("plain", "tags")]
+TINY = [Countdown(CountdownConfig(n_train=5, n_eval=2, answer_format=fmt)) for fmt in ("plain", "tags", "instruct")]
 
 
 @given(st.text(max_size=700) | st.text(alphabet="0123456789+-*/() ", max_size=700))
@@ -209,6 +209,30 @@ def test_formats(task):
         "<answer>"
     )
     assert task.train[0].prompt.endswith(f"->{task.train[0].meta['target']}:")
+
+
+@pytest.mark.parametrize(
+    "reply, expression",
+    [
+        ("3 * 5 + 7 = 22", "3*5+7"),
+        ("We get 3 * 5 + 7 = 22.", "3*5+7"),  # the longest expression before the last '='
+        ("First 3 * 5 = 15.\nThen 15 + 7 = 22", "15+7"),  # the last line's: not the given numbers, so wrong
+        ("The answer is (7 - 5) * 3.", "(7-5)*3"),
+        ("**Answer:** 3*5+7 = 22", "3*5+7"),
+        ("so \\boxed{3*5+7}", "3*5+7"),
+        ("\\boxed{3*5+7 = 22}", "3*5+7"),
+        ("3*5+7", "3*5+7"),
+        ("13 + 9 = 22", "13+9"),  # a number is never split: 13 stays 13
+        ("I cannot do this.", None),
+        ("", None),
+    ],
+)
+def test_the_instruct_format_reads_the_expression_as_an_instruct_model_states_it(reply, expression):
+    task = Countdown(CountdownConfig(n_train=5, n_eval=2, answer_format="instruct"))
+    assert task.parse(reply) == expression
+    assert task.train[0].prompt.endswith("Answer with the expression only.")
+    assert all(task.parse(e.demonstration) == e.reference for e in task.train + task.eval)
+    assert task.verify(task.parse("3 * 5 + 7 = 22"), "3*5+7", {"numbers": [3, 5, 7], "target": 22}) == 1.0
 
 
 def test_references_and_demonstrations_are_correct(task):

@@ -19,7 +19,7 @@ import re
 ANSWER_FORMATS = ("plain", "tags")
 NUMBER_FORMATS = ANSWER_FORMATS + ("instruct",)
 """The formats a task whose answer is one number accepts (multiplication)."""
-_BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
+BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
 _ANSWER_IS = re.compile(r"\b(?:answer|result|product)(?: is|:)", re.IGNORECASE)
 
 
@@ -54,18 +54,27 @@ def instruct_answer(completion: str) -> str:
     >>> instruct_answer("**Answer:** 12\\nbecause 3 * 4 = 12")
     '12'
     """
-    boxed = _BOXED.findall(completion)
+    boxed = BOXED.findall(completion)
     if boxed:
         return boxed[-1].strip()
-    stated = list(_ANSWER_IS.finditer(completion))
-    if stated:
-        text = completion[stated[-1].end() :]
+    stated = stated_answer(completion)
+    if stated is not None:
+        text = stated
     elif "=" in completion:
         text = completion.rpartition("=")[2]
     else:
         text = completion
     text = text.strip(" \t*:").split("\n", 1)[0]
     return text.strip().strip("*").strip().removesuffix(".").strip()
+
+
+def stated_answer(completion: str) -> str | None:
+    """What follows the last "answer is" / "answer:" (or "result", "product") of a reply, up to the end of its
+    line; None when the reply states no answer so."""
+    stated = list(_ANSWER_IS.finditer(completion))
+    if not stated:
+        return None
+    return completion[stated[-1].end() :].strip(" \t*:").split("\n", 1)[0]
 
 
 def format_answer(answer: str, answer_format: str) -> str:
