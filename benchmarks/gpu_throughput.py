@@ -135,7 +135,7 @@ def make_trainer(sizes: dict, device: torch.device, root: Path):
             "sampling.temperature=1.0",
         ],
     )
-    examples = prompts()[: sizes["rows"] // 8]
+    examples = prompts("S1")[: sizes["rows"] // 8]
     return Trainer(
         cfg,
         task=build_task(cfg.task),
