@@ -3,9 +3,9 @@
     python benchmarks/grpo_vs_trl.py --out benchmarks/results/grpo_vs_trl.txt     # S1 and S2, 2 + 5 steps
     python benchmarks/grpo_vs_trl.py --settings S2 --release-heap false            # rewardzoo with the heap release off
 
-Both sides train the same saved model (rewardzoo's tiny Qwen3 factory model, float32) from the
-same 8 prompts of the multiplication task, 8 completions each (64 rows, one micro-batch, one
-optimiser step per generation), with the same plain TRL-style reward function (the share of
+Both sides train the same saved model (S1/S2: rewardzoo's tiny Qwen3 factory model; S3: SmolLM2;
+float32) from the same prompts of the multiplication task (S1/S2: 8 prompts × 8 completions, 64 rows;
+S3: 4 × 4; one micro-batch, one optimiser step per generation), with the same plain TRL-style reward function (the share of
 digits in a completion, given to TRL as is and to rewardzoo through ``FunctionReward``), loss
 ``grpo`` (per-sequence token mean), group-normalised advantages, ε = 0.2, β = 0 (no reference
 model), temperature 1, no top-p/top-k, AdamW (0.9, 0.99) with torch's fused kernel (TRL's default
@@ -19,6 +19,14 @@ Settings:
     S2  the same model with a vocabulary of 151,936 (Qwen's; the character tokenizer padded with
         filler tokens), 64 new tokens forced (``min_new_tokens`` = 64 on both sides, i.e. EOS is
         suppressed by transformers' own logits processor)
+    S3  a real model: SmolLM2-135M-Instruct (``rewardzoo models fetch smollm2-135m-instruct``), full
+        fine-tuning, 4 chat prompts of multiplication × 4, 48 new tokens forced
+    S3-lora  the same with LoRA r 16 / alpha 32 on every linear layer on both sides (peft's ``all-linear``)
+
+    python benchmarks/grpo_vs_trl.py --settings S3 S3-lora --warmup 1 --steps 3 --out benchmarks/results/grpo_vs_trl_s3.txt
+
+On S3 the prompts are the chat task's own (rendered by the model's chat template), given to both sides as
+the same rendered strings.
 
 Method.  Each side runs in its own process (so its peak resident set size, ``ru_maxrss``, is
 that side's alone); the parent alternates them A B A B: it tells one side to run one step, waits
@@ -48,13 +56,34 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
-SETTINGS = {  # name: (vocabulary size, max new tokens, forced length)
-    "S1": (0, 8, False),
-    "S2": (151_936, 64, True),
+
+class Setting(NamedTuple):
+    """What a setting trains: the model (``tiny`` or a fetched model's name), its vocabulary (tiny only; 0 = the
+    character tokenizer's own), the token budget, whether it is forced, LoRA or full fine-tuning, and the
+    batch (prompts × group, one micro-batch)."""
+
+    vocab: int
+    max_new: int
+    forced: bool
+    model: str = "tiny"
+    lora: bool = False
+    prompts: int = 8
+    group: int = 8
+
+
+REAL = "smollm2-135m-instruct"
+SETTINGS = {
+    "S1": Setting(0, 8, False),
+    "S2": Setting(151_936, 64, True),
+    "S3": Setting(0, 48, True, REAL, prompts=4, group=4),
+    "S3-lora": Setting(0, 48, True, REAL, lora=True, prompts=4, group=4),
 }
+DEFAULT_SETTINGS = ["S1", "S2"]
+"""What runs without ``--settings`` (S3 needs the fetched model and takes minutes a step on a CPU)."""
+LORA_R, LORA_ALPHA = 16, 32
 PHASES = ("generate", "forward", "backward", "optimizer")
-PROMPTS, GROUP = 8, 8
 MARK = "@@grpo_vs_trl "  # prefix of the protocol lines a child writes to stdout
 
 
@@ -124,26 +153,46 @@ def wait_for_go() -> bool:
 
 # ---------------------------------------------------------------------------------------------- the two sides
 def make_model_dir(setting: str, root: Path) -> Path:
-    """Save the setting's model and tokenizer once; both sides load this directory."""
+    """Save the setting's model and tokenizer once (a fetched model: its files linked, with the generation
+    config forcing the token budget); both sides load this directory."""
+    from transformers import GenerationConfig
+
+    from rewardzoo.core.model_store import resolve_model
     from rewardzoo.core.models import TinyModelConfig, char_tokenizer, tiny_causal_lm
 
-    vocab, max_new, forced = SETTINGS[setting]
-    tokenizer = char_tokenizer(vocab)
-    model = tiny_causal_lm(TinyModelConfig(), len(tokenizer), seed=0)
-    if forced:
-        model.generation_config.min_new_tokens = max_new
+    s = SETTINGS[setting]
     path = root / setting
+    if s.model != "tiny":
+        source = Path(resolve_model(s.model))  # fails with the fetch command when the model is absent
+        path.mkdir(parents=True)
+        for f in source.iterdir():
+            (path / f.name).symlink_to(f.resolve())
+        config = GenerationConfig.from_pretrained(source)
+        if s.forced:
+            (path / "generation_config.json").unlink(missing_ok=True)
+            config.min_new_tokens = s.max_new
+        config.save_pretrained(path)
+        return path
+    tokenizer = char_tokenizer(s.vocab)
+    model = tiny_causal_lm(TinyModelConfig(), len(tokenizer), seed=0)
+    if s.forced:
+        model.generation_config.min_new_tokens = s.max_new
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
 
 
-def prompts() -> list:
-    """The 8 prompts both sides train on (every step uses all of them)."""
-    from rewardzoo.zoo import build_task, load_config
+def prompts(setting: str, model_dir: Path | None = None) -> list:
+    """The prompts both sides train on (every step uses all of them): multiplication's, in chat form rendered
+    by the model's own template on a real model."""
+    from rewardzoo.zoo import as_chat_task, build_task, load_config
 
-    cfg = load_config("algorithms/rlvr_multiplication.yaml", [])
-    return build_task(cfg.task).train[:PROMPTS]
+    s = SETTINGS[setting]
+    if s.model == "tiny":
+        cfg = load_config("algorithms/rlvr_multiplication.yaml", [])
+        return build_task(cfg.task).train[: s.prompts]
+    cfg = load_config("rlvr_multiplication_smollm2", [f"model.name={model_dir}"])
+    return as_chat_task(cfg, build_task(cfg.task)).train[: s.prompts]
 
 
 def run_rewardzoo(
@@ -160,17 +209,21 @@ def run_rewardzoo(
 
     if threads:
         torch.set_num_threads(threads)
-    _, max_new, _ = SETTINGS[setting]
+    s = SETTINGS[setting]
+    real = [] if s.model == "tiny" else [f"model.name={model_dir}", "model.dtype=float32", "task.chat=false"]
+    lora = ["model.lora.enabled=true", f"model.lora.r={LORA_R}", f"model.lora.alpha={LORA_ALPHA}"] if s.lora else []
     cfg = load_config(
         "algorithms/rlvr_multiplication.yaml",
-        [
+        real
+        + lora
+        + [
             f"run_dir={run_dir}",
             "sft.enabled=false",
             "logging.progress=false",
             "logging.tensorboard=false",
-            f"grpo.batch_size={PROMPTS * GROUP}",
-            f"grpo.group_size={GROUP}",
-            f"grpo.micro_batch_size={PROMPTS * GROUP}",
+            f"grpo.batch_size={s.prompts * s.group}",
+            f"grpo.group_size={s.group}",
+            f"grpo.micro_batch_size={s.prompts * s.group}",
             "grpo.loss_type=grpo",
             "grpo.advantage=grpo",
             "grpo.beta=0",
@@ -182,13 +235,14 @@ def run_rewardzoo(
             "sampling.temperature=1.0",
             "sampling.top_p=1.0",
             "sampling.top_k=0",
-            f"sampling.max_new_tokens={max_new}",
+            f"sampling.max_new_tokens={s.max_new}",
         ]
         + ([] if release_heap == "auto" else [f"grpo.release_heap={release_heap}"]),
     )
-    examples = prompts()
+    examples = prompts(setting, model_dir)
+    init = model_dir if s.model == "tiny" else None  # a real model loads by its name (model.name), LoRA on top
     trainer = Trainer(
-        cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share), init_dir=model_dir, prompts=examples
+        cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share), init_dir=init, prompts=examples
     )
     clock = PhaseClock()
     hf_engine.decode = clock.wrap("generate", hf_engine.decode)  # the HF engine's decode loop (default sampler)
@@ -225,7 +279,8 @@ def run_trl(setting: str, model_dir: Path, run_dir: Path, total_steps: int, thre
 
     if threads:
         torch.set_num_threads(threads)
-    _, max_new, forced = SETTINGS[setting]
+    s = SETTINGS[setting]
+    max_new, forced = s.max_new, s.forced
     clock = PhaseClock()
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     tokenizer.padding_side = "left"
@@ -237,9 +292,9 @@ def run_trl(setting: str, model_dir: Path, run_dir: Path, total_steps: int, thre
         use_cpu=True,
         bf16=False,
         fp16=False,
-        per_device_train_batch_size=PROMPTS * GROUP,
+        per_device_train_batch_size=s.prompts * s.group,
         gradient_accumulation_steps=1,
-        num_generations=GROUP,
+        num_generations=s.group,
         steps_per_generation=1,
         num_iterations=1,
         max_completion_length=max_new,
@@ -270,9 +325,21 @@ def run_trl(setting: str, model_dir: Path, run_dir: Path, total_steps: int, thre
         disable_tqdm=True,
         dataloader_num_workers=0,
     )
-    dataset = Dataset.from_dict({"prompt": [e.prompt for e in prompts()]})
+    dataset = Dataset.from_dict({"prompt": [e.prompt for e in prompts(setting, model_dir)]})
+    peft_config = None
+    if s.lora:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(
+            r=LORA_R, lora_alpha=LORA_ALPHA, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM"
+        )
     trainer = trl.GRPOTrainer(
-        model=model, reward_funcs=[digit_share], args=args, train_dataset=dataset, processing_class=tokenizer
+        model=model,
+        reward_funcs=[digit_share],
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=peft_config,
     )
 
     class Lockstep(TrainerCallback):
@@ -373,10 +440,13 @@ def compare(
         for side in sides:
             rows[side.name].append(side.step())
     peaks = {s.name: s.finish() for s in sides}
-    vocab, max_new, forced = SETTINGS[setting]
+    s = SETTINGS[setting]
+    max_new, forced = s.max_new, s.forced
+    model = f"tiny model, vocabulary {s.vocab or 100:,}" if s.model == "tiny" else s.model
     lines = [
-        f"## {setting}: vocabulary {vocab or 100:,}, {PROMPTS} prompts x {GROUP}, "
-        f"{max_new} new tokens{' forced' if forced else ' at most'}; {warmup} warm-up + {steps} timed steps each",
+        f"## {setting}: {model}, {'LoRA r ' + str(LORA_R) if s.lora else 'full fine-tuning'}, {s.prompts} prompts x "
+        f"{s.group}, {max_new} new tokens{' forced' if forced else ' at most'}; {warmup} warm-up + {steps} timed "
+        "steps each",
         "",
         "| side | threads | step s (median) | step s (mean ± 95% CI) | "
         + " | ".join(f"{p} s" for p in PHASES)
@@ -412,7 +482,7 @@ def compare(
 def main() -> int:
     """Run the chosen settings and print (and optionally write) the report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
+    parser.add_argument("--settings", nargs="+", default=DEFAULT_SETTINGS, choices=list(SETTINGS))
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps per side")
     parser.add_argument("--steps", type=int, default=5, help="timed steps per side")
     parser.add_argument("--out", help="also write the report to this file")
