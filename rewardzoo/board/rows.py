@@ -330,10 +330,17 @@ PRESETS["real"] = [
     ),
     real("chat_multiplication", "RLVR", recipe("rlvr_multiplication_smollm2"), role="positive control; RAL's twin"),
     real("chat_multiplication", "RAL", recipe("ral_multiplication_smollm2")),
+    real(
+        "chat_multiplication",
+        "RAL format-only",
+        recipe("ral_multiplication_smollm2"),
+        "reward.ral.format_only=true",
+        role="control of RAL: D ≡ 1 on valid answers, no judge",
+    ),
 ]
-"""``real``: RAL against RLVR on a real pretrained model, SmolLM2-135M-Instruct in chat form (``rewardzoo models
-fetch smollm2-135m-instruct`` first; benchmarks/results/real_model/).  Its format-only control is not a row: it
-did not fit the study's 2 hours (the tiny board has it)."""
+"""``real``: RAL against RLVR and against its format-only control on a real pretrained model,
+SmolLM2-135M-Instruct in chat form (``rewardzoo models fetch smollm2-135m-instruct`` first;
+benchmarks/results/real_model/README.md)."""
 PRESETS["gpu"] = [
     replace(e, overrides=(*e.overrides, *(o for o in GPU if e.trained or not o.startswith("steps="))))
     for e in PRESETS["cpu"]

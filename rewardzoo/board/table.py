@@ -124,7 +124,7 @@ def markdown(task: str, table: Table, seeds: int) -> list[str]:
         "",
         f"Test split. Mean ± half-width of the 95% t-interval over {seeds} seed(s); accuracy-like columns in "
         "points. Bold: best, and its interval does not overlap the runner-up's. Setting: the one the tuning "
-        "stage chose on the validation split (TUNING.md).",
+        "stage chose on the validation split (TUNING.md); `recipe`: the recipe's own, untuned.",
         "",
     ]
     return lines
