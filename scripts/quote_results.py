@@ -22,6 +22,7 @@ Two mechanisms, both run by ``tests/test_quoted_results.py``:
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -68,12 +69,14 @@ def _table(text: str, heading: str | None = None) -> list[list[str]]:
     return rows
 
 
-def board_summary(path: Path) -> str:
-    """Each task's headline column and every claim's verdict of a board's LEADERBOARD.md, copied cell by cell."""
+def board_summary(path: Path, page_dir: Path = ROOT) -> str:
+    """Each task's headline column and every claim's verdict of a board's LEADERBOARD.md, copied cell by cell (the
+    link relative to the page's folder ``page_dir``)."""
     text = path.read_text()
     rel = path.relative_to(ROOT).as_posix()
+    href = Path(os.path.relpath(path, page_dir)).as_posix()
     out = [
-        f"From [{rel}]({rel}) (test split; mean ± 95% t-interval over seeds; claims: mean [95% t-interval over "
+        f"From [{rel}]({href}) (test split; mean ± 95% t-interval over seeds; claims: mean [95% t-interval over "
         "seeds], the seed the unit):",
         "",
     ]
@@ -97,8 +100,8 @@ def board_summary(path: Path) -> str:
     return "\n".join(out) + "\n"
 
 
-GENERATORS: dict[str, Callable[[Path], str]] = {"board-summary": board_summary}
-"""What a generated block can be: name → function of the result file it reads."""
+GENERATORS: dict[str, Callable[[Path, Path], str]] = {"board-summary": board_summary}
+"""What a generated block can be: name → function of the result file it reads and the page's folder."""
 
 
 def blocks(text: str) -> list[tuple[str, str, str, str]]:
@@ -106,12 +109,12 @@ def blocks(text: str) -> list[tuple[str, str, str, str]]:
     return [(m[0], m[1], m[2], m[3]) for m in BLOCK.finditer(text)]
 
 
-def regenerate(text: str) -> str:
-    """The page with every generated block rewritten from its file."""
+def regenerate(text: str, page_dir: Path = ROOT) -> str:
+    """The page (in the folder ``page_dir``) with every generated block rewritten from its file."""
     for whole, kind, file, _ in blocks(text):
         if kind not in GENERATORS:
             raise ValueError(f"unknown generated block {kind!r}; known: {', '.join(GENERATORS)}")
-        body = GENERATORS[kind](ROOT / file)
+        body = GENERATORS[kind](ROOT / file, page_dir)
         text = text.replace(whole, f"<!-- generated: {kind} {file} -->\n{body}<!-- end generated -->")
     return text
 
@@ -171,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     problems = []
     for page in pages():
         text = page.read_text()
-        new = regenerate(text)
+        new = regenerate(text, page.parent)
         rel = page.relative_to(ROOT).as_posix()
         if new != text:
             if args.check:
