@@ -202,6 +202,17 @@ def _board(preset: str) -> Callable[..., Entry]:
     return lambda *args, **kw: entry(preset, *args, **kw)
 
 
+def ral_format_only(board: Callable[..., Entry], task: str, ral_recipe: str) -> Entry:
+    """RAL's control that removes its learned part: D ≡ 1 on a well-formed answer, no judge."""
+    return board(
+        task,
+        "RAL format-only",
+        recipe(ral_recipe),
+        "reward.ral.format_only=true",
+        role="control of RAL: D ≡ 1 on valid answers, no judge",
+    )
+
+
 def hackable_rows(board: Callable[..., Entry]) -> list[Entry]:
     """The reward-hacking rows (``hackable_multiplication``) of a board: the warm start, the two positive controls
     (RLVR hacks the proxy; RLVR on the strict check solves honestly), VARL and its additive control."""
@@ -244,13 +255,7 @@ PRESETS: dict[str, list[Entry]] = {
             "reward.ral.frozen=true",
             role="control of RAL: judge frozen after warm-up",
         ),
-        cpu(
-            "multiplication",
-            "RAL format-only",
-            recipe("ral_multiplication"),
-            "reward.ral.format_only=true",
-            role="control of RAL: D ≡ 1 on valid answers, no judge",
-        ),
+        ral_format_only(cpu, "multiplication", "ral_multiplication"),
         cpu(
             "multiplication",
             "RLVR (dr_grpo)",
@@ -330,13 +335,7 @@ PRESETS["real"] = [
     ),
     real("chat_multiplication", "RLVR", recipe("rlvr_multiplication_smollm2"), role="positive control; RAL's twin"),
     real("chat_multiplication", "RAL", recipe("ral_multiplication_smollm2")),
-    real(
-        "chat_multiplication",
-        "RAL format-only",
-        recipe("ral_multiplication_smollm2"),
-        "reward.ral.format_only=true",
-        role="control of RAL: D ≡ 1 on valid answers, no judge",
-    ),
+    ral_format_only(real, "chat_multiplication", "ral_multiplication_smollm2"),
 ]
 """``real``: RAL against RLVR and against its format-only control on a real pretrained model,
 SmolLM2-135M-Instruct in chat form (``rewardzoo models fetch smollm2-135m-instruct`` first;
