@@ -526,7 +526,7 @@ def gv_gap(args, argv) -> int:
     texts = make_engine(policy, tokenizer, cfg.sampling).generate([e.prompt for e in examples], n=n).texts
     group_ids = torch.arange(len(examples)).repeat_interleave(n)
     metas = [e.meta for e in examples for _ in range(n)]
-    prompts = [m.get(QUESTION, e.prompt) for e in examples for m in [e.meta] * n]  # judges read the question
+    prompts = [e.meta.get(QUESTION, e.prompt) for e in examples for _ in range(n)]  # judges read the question
     q = np.array([quality(t, m) for t, m in zip(texts, metas)]).reshape(len(examples), n)  # [P, n]
     # a chat recipe's judge is its own (its template through the model's chat template); the tiny model's, GV_TEMPLATE
     judge_cfg = (

@@ -420,7 +420,7 @@ def warm_start_dir(cfg: TrainConfig, tasks: dict[str, object] | None = None) -> 
     form when ``task.chat``, rendered by the policy's tokenizer — :func:`rewardzoo.recipes.task_for`), so the
     warm start a sweep trains first is the one its runs read.  ``tasks`` caches one build per task section."""
     tasks = {} if tasks is None else tasks
-    chat_with = cfg.model.name if cfg.task.chat else ""
+    chat_with = (cfg.init_from or cfg.model.name) if cfg.task.chat else ""  # the tokenizer as_chat_task renders with
     key = json.dumps([as_dict(cfg.task), chat_with], sort_keys=True)
     if key not in tasks:
         tasks[key] = as_chat_task(cfg, build_task(cfg.task))

@@ -122,12 +122,12 @@ MULTIPLICATION_TASKS = ("multiplication", "chat_multiplication")
 def ral_approaches_rlvr(tabs, results, seeds):
     """RAL paper: RAL's gain over the warm start approaches RLVR's (target: at least half), as the mean over
     seeds of each seed's gain ratio (on each multiplication board that has both rows)."""
-    return [
-        f
-        for task in MULTIPLICATION_TASKS
-        if _has(tabs, task, "RLVR", "RAL")
-        for f in _ral_vs_rlvr(tabs, results, seeds, task)
-    ]
+    return _on_multiplication_boards(_ral_vs_rlvr, ("RLVR", "RAL"), tabs, results, seeds)
+
+
+def _on_multiplication_boards(claim, rows: tuple[str, ...], tabs, results, seeds) -> list[Finding]:
+    """``claim(tabs, results, seeds, task)`` on each of :data:`MULTIPLICATION_TASKS` whose table has ``rows``."""
+    return [f for task in MULTIPLICATION_TASKS if _has(tabs, task, *rows) for f in claim(tabs, results, seeds, task)]
 
 
 def _ral_vs_rlvr(tabs, results, seeds, task: str) -> list:
@@ -157,12 +157,7 @@ def _ral_vs_rlvr(tabs, results, seeds, task: str) -> list:
 
 def ral_judge_beats_format_only(tabs, results, seeds):
     """RAL's learned judge adds to what the format reward alone (D ≡ 1) gives (on each multiplication board)."""
-    return [
-        f
-        for task in MULTIPLICATION_TASKS
-        if _has(tabs, task, "RAL", "RAL format-only")
-        for f in _ral_vs_format_only(tabs, results, seeds, task)
-    ]
+    return _on_multiplication_boards(_ral_vs_format_only, ("RAL", "RAL format-only"), tabs, results, seeds)
 
 
 def _ral_vs_format_only(tabs, results, seeds, task: str) -> list:

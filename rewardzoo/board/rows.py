@@ -178,7 +178,7 @@ training and read on training prompts only: the setting where the most GRPO grou
 (benchmarks/results/real_model/probe.md: 3-digit × 1-digit at T = 1.0, the recipes' own, gave 12% of groups a
 non-zero spread; 2-digit at T = 0.7, 38%; a group without spread has no gradient).  2 prompts × G = 8 a step,
 30 steps, held-out evaluation at the start and the end: the sizes that fit the board in about 2 hours of a
-2-core machine (a 32-row step costs about 35 s there)."""
+2-core machine (a 16-row step costs about 30 s there: benchmarks/results/real_model/board/TIME.md)."""
 
 
 def task_settings(preset: str, task: str) -> tuple[str, ...]:

@@ -51,8 +51,15 @@ from typing import ClassVar
 from rewardzoo.core.config import check_section
 from rewardzoo.core.types import Example
 from rewardzoo.tasks.base import Task
-from rewardzoo.tasks.checks.arith import ATOM, MAX_DIGITS, join, try_parse_expression
-from rewardzoo.tasks.checks.formats import BOXED, NUMBER_FORMATS, extract_answer, format_answer, stated_answer
+from rewardzoo.tasks.checks.arith import ATOM, MAX_CHARS, MAX_DIGITS, join, try_parse_expression
+from rewardzoo.tasks.checks.formats import (
+    BOXED,
+    NUMBER_FORMATS,
+    extract_answer,
+    format_answer,
+    stated_answer,
+    tidy_answer,
+)
 
 MAX_NUMBERS = 5
 _OPS = ("+", "-", "*", "/")
@@ -235,7 +242,8 @@ def instruct_expression(completion: str) -> str:
     The last ``\\boxed{…}``, else what follows the last "answer is" / "answer:" up to the end of its line, else
     the longest expression that ends just before the last ``=`` (``We get 3 * 5 + 7 = 22`` → ``3 * 5 + 7``), else
     the first line — each without a trailing ``= value``, a closing period or markdown emphasis.  Linear in the
-    reply's length but for the ``=`` case, which tries each start within that one line.
+    reply's length: the ``=`` case tries only the starts within the last ``MAX_CHARS`` characters of its line (a
+    longer expression is refused by the parser anyway).
 
     >>> [instruct_expression(t) for t in ("\\\\boxed{3*5+7}", "The answer is 3 * 5 + 7.", "We get 3 * 5 + 7 = 22")]
     ['3*5+7', '3 * 5 + 7', '3 * 5 + 7']
@@ -247,12 +255,12 @@ def instruct_expression(completion: str) -> str:
         text = stated
     elif "=" in completion:
         left = completion.rpartition("=")[0].rsplit("\n", 1)[-1]
-        starts = (i for i in range(len(left)) if i == 0 or not left[i - 1].isdigit())
+        first = max(len(left) - MAX_CHARS, 0)
+        starts = (i for i in range(first, len(left)) if i == 0 or not left[i - 1].isdigit())
         text = next((left[i:] for i in starts if try_parse_expression(left[i:]) is not None), "")
     else:
         text = completion.strip().split("\n", 1)[0]
-    text = _EQUALS_NUMBER.sub("", text.strip().strip("*").strip().removesuffix(".").strip())
-    return text.strip()
+    return _EQUALS_NUMBER.sub("", tidy_answer(text)).strip()
 
 
 class Countdown(Task):

@@ -223,6 +223,7 @@ def test_formats(task):
         ("\\boxed{3*5+7 = 22}", "3*5+7"),
         ("3*5+7", "3*5+7"),
         ("13 + 9 = 22", "13+9"),  # a number is never split: 13 stays 13
+        ("x" * 200_000 + " 3 * 5 + 7 = 22", "3*5+7"),  # a long line: only its last MAX_CHARS are tried
         ("I cannot do this.", None),
         ("", None),
     ],

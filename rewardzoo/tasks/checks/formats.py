@@ -64,7 +64,11 @@ def instruct_answer(completion: str) -> str:
         text = completion.rpartition("=")[2]
     else:
         text = completion
-    text = text.strip(" \t*:").split("\n", 1)[0]
+    return tidy_answer(text.strip(" \t*:").split("\n", 1)[0])
+
+
+def tidy_answer(text: str) -> str:
+    """A stated answer without surrounding space, markdown emphasis or a closing period."""
     return text.strip().strip("*").strip().removesuffix(".").strip()
 
 
