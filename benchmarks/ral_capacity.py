@@ -92,6 +92,7 @@ from rewardzoo.recipes import generate, run_config, sft  # noqa: E402
 from rewardzoo.rewards.context import RewardContext  # noqa: E402
 from rewardzoo.rewards.ral import RAL  # noqa: E402
 from rewardzoo.sweep import RunSpec, add_executor_arguments, eval_rows, executor_from_args, run_sweep  # noqa: E402
+from rewardzoo.tasks.chat import QUESTION  # noqa: E402
 from rewardzoo.tasks.multiplication import MultiplicationConfig  # noqa: E402
 from rewardzoo.zoo import build_task, load_config  # noqa: E402
 
@@ -155,14 +156,20 @@ TEMPERATURES = (0.5, 0.75, 1.0, 1.5, 2.0)
 
 
 # ------------------------------------------------------------------------------------------ stage 1
-def sample(policy_dir: Path, prompts: list[str], n: int, temperature: float, seed: int) -> list[list[str]]:
+def sample(
+    policy_dir: Path, prompts: list[str], n: int, temperature: float, seed: int, max_new_tokens: int = 20
+) -> list[list[str]]:
     """``n`` completions per prompt of the warm start at ``temperature`` (seeded)."""
     torch.manual_seed(seed)
     return generate(
         policy_dir,
         prompts,
         n=n,
-        overrides=[f"sampling.temperature={temperature}", "sampling.max_new_tokens=20", "logging.progress=false"],
+        overrides=[
+            f"sampling.temperature={temperature}",
+            f"sampling.max_new_tokens={max_new_tokens}",
+            "logging.progress=false",
+        ],
     )
 
 
@@ -217,28 +224,32 @@ class Probe:
     warmup: list[Rollouts]
 
 
-def make_probe(cfg, task, policy_dir: Path, temperature: float) -> Probe:
+def make_probe(cfg, task, policy_dir: Path, temperature: float, warmup_steps: int | None = None) -> Probe:
     """Sample the probe: 2 completions per **validation** prompt (never the test split: the probe's AUCs choose
-    the readout and the board's judge level), and ``warmup_steps`` RL-shaped batches."""
+    the readout and the board's judge level), and ``warmup_steps`` (default: the recipe's) RL-shaped batches, at
+    ``cfg.sampling.max_new_tokens`` when the task is a chat task (an instruct model's reply), else 20 tokens.  A
+    chat task's judge reads the question, not the rendered conversation (:func:`judge_prompts`)."""
     examples = task.validation
     if not examples:
         raise ValueError(
             "the judge probe reads the task's validation split, which is empty: give "
             "task.multiplication.n_validation > 0 (the probe's AUCs make choices, so never the test split)"
         )
-    texts = sample(policy_dir, [e.prompt for e in examples], 2, temperature, seed=12)
+    tokens = cfg.sampling.max_new_tokens if cfg.task.chat else 20
+    texts = sample(policy_dir, [e.prompt for e in examples], 2, temperature, seed=12, max_new_tokens=tokens)
     prompts, answers, correct = [], [], []
     for e, row in zip(examples, texts):
         for c in row:
             a = task.parse(c)
             if a is not None:
-                prompts.append(e.prompt), answers.append(a), correct.append(a == e.reference)
+                prompts.append(e.meta.get(QUESTION, e.prompt)), answers.append(a), correct.append(a == e.reference)
     rl = task.train[cfg.sft.n_examples :]
     per, G = cfg.grpo.batch_size // cfg.grpo.group_size, cfg.grpo.group_size
     batches = []
-    for r in range(cfg.reward.ral.warmup_steps):
+    for r in range(cfg.reward.ral.warmup_steps if warmup_steps is None else warmup_steps):
         chunk = rl[(r * per) % len(rl) :][:per]
-        comps = [c for row in sample(policy_dir, [e.prompt for e in chunk], G, temperature, seed=100 + r) for c in row]
+        texts = sample(policy_dir, [e.prompt for e in chunk], G, temperature, seed=100 + r, max_new_tokens=tokens)
+        comps = [c for row in texts for c in row]
         rows = [e for e in chunk for _ in range(G)]
         batches.append(
             Rollouts(
@@ -246,7 +257,7 @@ def make_probe(cfg, task, policy_dir: Path, temperature: float) -> Probe:
                 completions=comps,
                 answers=[task.parse(c) for c in comps],
                 references=[e.reference for e in rows],
-                meta=[{}] * len(rows),
+                meta=[e.meta for e in rows],
                 step=0,
                 group_ids=torch.arange(len(chunk)).repeat_interleave(G),
             )

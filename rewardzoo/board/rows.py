@@ -165,6 +165,8 @@ VARL's setting; every claim compares rows of one setting."""
 REAL_SETTINGS = {
     "chat_multiplication": (
         "task.multiplication.digits_a=2",
+        "task.multiplication.n_train=410",
+        "task.multiplication.n_validation=200",
         "sampling.temperature=0.7",
         "grpo.batch_size=16",
         "grpo.micro_batch_size=16",
@@ -176,7 +178,10 @@ REAL_SETTINGS = {
 ``*_smollm2`` recipes, for every row alike, and why.  Task size and temperature by one rule fixed before any
 training and read on training prompts only: the setting where the most GRPO groups have a reward spread at step 0
 (benchmarks/results/real_model/probe.md: 3-digit × 1-digit at T = 1.0, the recipes' own, gave 12% of groups a
-non-zero spread; 2-digit at T = 0.7, 38%; a group without spread has no gradient).  2 prompts × G = 8 a step,
+non-zero spread; 2-digit at T = 0.7, 38%; a group without spread has no gradient).  The 810 operand pairs of
+2-digit × 1-digit split as 200 test, 410 training and 200 validation prompts (the test prompts are the same as
+without a validation split; the judge's own positive control, benchmarks/real_judge_control.py, reads the
+validation prompts, never the test ones).  2 prompts × G = 8 a step,
 30 steps, held-out evaluation at the start and the end: the sizes that fit the board in about 2 hours of a
 2-core machine (a 16-row step costs about 30 s there: benchmarks/results/real_model/board/TIME.md)."""
 
@@ -328,13 +333,18 @@ PRESETS: dict[str, list[Entry]] = {
 benchmarks/results/varl_hacking.md) and rubric writing, the one task of RcRL and its baselines.
 ``hackable``: the cpu board's hackable rows under VARL's paper setting (Dr. GRPO advantages for every row);
 ``rewardzoo leaderboard --preset hackable``."""
+REAL_JUDGE = ("reward.ral.judge.head_lr=1e-2",)
+"""The ``real`` board's RAL judge setting over its recipe's, chosen before any RL run by the judge's own positive
+control on validation prompts (benchmarks/results/real_model/judge_control.md, ``benchmarks/real_judge_control.py``):
+of six settings, the highest AUC for right against wrong answers after the recipe's 10 warm-up rounds — 0.848
+[0.774, 0.920], the readout's a and b at lr 1e-2 (the recipe's own, a and b at the backbone's 1e-5: 0.847)."""
 real = _board("real")
 PRESETS["real"] = [
     real(
         "chat_multiplication", "Instruct (step 0)", recipe("rlvr_multiplication_smollm2"), "steps=0", role="warm start"
     ),
     real("chat_multiplication", "RLVR", recipe("rlvr_multiplication_smollm2"), role="positive control; RAL's twin"),
-    real("chat_multiplication", "RAL", recipe("ral_multiplication_smollm2")),
+    real("chat_multiplication", "RAL", recipe("ral_multiplication_smollm2"), *REAL_JUDGE),
     ral_format_only(real, "chat_multiplication", "ral_multiplication_smollm2"),
 ]
 """``real``: RAL against RLVR and against its format-only control on a real pretrained model,
