@@ -5,10 +5,12 @@ each step's batch) early and late, per seed, read from the run directories' ``me
         --out benchmarks/results/real_model/judge_trace.md
 
 For every ``seed*`` directory under the given folder: the mean ``judge/auc`` (RAL) or ``disc/auc`` (VARL) over the
-first and the last ``--window`` RL steps, the mean probability the judge gave generated answers
+first and the last ``--window`` RL steps, the mean verification AUC (the judge's probability on the step's right
+against wrong answers, :data:`VERIFY`) over the same windows, the mean probability the judge gave generated answers
 (``judge/d_generated_mean``) and reference answers (``judge/d_reference_mean``) over the last window, and the
-held-out accuracy at the run's start and end.  An AUC near ½ late in a run means the reward the policy climbed
-was not a judgement of correctness.
+held-out accuracy at the run's start and end.  The batch AUC mixes right generated answers (equal to the references)
+and other prompts' answers into its comparison; the verification AUC is the one that says whether the reward the
+policy climbed judged correctness.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ import sys
 from pathlib import Path
 
 from rewardzoo.core.logger import read_metrics
+
+VERIFY = "analysis/auc/judge_prob/correct"
+"""The trainer's verification AUC of the judge's probability on a step's valid answers: right against wrong, labelled
+by the task's checker outside the reward (:func:`rewardzoo.eval.batch_analysis`); absent on a step without both."""
 
 
 def trace(run_dir: Path, window: int) -> dict:
@@ -36,6 +42,8 @@ def trace(run_dir: Path, window: int) -> dict:
         "seed": run_dir.name,
         "early AUC": mean(steps[:window], f"{prefix}/auc"),
         "late AUC": mean(steps[-window:], f"{prefix}/auc"),
+        "early verification AUC": mean(steps[:window], VERIFY),
+        "late verification AUC": mean(steps[-window:], VERIFY),
         "late D(generated)": mean(steps[-window:], f"{prefix}/d_generated_mean"),
         "late D(reference)": mean(steps[-window:], f"{prefix}/d_reference_mean"),
         "held-out accuracy start": evals[0] if evals else float("nan"),
@@ -58,8 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         f"# command: python benchmarks/judge_trace.py {' '.join(argv if argv is not None else sys.argv[1:])}",
         "",
-        f"The co-trained judge's AUC on each step's batch (reference answers against generated ones), mean over the first and the last "
-        f"{args.window} RL steps; ½ = chance.",
+        f"Means over the first and the last {args.window} RL steps; ½ = chance.  *AUC*: the judge's own batch AUC, "
+        "reference answers against generated ones (its log's `judge/auc`; a right generated answer is the reference, and "
+        "a batch of 2 prompts compares answers across prompts, so it is no verification measure).  *Verification AUC*: "
+        "the judge's probability on the step's valid generated answers, right against wrong "
+        f"(`{VERIFY}`, labelled by the checker outside the reward; steps with both).",
         "",
         "| " + " | ".join(keys) + " |",
         "| --- |" + " ---: |" * (len(keys) - 1),

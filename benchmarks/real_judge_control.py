@@ -3,9 +3,9 @@ correctness label), tell right answers from wrong ones on **validation** prompts
 
     python benchmarks/real_judge_control.py --out benchmarks/results/real_model/judge_control.md
 
-The real board's RAL row (benchmarks/results/real_model/README.md) co-trains its judge from the recipe's settings,
-and that judge's AUC stayed near chance through RL (judge_trace.md).  Before RAL's claim is read again, the judge
-gets what the protocol gives a testbed: a positive control of its own.  On the real board's task (chat
+The real board's RAL row (benchmarks/results/real_model/README.md) co-trains its judge, and a claim about a learned
+judge is read only once the judge is shown able to learn: before any RL run the judge gets what the protocol gives
+a testbed, a positive control of its own.  On the real board's task (chat
 multiplication, 2-digit × 1-digit, T = 0.7, 2 prompts × G = 8; ``REAL_SETTINGS``):
 
 1. **The probe** (``ral_capacity.make_probe``): the instruct model's replies to the 200 validation prompts (2 each,
