@@ -100,7 +100,32 @@ def board_summary(path: Path, page_dir: Path = ROOT) -> str:
     return "\n".join(out) + "\n"
 
 
-GENERATORS: dict[str, Callable[[Path, Path], str]] = {"board-summary": board_summary}
+def time_summary(path: Path, page_dir: Path = ROOT) -> str:
+    """What a board's runs cost, from its TIME.md (``benchmarks/board_time.py``): per trained method the mean
+    wall time of a run and its rollout and policy-step parts, copied cell by cell (the link relative to the
+    page's folder ``page_dir``)."""
+    text = path.read_text()
+    rel = path.relative_to(ROOT).as_posix()
+    href = Path(os.path.relpath(path, page_dir)).as_posix()
+    rows = _table(text)
+    header = rows[0]
+    col = {name: header.index(name) for name in ("method", "runs", "wall s", "rollout s", "reward s", "policy step s")}
+    out = [
+        f"From [{rel}]({href}) (mean seconds per run; the parts are the trainer's own per-step timers):",
+        "",
+        "| method | runs | wall s | rollout s | reward s | policy step s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    out += [
+        "| " + " | ".join(r[col[name]] for name in col) + " |"
+        for r in rows[1:]
+        if r[col["policy step s"]] not in ("0.0", "")  # trained rows: an evaluation-only row has no step
+    ]
+    summed = re.search(r"^Summed wall time: .*$", text, re.M)
+    return "\n".join(out + ([f"\n{summed[0]}"] if summed else [])) + "\n"
+
+
+GENERATORS: dict[str, Callable[[Path, Path], str]] = {"board-summary": board_summary, "time-summary": time_summary}
 """What a generated block can be: name → function of the result file it reads and the page's folder."""
 
 

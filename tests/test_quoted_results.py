@@ -65,3 +65,17 @@ def test_every_link_to_a_result_resolves():
             if not (page.parent / target).resolve().exists() and not (ROOT / target).exists():
                 missing.append(f"{page.relative_to(ROOT)}: {target}")
     assert not missing
+
+
+def test_the_real_models_step_cost_is_generated_from_its_time_file():
+    """docs/your_own_model.md's cost table is TIME.md's trained rows, cell by cell: a changed second is caught."""
+    page = (ROOT / "docs/your_own_model.md").read_text()
+    (block,) = [b for b in QUOTES["blocks"](page) if b[1] == "time-summary"]
+    time_md = (ROOT / block[2]).read_text()
+    trained = re.findall(r"^\| chat_multiplication \| (\w+) \| (\d+) \| ([\d.]+) \|", time_md, re.M)
+    assert {m for m, *_ in trained} >= {"rlvr", "ral", "ral_format_only"}
+    for method, runs, wall in trained:
+        assert (f"| {method} | {runs} | {wall} |" in block[3]) == (method != "instruct_step_0")
+    row = next(line for line in block[3].splitlines() if line.startswith("| rlvr |"))
+    changed = page.replace(row, row.replace("| rlvr | ", "| rlvr | 9"))
+    assert changed != page and QUOTES["regenerate"](changed, ROOT / "docs") == page
