@@ -298,7 +298,7 @@ def test_add_method_rows_are_parsed_or_refused_clearly():
 def test_plan_prints_every_row_s_grid_and_the_run_counts():
     text = lb.plan("cpu", ["multiplication"], None, Grid((1.0, 0.5, 0.25)), [0, 1, 2, 3, 4], [1000], {})
     assert text.splitlines()[0] == (
-        "preset cpu: 8 rows × 5 seeds = 40 board runs; 21 tuning runs (seeds 1000, validation split)"
+        "preset cpu: 8 rows × 5 seeds (0, 1, 2, 3, 4) = 40 board runs; 21 tuning runs (seeds 1000, validation split)"
     )
     assert "  multiplication/RAL format-only: grpo.lr=0.001 | grpo.lr=0.0005 | grpo.lr=0.00025" in text
     by_hand = lb.plan(
@@ -353,7 +353,7 @@ def test_the_command_line_shows_and_overrides_the_grid(capsys):
     """``--plan`` prints the grid the flags make; a bad flag is a one-line usage error."""
     assert lb.main(["--plan", "--tasks", "refdist", "--lr-factors", "1", "0.1", "--tune-seeds", "2"]) == 0
     out = capsys.readouterr().out
-    assert "preset cpu: 9 rows × 5 seeds = 45 board runs; 24 tuning runs (seeds 1000, 1001" in out
+    assert "preset cpu: 9 rows × 5 seeds (0, 1, 2, 3, 4) = 45 board runs; 24 tuning runs (seeds 1000, 1001" in out
     assert "refdist/RAL g=logit: grpo.lr=0.0001 | grpo.lr=1e-05" in out
     with pytest.raises(SystemExit):
         lb.main(["--plan", "--tune-key", "RAL=reward.ral.judge.lr"])
@@ -744,6 +744,26 @@ def test_a_decided_verdict_that_flips_at_a_setting_within_noise_reads_sensitive_
     assert "| RAL g=D at `grpo.lr=5e-05` | kl_ref_mix change +0.201" in table and "| **no** |" in table
 
 
+def _refdist_csv(path: Path, seeds, config_hash: str = "x") -> None:
+    """A refdist board's leaderboard.csv over these seeds: SFT, its positive control and two g-transforms whose
+    divergences are fixed numbers (the positive control's js moves by 0.001 a seed)."""
+    rows = []
+    for s in seeds:
+        rows += [
+            {"method": "SFT", "role": "warm start", "eval/js": 0.1, "eval/kl_ref_mix": 0.2, "eval/kl_mix_ref": 0.3},
+            {"method": "RLVR exact reference", "role": "positive control", "eval/js": 0.05 + 0.001 * s},
+            {"method": "RAL g=D", "role": "method", "eval/kl_ref_mix": 0.1, "eval/kl_mix_ref": 0.27},
+            {"method": "RAL g=log_D", "role": "method", "eval/kl_ref_mix": 0.16, "eval/kl_mix_ref": 0.18},
+        ]
+        for r in rows[-4:]:
+            r.update(task="refdist", setting="recipe", seed=s, config_hash=config_hash, **{"time/wall_s": 60.0})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=sorted({k for r in rows for k in r}))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def test_a_board_re_reported_from_its_csv_reads_each_seed_and_tells_the_g_transforms_apart(tmp_path):
     """A refdist board's CSV (3 seeds): g=D lowers its own divergence kl_ref_mix by 50% and g=log_D's by 20%;
     g=log_D lowers its own kl_mix_ref by 40% and g=D's by 10%.  From the CSV alone: each g descends its own
@@ -755,20 +775,7 @@ def test_a_board_re_reported_from_its_csv_reads_each_seed_and_tells_the_g_transf
     (out / "LEADERBOARD.md").write_text(
         "`rewardzoo leaderboard --preset cpu --tasks refdist`\n\n# rewardzoo leaderboard\n"
     )
-    rows = []
-    for s in range(3):
-        rows += [
-            {"method": "SFT", "role": "warm start", "eval/js": 0.1, "eval/kl_ref_mix": 0.2, "eval/kl_mix_ref": 0.3},
-            {"method": "RLVR exact reference", "role": "positive control", "eval/js": 0.05 + 0.001 * s},
-            {"method": "RAL g=D", "role": "method", "eval/kl_ref_mix": 0.1, "eval/kl_mix_ref": 0.27},
-            {"method": "RAL g=log_D", "role": "method", "eval/kl_ref_mix": 0.16, "eval/kl_mix_ref": 0.18},
-        ]
-        for r in rows[-4:]:
-            r.update(task="refdist", setting="recipe", seed=s, config_hash="x", **{"time/wall_s": 60.0})
-    with open(out / "leaderboard.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=sorted({k for r in rows for k in r}))
-        writer.writeheader()
-        writer.writerows(rows)
+    _refdist_csv(out / "leaderboard.csv", range(3))
     tabs, seeds, wall = lb.tables_from_csv(out / "leaderboard.csv")
     assert seeds == [0, 1, 2] and wall == 720.0 and tabs["refdist"].values["RAL g=D"]["eval/kl_ref_mix"] == [0.1] * 3
     own = lb.each_g_descends_its_own_most(tabs, None, seeds)
@@ -786,3 +793,67 @@ def test_a_board_re_reported_from_its_csv_reads_each_seed_and_tells_the_g_transf
     assert "| positive control of `refdist`" in text and "| works | js change -0.049 [-0.051, -0.047] |" in text
     lb.main(["--report-from", str(out / "leaderboard.csv")])  # again: the runs' command is still the original one
     assert "Runs: `rewardzoo leaderboard --preset cpu --tasks refdist`" in (out / "LEADERBOARD.md").read_text()
+
+
+def test_a_board_run_in_parts_over_disjoint_seeds_merges_into_the_board_of_all_its_seeds(tmp_path):
+    """Seeds 0–1 in one part and seed 2 in another (``--reported-seeds 2``) merge into the report one CSV of
+    seeds 0–2 gives, with both parts' training commands kept; parts that overlap, ran another configuration or
+    left a method without a seed are refused before anything is written, and several CSVs need --out."""
+    whole, first, second = tmp_path / "whole", tmp_path / "first", tmp_path / "second"
+    _refdist_csv(whole / "leaderboard.csv", range(3))
+    _refdist_csv(first / "leaderboard.csv", range(2))
+    _refdist_csv(second / "leaderboard.csv", [2])
+    (first / "LEADERBOARD.md").write_text("`rewardzoo leaderboard --tasks refdist --seeds 2`\n")
+    (second / "LEADERBOARD.md").write_text("`rewardzoo leaderboard --tasks refdist --reported-seeds 2`\n")
+    merged = tmp_path / "merged"
+    assert (
+        lb.main(
+            ["--report-from", str(first / "leaderboard.csv"), str(second / "leaderboard.csv"), "--out", str(merged)]
+        )
+        == 0
+    )
+    lb.main(["--report-from", str(whole / "leaderboard.csv")])
+    body = lambda p: (p / "LEADERBOARD.md").read_text().split("directories: the tables", 1)[1]  # noqa: E731
+    assert body(merged) == body(whole) and "over 3 seed(s)" in body(merged)
+    text = (merged / "LEADERBOARD.md").read_text()
+    assert "Runs: `rewardzoo leaderboard --tasks refdist --seeds 2`" in text
+    assert "Runs: `rewardzoo leaderboard --tasks refdist --reported-seeds 2`" in text
+    assert lb.tables_from_csv(merged / "leaderboard.csv")[1] == [0, 1, 2]
+
+    with pytest.raises(SystemExit):
+        lb.main(["--report-from", str(first / "leaderboard.csv"), str(second / "leaderboard.csv")])
+    with pytest.raises(ValueError, match="at seed 0 is also in"):
+        lb.tables_from_csv([first / "leaderboard.csv", whole / "leaderboard.csv"])
+    with pytest.raises(SystemExit):
+        lb.main(
+            [
+                "--report-from",
+                str(first / "leaderboard.csv"),
+                str(whole / "leaderboard.csv"),
+                "--out",
+                str(tmp_path / "nothing"),
+            ]
+        )
+    _refdist_csv(tmp_path / "other" / "leaderboard.csv", [2], config_hash="y")
+    with pytest.raises(ValueError, match="only runs of the same rows and recipes merge"):
+        lb.tables_from_csv([first / "leaderboard.csv", tmp_path / "other" / "leaderboard.csv"])
+    rows = list(csv.DictReader(open(second / "leaderboard.csv")))
+    with open(tmp_path / "short.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(r for r in rows if r["method"] != "RAL g=D")
+    with pytest.raises(ValueError, match="the methods ran over different seeds"):
+        lb.tables_from_csv([first / "leaderboard.csv", tmp_path / "short.csv"])
+    assert not (tmp_path / "nothing").exists()  # refused before anything is written
+
+
+def test_reported_seeds_name_the_board_runs_seeds(capsys):
+    """``--reported-seeds 5,6`` plans seeds 5 and 6 of every row, not 0..N-1; a reported seed that is also a
+    tuning seed is refused before any work."""
+    assert lb.main(["--preset", "cpu", "--tasks", "multiplication", "--reported-seeds", "5,6", "--plan"]) == 0
+    assert "× 2 seeds (5, 6) =" in capsys.readouterr().out
+    entries = lb.board_entries("cpu", ["multiplication"])
+    assert {s.name.rsplit("/", 1)[1] for s in lb.specs(entries, [5, 6], Path("runs"), False)} == {"seed5", "seed6"}
+    with pytest.raises(SystemExit):
+        lb.main(["--preset", "cpu", "--reported-seeds", "5,1000", "--plan"])
+    assert "disjoint from the reported seeds [5, 1000]" in capsys.readouterr().err

@@ -6,6 +6,8 @@
     rewardzoo leaderboard --preset cpu --quick --out /tmp/lb        # 1 seed, short: the command's own test
     rewardzoo leaderboard --preset cpu --add-method "multiplication:My method:my.yaml:grpo.beta=0"
     rewardzoo leaderboard --report-from benchmarks/results/leaderboard/leaderboard.csv   # LEADERBOARD.md from the CSV
+    rewardzoo leaderboard --reported-seeds 5,6 --out part2 ...     # more seeds of the same board, in a part
+    rewardzoo leaderboard --report-from part1/leaderboard.csv part2/leaderboard.csv --out board   # the parts merged
 
 The command line of :func:`rewardzoo.board.report.leaderboard` (the protocol and what it writes: the
 package's docstring, :mod:`rewardzoo.board`).
@@ -22,6 +24,8 @@ from rewardzoo.board.report import check_seeds, leaderboard, plan, report_from_c
 from rewardzoo.board.rows import PRESETS, QUICK_LR_FACTORS
 from rewardzoo.protocol import GRID_EXTENSION, TUNING_SEED_BASE, TUNING_SEEDS, Grid, OwnKey, Setting
 from rewardzoo.sweep import add_executor_arguments, executor_from_args
+
+DEFAULT_OUT = Path("benchmarks/results/leaderboard")
 
 
 def _by_hand(texts: list[str]) -> dict[tuple[str, str], Setting]:
@@ -52,10 +56,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preset", default="cpu", choices=list(PRESETS))
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (--quick: 1)")
     parser.add_argument(
+        "--reported-seeds",
+        type=seed_list,
+        metavar="S1,S2,...",
+        help="the reported seeds themselves instead of 0..N-1, e.g. 5,6 (a board extended in parts; "
+        "--report-from merges the parts' CSVs)",
+    )
+    parser.add_argument(
         "--out",
         type=Path,
-        default=Path("benchmarks/results/leaderboard"),
-        help="where LEADERBOARD.md, leaderboard.csv, the curves and TUNING.md go",
+        help="where LEADERBOARD.md, leaderboard.csv, the curves and TUNING.md go (default "
+        f"{DEFAULT_OUT}; merging several --report-from CSVs: required)",
     )
     parser.add_argument(
         "--runs",
@@ -125,18 +136,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--report-from",
         type=Path,
+        nargs="+",
         metavar="CSV",
-        help="rewrite LEADERBOARD.md beside this leaderboard.csv from it alone, train nothing",
+        help="rewrite LEADERBOARD.md beside this leaderboard.csv from it alone, train nothing; several CSVs "
+        "(one board run in parts over disjoint seeds) merge into --out's leaderboard.csv and LEADERBOARD.md",
     )
     args = parser.parse_args(argv)
     command = "rewardzoo leaderboard " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     if args.report_from is not None:
+        if len(args.report_from) > 1 and args.out is None:
+            parser.error("several --report-from CSVs merge into a new board: name its folder with --out DIR")
         try:
-            print(report_from_csv(args.report_from, command).read_text())
+            print(report_from_csv(args.report_from, command, args.out).read_text())
         except (OSError, ValueError) as err:
             parser.error(str(err))
         return 0
-    seeds = [0] if args.quick else list(range(args.seeds))
+    seeds = [0] if args.quick else args.reported_seeds or list(range(args.seeds))
     factors = tuple(args.lr_factors) if args.lr_factors else QUICK_LR_FACTORS if args.quick else Grid().lr_factors
     if args.tune_only and args.no_tune:
         parser.error("--tune-only runs the tuning stage, which --no-tune turns off; give one of them")
@@ -159,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     path = leaderboard(
         args.preset,
         seeds,
-        args.out,
+        args.out or DEFAULT_OUT,
         args.jobs,
         args.quick,
         command,

@@ -12,7 +12,7 @@ from rewardzoo.board.claims import claim_lines
 from rewardzoo.board.rows import QUICK_LR_FACTORS
 from rewardzoo.board.runs import SHARED, board_entries, specs
 from rewardzoo.board.stability import check, stability_lines
-from rewardzoo.board.table import markdown, plot_curves, tables, tables_from_csv, write_csv
+from rewardzoo.board.table import markdown, plot_curves, read_csvs, tables, tables_from_csv, write_csv, write_rows
 from rewardzoo.board.tuning import grid_points, tune
 from rewardzoo.protocol import TUNING_SEED_BASE, TUNING_SEEDS, Choice, Grid, Setting
 from rewardzoo.sweep import Executor, run_sweep
@@ -117,33 +117,48 @@ def check_seeds(seeds: list[int], tune_seeds: list[int]) -> None:
         )
 
 
-def report_from_csv(path: Path, command: str = "") -> Path:
-    """Rewrite ``LEADERBOARD.md`` beside a board's ``leaderboard.csv`` from the CSV alone: the tables and every
-    positive control and claim with today's intervals (t over seeds, :mod:`rewardzoo.board.claims`), read from
-    the per-seed final values (the run directories are not needed; a claim that needs per-example rows says how
-    it was read instead).  The command that trained the runs is kept from the file it replaces (its first line,
-    or its ``Runs:`` line).  Returns the path of LEADERBOARD.md."""
-    tabs, seeds, wall = tables_from_csv(path)
-    md = path.parent / "LEADERBOARD.md"
-    old = md.read_text().splitlines() if md.is_file() else []
-    made = next((m[1] for line in old if (m := re.match(r"Runs: `(.+?)`", line))), None)
-    if made is None and old and old[0].startswith("`") and "--report-from" not in old[0]:
-        made = old[0].strip("`")
-    title = next((line for line in old if line.startswith("# ")), "# rewardzoo leaderboard")
+def report_from_csv(paths: Path | list[Path], command: str = "", out: Path | None = None) -> Path:
+    """Rewrite ``LEADERBOARD.md`` from a board's ``leaderboard.csv`` alone: the tables and every positive control
+    and claim with today's intervals (t over seeds, :mod:`rewardzoo.board.claims`), read from the per-seed final
+    values (the run directories are not needed; a claim that needs per-example rows says how it was read instead).
+    Several CSVs, the parts of one board run over disjoint seeds (``--reported-seeds``), merge into one board
+    (checked by :func:`~rewardzoo.board.table.read_csvs` before anything is written) whose ``leaderboard.csv`` and
+    ``LEADERBOARD.md`` go to ``out``; one CSV's report goes beside it unless ``out`` is given. The commands that
+    trained the runs are kept from each part's LEADERBOARD.md (its first line, or its ``Runs:`` lines). Returns the
+    path of the LEADERBOARD.md written."""
+    paths = [paths] if isinstance(paths, Path) else list(paths)
+    tabs, seeds, wall = tables_from_csv(paths)
+    rows = read_csvs(paths)
+    target = out if out is not None else paths[0].parent
+    md = target / "LEADERBOARD.md"
+    made: list[str] = []
+    title = "# rewardzoo leaderboard"
+    for path in paths:
+        beside = path.parent / "LEADERBOARD.md"
+        old = beside.read_text().splitlines() if beside.is_file() else []
+        runs = [m[1] for line in old if (m := re.match(r"Runs: `(.+?)`", line))]
+        if not runs and old and old[0].startswith("`") and "--report-from" not in old[0]:
+            runs = [old[0].strip("`")]
+        made += [r for r in runs if r not in made]
+        title = next((line for line in old if line.startswith("# ")), title)
+    target.mkdir(parents=True, exist_ok=True)
+    if out is not None:
+        write_rows(target / "leaderboard.csv", rows)
+    source = paths[0].name if len(paths) == 1 else f"{len(paths)} parts' leaderboard.csv ({', '.join(map(str, paths))})"
     lines = [
         f"`{command}`" if command else "",
         "",
         title,
         "",
-        f"Runs: `{made}`" if made else "Runs: (the command that trained them is not recorded)",
+        *([f"Runs: `{r}`" for r in made] or ["Runs: (the command that trained them is not recorded)"]),
         "",
-        f"Re-reported from `{path.name}` (one row per run: each run's final test values), not from the run "
+        f"Re-reported from {source} (one row per run: each run's final test values), not from the run "
         "directories: the tables and the claims below read each seed's final values.",
         "",
     ]
     for task, table in tabs.items():
         lines += markdown(task, table, len(seeds))
-        if (path.parent / f"curves_{task}.png").is_file():
+        if (target / f"curves_{task}.png").is_file():
             lines += [f"![{task}](curves_{task}.png)", ""]
     lines += claim_lines(tabs, None, seeds)
     lines += [
@@ -171,7 +186,8 @@ def plan(
     k = len(tune_seeds)
     halving = sum(len(p) + math.ceil(len(p) / 2) * (k - 1) for p in points.values())
     lines = [
-        f"preset {preset}: {len(entries)} rows × {len(seeds)} seeds = {len(entries) * len(seeds)} board runs; "
+        f"preset {preset}: {len(entries)} rows × {len(seeds)} seeds ({', '.join(map(str, seeds))}) = "
+        f"{len(entries) * len(seeds)} board runs; "
         f"{halving} tuning runs (seeds {', '.join(map(str, tune_seeds))}, validation split)"
     ]
     for e in entries:

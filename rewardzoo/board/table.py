@@ -60,21 +60,61 @@ def tables(
     return out
 
 
-def tables_from_csv(path: Path) -> tuple[dict[str, Table], list[int], float]:
-    """The tables a board's ``leaderboard.csv`` (:func:`write_csv`) holds — every method's per-seed final values of
-    every metric, its role and setting — with the board's seeds and its summed run wall time in seconds: what a
-    board re-reported from its CSV reads (:func:`rewardzoo.board.report.report_from_csv`)."""
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+def read_csvs(paths: list[Path]) -> list[dict[str, str]]:
+    """The rows of one or more boards' ``leaderboard.csv`` files (:func:`write_csv`), checked to be one board
+    before anything is written: every file a board's CSV; no run (task, method, seed) twice; each method's runs of
+    one resolved configuration (``config_hash``), role and setting in every file; and every method of a task over
+    the same seeds. A board run in parts over disjoint seeds (``--reported-seeds``) merges this way. Raises
+    ValueError naming the file and what to change."""
     needed = {"task", "method", "role", "setting", "seed"}
-    if not rows or not needed <= set(rows[0]):
-        raise ValueError(
-            f"{path} is not a board's leaderboard.csv (columns {', '.join(sorted(needed))}, one row per run): "
-            "give the file `rewardzoo leaderboard` wrote beside LEADERBOARD.md"
-        )
-    unknown = sorted({r["task"] for r in rows} - set(BOARDS))
-    if unknown:
-        raise ValueError(f"{path}: unknown task(s) {', '.join(unknown)}; a board's tasks are {', '.join(BOARDS)}")
+    rows: list[dict[str, str]] = []
+    seen: dict[tuple[str, str, str], Path] = {}
+    first: dict[tuple[str, str], tuple[tuple[str, str, str], Path]] = {}
+    for path in paths:
+        with open(path, newline="") as f:
+            part = list(csv.DictReader(f))
+        if not part or not needed <= set(part[0]):
+            raise ValueError(
+                f"{path} is not a board's leaderboard.csv (columns {', '.join(sorted(needed))}, one row per run): "
+                "give the file `rewardzoo leaderboard` wrote beside LEADERBOARD.md"
+            )
+        unknown = sorted({r["task"] for r in part} - set(BOARDS))
+        if unknown:
+            raise ValueError(f"{path}: unknown task(s) {', '.join(unknown)}; a board's tasks are {', '.join(BOARDS)}")
+        for r in part:
+            run = (r["task"], r["method"], r["seed"])
+            if run in seen:
+                raise ValueError(
+                    f"{path}: {r['method']} on {r['task']} at seed {r['seed']} is also in {seen[run]}; "
+                    "parts of one board must hold disjoint seeds"
+                )
+            seen[run] = path
+            identity = (r.get("config_hash", ""), r["role"], r["setting"])
+            known, where = first.setdefault((r["task"], r["method"]), (identity, path))
+            if identity != known:
+                raise ValueError(
+                    f"{path}: {r['method']} on {r['task']} ran as (config hash, role, setting) {identity}, but "
+                    f"as {known} in {where}; only runs of the same rows and recipes merge into one board"
+                )
+        rows += part
+    for task in {r["task"] for r in rows}:
+        by_method: dict[str, set[str]] = {}
+        for r in rows:
+            if r["task"] == task:
+                by_method.setdefault(r["method"], set()).add(r["seed"])
+        if len({frozenset(s) for s in by_method.values()}) > 1:
+            listed = "; ".join(f"{m}: {', '.join(sorted(s, key=int))}" for m, s in by_method.items())
+            raise ValueError(f"{task}: the methods ran over different seeds ({listed}); give every part's CSV")
+    return rows
+
+
+def tables_from_csv(paths: Path | list[Path]) -> tuple[dict[str, Table], list[int], float]:
+    """The tables one board's ``leaderboard.csv`` (:func:`write_csv`) holds, or several parts' merged
+    (:func:`read_csvs`) — every method's per-seed final values of every metric, its role and setting — with the
+    board's seeds and its summed run wall time in seconds: what a board re-reported from its CSV reads
+    (:func:`rewardzoo.board.report.report_from_csv`)."""
+    rows = read_csvs([paths] if isinstance(paths, Path) else paths)
+    needed = {"task", "method", "role", "setting", "seed"}
     seeds = sorted({int(r["seed"]) for r in rows})
     out: dict[str, Table] = {}
     for r in sorted(rows, key=lambda r: int(r["seed"])):
@@ -88,6 +128,17 @@ def tables_from_csv(path: Path) -> tuple[dict[str, Table], list[int], float]:
                 table.values[r["method"]].setdefault(key, []).append(float(value))
     wall = math.fsum(float(r["time/wall_s"]) for r in rows if r.get("time/wall_s"))
     return out, seeds, wall
+
+
+def write_rows(path: Path, rows: list[dict]) -> None:
+    """``leaderboard.csv``: one row per run, task, method, role, setting, seed and config hash first, then
+    every metric in name order."""
+    first = ["task", "method", "role", "setting", "seed", "config_hash"]
+    keys = first + sorted({k for r in rows for k in r} - set(first))
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=keys)
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def _cell(est: Estimate, column: str) -> str:
@@ -149,12 +200,7 @@ def write_csv(
                     **final(r),
                 }
             )
-    first = ["task", "method", "role", "setting", "seed", "config_hash"]
-    keys = first + sorted({k for r in rows for k in r} - set(first))
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=keys)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_rows(path, rows)
 
 
 def plot_curves(
