@@ -105,6 +105,10 @@ learned judge's statistics are the noisiest.  Remeasure after re-recording with
 ``ATEN_CPU_CAPABILITY=<each> python tests/helpers/golden.py spread``."""
 LEARNED_PREFIXES = ("reward/", "judge/", "warmup/", "analysis/")
 """For a learned reward (RAL) its rewards, judge statistics and their correlations pass through a model too."""
+BOUNDED_PREFIXES = ("analysis/corr/", "analysis/auc/", "analysis/auc_within/")
+"""Correlations and AUCs: judged on their own range (scale at least 1), not on their recorded size — a correlation
+recorded near 0 at every step (RAL's reward against correctness, 0.018) would otherwise get a tolerance of 0.0018,
+below the kernel noise of a value that passes through a judge (0.0024 on an AVX-512 Intel Xeon, 2026-12-05)."""
 
 
 class RecordingEngine:
@@ -225,14 +229,14 @@ def mismatches(recipe: str, rows: list[dict], fp: dict, want_rows: list[dict], w
 
     A model-dependent value may differ by its kind's :data:`TOLERANCES` × its scale — the largest
     magnitude the recording has for that key over all steps (so a loss that is zero up to rounding
-    at one step is judged against the key's typical size, not against its own rounding noise), and
-    for the projections the largest ‖Δθ‖ of any tensor; every other value by :data:`EXACT_TOLERANCE`."""
+    at one step is judged against the key's typical size, not against its own rounding noise; at least 1
+    for a correlation or AUC, :data:`BOUNDED_PREFIXES`), and for the projections the largest ‖Δθ‖ of any tensor; every other value by :data:`EXACT_TOLERANCE`."""
     if [r["step"] for r in rows] != [r["step"] for r in want_rows]:
         return [f"logged steps {[r['step'] for r in rows]}, recorded {[r['step'] for r in want_rows]}"]
     scales = {"delta": max(want_fp.get("delta_norm_max", 0.0), 1e-30)}
     for w in want_rows:
         for k, v in w.items():
-            scales[k] = max(scales.get(k, 0.0), abs(v))
+            scales[k] = max(scales.get(k, 1.0 if k.startswith(BOUNDED_PREFIXES) else 0.0), abs(v))
     got = [
         (r["step"], k, g.get(k), v) for r, g in zip(want_rows, rows) for k, v in r.items() if not k.startswith("time/")
     ]
