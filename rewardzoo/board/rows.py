@@ -183,7 +183,8 @@ non-zero spread; 2-digit at T = 0.7, 38%; a group without spread has no gradient
 without a validation split; the judge's own positive control, benchmarks/real_judge_control.py, reads the
 validation prompts, never the test ones).  2 prompts × G = 8 a step,
 30 steps, held-out evaluation at the start and the end: the sizes that fit the board in about 2 hours of a
-2-core machine (a 16-row step costs about 25 s there: benchmarks/results/real_model/board/TIME.md)."""
+2-core machine (a 16-row step costs about 16-25 s there, by the CPU: benchmarks/results/real_model/board/TIME.md
+and board_parts/seeds_0-4/TIME.md)."""
 
 
 def task_settings(preset: str, task: str) -> tuple[str, ...]:
