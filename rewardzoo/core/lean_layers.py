@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 from einops import rearrange
 
-from rewardzoo.core.models import is_peft
+from rewardzoo.core.models import causal_lm, is_peft
 
 FAMILIES = ("llama", "mistral", "qwen2", "qwen3")
 STATIC_ROPE = ("default", "linear", "llama3", "yarn")
@@ -47,10 +47,47 @@ def _rope_type(config) -> str:
     return params.get("rope_type", params.get("type", "default"))
 
 
+def why_not_linear(lin: torch.nn.Module) -> str | None:
+    """Why :func:`project` cannot compute ``lin`` as its module does: a plain ``nn.Linear`` and peft's LoRA
+    ``Linear`` over one (unmerged, no adapter dropout, no DoRA or other variant) qualify — or None."""
+    if type(lin) is torch.nn.Linear:
+        return None
+    if type(lin).__name__ != "Linear" or not type(lin).__module__.startswith("peft.tuners.lora"):
+        return f"a {type(lin).__name__} projection (neither nn.Linear nor peft's LoRA Linear)"
+    if type(lin.base_layer) is not torch.nn.Linear or lin.fan_in_fan_out:
+        return "a LoRA layer over a projection that is not a plain nn.Linear (quantised or wrapped)"
+    if lin.merged:
+        return "merged LoRA adapters"
+    for name in lin.active_adapters:
+        if name not in lin.lora_A:
+            continue
+        if name in lin.lora_variant or type(lin.lora_dropout[name]) is not torch.nn.Identity:
+            return f"LoRA adapter {name!r} with a variant (DoRA, …) or dropout"
+        if lin.lora_A[name].weight.dtype != lin.base_layer.weight.dtype:
+            return f"LoRA adapter {name!r} in another dtype than its base layer (peft casts the input)"
+    return None
+
+
+def project(x: torch.Tensor, lin: torch.nn.Module) -> torch.Tensor:  # [..., in] -> [..., out]
+    """``lin(x)`` without calling the module: W x + b for a plain linear layer; for peft's LoRA layer the
+    same plus B A x · (α / r) for each active adapter, unless the adapters are disabled (the reference
+    policy) — the operations peft's forward runs, in its order (:func:`why_not_linear` says which layers)."""
+    if type(lin) is torch.nn.Linear:
+        return F.linear(x, lin.weight, lin.bias)
+    y = F.linear(x, lin.base_layer.weight, lin.base_layer.bias)  # [..., out]
+    if lin.disable_adapters:
+        return y
+    for name in lin.active_adapters:
+        if name in lin.lora_A:
+            a, b = lin.lora_A[name], lin.lora_B[name]
+            y = y + F.linear(F.linear(x, a.weight, a.bias), b.weight, b.bias) * lin.scaling[name]  # [..., out]
+    return y
+
+
 def why_not_llama_family(model: torch.nn.Module) -> str | None:
-    """Why a lean forward cannot compute ``model``'s layers as transformers does, or None when it can."""
-    if is_peft(model):
-        return "a peft model (its adapters wrap the linear layers)"
+    """Why a lean forward cannot compute ``model``'s layers as transformers does, or None when it can
+    (a peft model qualifies through its causal LM when every adapted projection does: :func:`why_not_linear`)."""
+    model = causal_lm(model)
     config = getattr(model, "config", None)
     family = getattr(config, "model_type", None)
     if family not in FAMILIES:
@@ -64,12 +101,14 @@ def why_not_llama_family(model: torch.nn.Module) -> str | None:
     if config.hidden_act != "silu" or getattr(config, "pretraining_tp", 1) != 1:
         return f"activation {config.hidden_act!r} or pretraining_tp {getattr(config, 'pretraining_tp', 1)}"
     decoder = model.get_decoder()
-    linears = [model.get_output_embeddings()]
+    if type(model.get_output_embeddings()) is not torch.nn.Linear:
+        return "an output layer that is not a plain torch.nn.Linear (quantised or wrapped)"
     for layer in decoder.layers:
         a, m = layer.self_attn, layer.mlp
-        linears += [a.q_proj, a.k_proj, a.v_proj, a.o_proj, m.gate_proj, m.up_proj, m.down_proj]
-    if any(type(lin) is not torch.nn.Linear for lin in linears):
-        return "a projection that is not a plain torch.nn.Linear (quantised or wrapped)"
+        for lin in (a.q_proj, a.k_proj, a.v_proj, a.o_proj, m.gate_proj, m.up_proj, m.down_proj):
+            why = why_not_linear(lin)
+            if why is not None:
+                return why
     if type(decoder.embed_tokens) is not torch.nn.Embedding:
         return "an embedding that is not a plain torch.nn.Embedding"
     hooked = [name for name, module in model.named_modules() if module._forward_hooks or module._forward_pre_hooks]
@@ -120,8 +159,8 @@ def mlp_residual(h: torch.Tensor, layer: torch.nn.Module) -> torch.Tensor:  # [.
     """The layer's second half: h + down_proj(silu(gate_proj(rms(h))) · up_proj(rms(h)))."""
     x = rms_norm(h, layer.post_attention_layernorm)  # [..., H]
     m = layer.mlp
-    gate = F.silu(F.linear(x, m.gate_proj.weight, m.gate_proj.bias))  # [..., I]
-    return h + F.linear(gate * F.linear(x, m.up_proj.weight, m.up_proj.bias), m.down_proj.weight, m.down_proj.bias)
+    gate = F.silu(project(x, m.gate_proj))  # [..., I]
+    return h + project(gate * project(x, m.up_proj), m.down_proj)
 
 
 def attend(
@@ -175,9 +214,9 @@ def shared_prompt_hidden(
     for layer in decoder.layers:
         a = layer.self_attn
         x = rms_norm(h, layer.input_layernorm)  # [N, H]
-        q = F.linear(x, a.q_proj.weight, a.q_proj.bias).unflatten(1, (-1, D))  # [N, heads, D]
-        k = F.linear(x, a.k_proj.weight, a.k_proj.bias).unflatten(1, (kv, D))  # [N, kv, D]
-        v = F.linear(x, a.v_proj.weight, a.v_proj.bias).unflatten(1, (kv, D))  # [N, kv, D]
+        q = project(x, a.q_proj).unflatten(1, (-1, D))  # [N, heads, D]
+        k = project(x, a.k_proj).unflatten(1, (kv, D))  # [N, kv, D]
+        v = project(x, a.v_proj).unflatten(1, (kv, D))  # [N, kv, D]
         if hasattr(a, "q_norm"):  # Qwen3's per-head norms
             q, k = rms_norm(q, a.q_norm), rms_norm(k, a.k_norm)
         q, k = rotate(q, cos, sin), rotate(k, cos, sin)
@@ -193,7 +232,7 @@ def shared_prompt_hidden(
             o.append(
                 rearrange(attend(qc, kc, vc, token_attn, a.scaling), "b g r s d -> (b s) (g r d)")
             )  # [n·C, heads·D]
-        h = h + F.linear(torch.cat(o), a.o_proj.weight, a.o_proj.bias)  # [N, H]
+        h = h + project(torch.cat(o), a.o_proj)  # [N, H]
         h = mlp_residual(h, layer)  # [N, H]
     h = rms_norm(h, decoder.norm)  # [N, H]
     last = h[: U * P].view(U, P, -1)[torch.arange(U, device=device), length - 1]  # [U, H] each prompt's last position

@@ -14,12 +14,13 @@ from hypothesis import strategies as st
 
 from rewardzoo.core.lean_layers import why_not_lean
 from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows, sequence_logprobs
-from rewardzoo.core.models import LoraSettings, TinyModelConfig, add_lora, tiny_causal_lm
+from rewardzoo.core.models import TinyModelConfig, causal_lm, tiny_causal_lm
 from rewardzoo.core.trainer import Trainer
 from rewardzoo.rewards.functions import FunctionReward
 from rewardzoo.zoo import build_task
 from tests.helpers.dense_rewards import digit_share
 from tests.helpers.logprob_grads import logprobs_and_grads
+from tests.helpers.lora import lora
 
 SMALL = dict(
     vocab_size=60,
@@ -124,13 +125,30 @@ def test_one_trainer_step_is_the_same_update(fast_config, tmp_path, arch):
         assert (d_lean[name] - d).norm() <= 1e-3 * d.norm(), name
 
 
+@pytest.mark.parametrize("family", ["qwen3", "llama"])
+def test_lean_forward_runs_lora_adapters_as_peft_does(family):
+    """The real-model recipes train LoRA: the lean forward runs peft's adapters (W x + B A x · α/r) on the same
+    log-probs and adapter gradients, and the base alone while the adapters are off (the reference policy)."""
+    model = lora(_model(family))
+    assert why_not_lean(causal_lm(model), 9) is None
+    batch = _batch(PROMPTS, 2, [3, 1, 4, 2, 5, 2])
+    grads = _assert_same(model, batch)
+    assert grads and all("lora_" in name and g.abs().sum() > 0 for name, g in grads.items())
+    with torch.no_grad():
+        adapted = sequence_logprobs(model, batch, lean=True)[0]
+        with model.disable_adapter():
+            base = sequence_logprobs(model, batch, lean=True)[0]
+            torch.testing.assert_close(base, sequence_logprobs(model, batch, lean=False)[0], rtol=1e-6, atol=2e-6)
+    assert (adapted - base).abs().max() > 1e-3  # the adapters are on in the first, off in the second
+
+
 def test_what_the_lean_forward_cannot_run_takes_the_modules_with_the_reason():
     model = _model("qwen3")
     assert "float32 on the CPU" in why_not_lean(model.to(torch.bfloat16), 8)
     model = _model("qwen3")
     getattr(model, "activation_checkpointing_enable", model.gradient_checkpointing_enable)()
     assert "gradient checkpointing" in why_not_lean(model, 8)
-    assert "a peft model" in why_not_lean(add_lora(_model("llama"), LoraSettings(enabled=True, r=4)), 8)
+    assert "dropout" in why_not_lean(causal_lm(lora(_model("llama"), dropout=0.1)), 8)
     mistral = transformers.AutoModelForCausalLM.from_config(transformers.MistralConfig(**SMALL, sliding_window=4))
     assert "sliding window of 4 positions" in why_not_lean(mistral, 9)
     assert why_not_lean(mistral, 4) is None or "sdpa" in why_not_lean(mistral, 4)

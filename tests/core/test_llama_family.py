@@ -11,6 +11,7 @@ from rewardzoo.core.engines.llama_family import LlamaFamilyStepper
 from rewardzoo.core.engines.sampling import InverseCDFSampler
 from rewardzoo.core.lean_layers import why_not_llama_family
 from rewardzoo.core.models import TinyModelConfig, tiny_causal_lm
+from tests.helpers.lora import lora
 
 SMALL = dict(
     vocab_size=60,
@@ -78,6 +79,7 @@ def test_a_model_the_lean_forward_cannot_run_exactly_gets_the_transformers_one()
     model.model.layers[0].mlp.register_forward_hook(lambda *_: None)
     assert "forward hooks on model.layers.0.mlp" in why_not_llama_family(model)
     assert isinstance(stepper(model, 9), TransformersStepper)
+    assert isinstance(stepper(lora(_model("llama")), 9), TransformersStepper)  # LoRA decodes through transformers
     eager = transformers.AutoModelForCausalLM.from_config(
         transformers.LlamaConfig(**SMALL), attn_implementation="eager"
     )

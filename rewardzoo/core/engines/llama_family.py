@@ -27,7 +27,8 @@ runs the tiny Qwen3, Llama, Qwen2 and Mistral both ways (prefill, steps, retired
 ``ATEN_CPU_CAPABILITY``.  Exactness needs the same kernels on the same shapes: each prompt's logits
 are computed once and then copied to its rows, and a prompt's keys and values are repeated per
 query head, as transformers' sdpa path does under a mask.  Anything else — another family, a peft
-model, a rope type other than a static one, a sliding window the call reaches, another attention
+model (its logits came out 1e-7 from transformers' in a test, so LoRA policies decode through transformers;
+the training forward runs their adapters: :func:`~rewardzoo.core.lean_layers.project`), a rope type other than a static one, a sliding window the call reaches, another attention
 kernel than ``sdpa``, weights that are not plain ``nn.Linear``, a module with forward hooks (the lean
 forward calls no module) — gets :func:`~rewardzoo.core.lean_layers.why_not_llama_family`'s reason and the
 transformers forward (``TransformersStepper`` in ``rewardzoo.core.engines.decode``).
@@ -38,7 +39,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from rewardzoo.core.lean_layers import mlp_residual, rms_norm, rotate
+from rewardzoo.core.lean_layers import mlp_residual, project, rms_norm, rotate
 
 
 class LlamaFamilyStepper:
@@ -100,9 +101,9 @@ class LlamaFamilyStepper:
         for i, layer in enumerate(self.decoder.layers):
             a = layer.self_attn
             x = rms_norm(h, layer.input_layernorm)  # [A, S, H]
-            q = F.linear(x, a.q_proj.weight, a.q_proj.bias).view(A, S, -1, D)  # [A, S, heads, D]
-            k = F.linear(x, a.k_proj.weight, a.k_proj.bias).view(A, S, -1, D)  # [A, S, kv heads, D]
-            v = F.linear(x, a.v_proj.weight, a.v_proj.bias).view(A, S, -1, D).transpose(1, 2)  # [A, kv heads, S, D]
+            q = project(x, a.q_proj).view(A, S, -1, D)  # [A, S, heads, D]
+            k = project(x, a.k_proj).view(A, S, -1, D)  # [A, S, kv heads, D]
+            v = project(x, a.v_proj).view(A, S, -1, D).transpose(1, 2)  # [A, kv heads, S, D]
             if self.qk_norm:
                 q, k = rms_norm(q, a.q_norm), rms_norm(k, a.k_norm)
             q = rotate(q.transpose(1, 2), cos, sin)  # [A, heads, S, D]
@@ -120,7 +121,7 @@ class LlamaFamilyStepper:
                 keys, values = keys.repeat_interleave(R, 1), values.repeat_interleave(R, 1)  # [A, heads, L', D]
                 o = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, scale=a.scaling)  # [A, heads, S, D]
                 o = o.transpose(1, 2).reshape(A, S, -1)  # [A, S, heads·D]
-            h = h + F.linear(o, a.o_proj.weight, a.o_proj.bias)  # [A, S, H]
+            h = h + project(o, a.o_proj)  # [A, S, H]
             h = mlp_residual(h, layer)  # [A, S, H]
         self.length = end
         return h  # [A, S, H]
