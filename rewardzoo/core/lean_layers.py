@@ -26,6 +26,9 @@ benchmark's S1 setting 496 positions instead of 64 rows × 15, and each layer is
 operations without module calls, mask building or cache bookkeeping.  The result equals
 transformers' packed-row forward to float rounding, not bit for bit (log-probs within 1e-6, gradients within 1e-6
 relative: ``tests/core/test_lean_layers.py``, on the tiny Qwen3 and Llama and on Qwen2 and Mistral).
+A projection may also be peft's LoRA layer (the real-model recipes train LoRA): :func:`project` runs it as peft
+does, W x + b + B A x · α/r, and the base alone while the adapters are disabled (the reference policy); the decode
+forward keeps to plain weights (``rewardzoo.core.engines.decode.stepper``).
 :func:`why_not_lean` gives the reason a model must take the transformers modules instead.
 """
 
