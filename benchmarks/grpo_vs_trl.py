@@ -23,7 +23,7 @@ Settings:
         fine-tuning, 4 chat prompts of multiplication × 4, 48 new tokens forced
     S3-lora  the same with LoRA r 16 / alpha 32 on every linear layer on both sides (peft's ``all-linear``)
 
-    python benchmarks/grpo_vs_trl.py --settings S3 S3-lora --warmup 1 --steps 3 --out benchmarks/results/grpo_vs_trl_s3.txt
+    python benchmarks/grpo_vs_trl.py --settings S3 S3-lora --warmup 2 --steps 5 --out benchmarks/results/grpo_vs_trl_s3.txt
 
 On S3 the prompts are the chat task's own (rendered by the model's chat template), given to both sides as
 the same rendered strings.

@@ -125,7 +125,40 @@ def time_summary(path: Path, page_dir: Path = ROOT) -> str:
     return "\n".join(out + ([f"\n{summed[0]}"] if summed else [])) + "\n"
 
 
-GENERATORS: dict[str, Callable[[Path, Path], str]] = {"board-summary": board_summary, "time-summary": time_summary}
+def speed_summary(path: Path, page_dir: Path = ROOT) -> str:
+    """rewardzoo against TRL, from a ``benchmarks/grpo_vs_trl.py`` result file: per setting its heading, each
+    side's median step and peak memory and the script's own ratio line, copied cell by cell."""
+    text = path.read_text()
+    rel = Path(os.path.relpath(path, ROOT)).as_posix()
+    href = Path(os.path.relpath(path, page_dir)).as_posix()
+    out = [
+        f"From [{rel}]({href}) (median step; peak resident memory):",
+        "",
+        "| setting | rewardzoo step s | TRL step s | rewardzoo / TRL steps per second | peak RSS GiB rewardzoo / TRL "
+        "| peak memory ratio |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for section in re.split(r"^## ", text, flags=re.M)[1:]:
+        name, what = (part.strip() for part in section.splitlines()[0].split(":", 1))
+        rows = _table(section)
+        header = rows[0]
+        side = {r[0]: r for r in rows[1:]}
+        step, rss = header.index("step s (median)"), header.index("peak RSS GiB")
+        ratio = re.search(r"^rewardzoo/trl: speed ([\d.]+), peak memory ([\d.]+)$", section, re.M)
+        if ratio is None:
+            raise ValueError(f"{rel}: setting {name} has no 'rewardzoo/trl: speed ..., peak memory ...' line")
+        out.append(
+            f"| {name}: {what} | {side['rewardzoo'][step]} | {side['trl'][step]} | {ratio[1]} "
+            f"| {side['rewardzoo'][rss]} / {side['trl'][rss]} | {ratio[2]} |"
+        )
+    return "\n".join(out) + "\n"
+
+
+GENERATORS: dict[str, Callable[[Path, Path], str]] = {
+    "board-summary": board_summary,
+    "time-summary": time_summary,
+    "speed-summary": speed_summary,
+}
 """What a generated block can be: name → function of the result file it reads and the page's folder."""
 
 

@@ -79,3 +79,22 @@ def test_the_real_models_step_cost_is_generated_from_its_time_file():
     row = next(line for line in block[3].splitlines() if line.startswith("| rlvr |"))
     changed = page.replace(row, row.replace("| rlvr | ", "| rlvr | 9"))
     assert changed != page and QUOTES["regenerate"](changed, ROOT / "docs") == page
+
+
+def test_the_speed_against_trl_is_generated_from_its_result_file(tmp_path):
+    """docs/your_own_model.md's and docs/performance.md's S3 tables are the benchmark file's medians, peaks and ratio
+    lines: a changed ratio is caught, and a file without its ratio line is refused by name."""
+    result = (ROOT / "benchmarks/results/grpo_vs_trl_s3.txt").read_text()
+    ratios = re.findall(r"^rewardzoo/trl: speed ([\d.]+), peak memory ([\d.]+)$", result, re.M)
+    assert len(ratios) == 2
+    for name in ("docs/your_own_model.md", "docs/performance.md"):
+        page = (ROOT / name).read_text()
+        (block,) = [b for b in QUOTES["blocks"](page) if b[1] == "speed-summary"]
+        for speed, memory in ratios:
+            assert f"| {speed} |" in block[3] and f"| {memory} |" in block[3]
+        changed = page.replace(f"| {ratios[0][0]} |", "| 1.55 |", 1)
+        assert changed != page and QUOTES["regenerate"](changed, ROOT / "docs") == page
+    unsure = tmp_path / "grpo_vs_trl.txt"
+    unsure.write_text(re.sub(r"^rewardzoo/trl: .*$", "", result, flags=re.M))
+    with pytest.raises(ValueError, match="setting S3 has no 'rewardzoo/trl: speed"):
+        QUOTES["speed_summary"](unsure, tmp_path)

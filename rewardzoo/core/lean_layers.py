@@ -38,7 +38,7 @@ import torch
 import torch.nn.functional as F
 from einops import rearrange
 
-from rewardzoo.core.models import causal_lm, is_peft
+from rewardzoo.core.models import causal_lm
 
 FAMILIES = ("llama", "mistral", "qwen2", "qwen3")
 STATIC_ROPE = ("default", "linear", "llama3", "yarn")

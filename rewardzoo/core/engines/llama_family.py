@@ -27,8 +27,9 @@ runs the tiny Qwen3, Llama, Qwen2 and Mistral both ways (prefill, steps, retired
 ``ATEN_CPU_CAPABILITY``.  Exactness needs the same kernels on the same shapes: each prompt's logits
 are computed once and then copied to its rows, and a prompt's keys and values are repeated per
 query head, as transformers' sdpa path does under a mask.  Anything else — another family, a peft
-model (its logits came out 1e-7 from transformers' in a test, so LoRA policies decode through transformers;
-the training forward runs their adapters: :func:`~rewardzoo.core.lean_layers.project`), a rope type other than a static one, a sliding window the call reaches, another attention
+model (its logits came out 1e-7 from transformers' in a test, so LoRA policies decode through
+transformers; the training forward runs their adapters: :func:`~rewardzoo.core.lean_layers.project`),
+a rope type other than a static one, a sliding window the call reaches, another attention
 kernel than ``sdpa``, weights that are not plain ``nn.Linear``, a module with forward hooks (the lean
 forward calls no module) — gets :func:`~rewardzoo.core.lean_layers.why_not_llama_family`'s reason and the
 transformers forward (``TransformersStepper`` in ``rewardzoo.core.engines.decode``).
