@@ -69,12 +69,17 @@ def _table(text: str, heading: str | None = None) -> list[list[str]]:
     return rows
 
 
+def _cited(path: Path, page_dir: Path) -> tuple[str, str]:
+    """How a generated block names the result file ``path``: relative to the repository, and as a link from the
+    page's folder ``page_dir``."""
+    return Path(os.path.relpath(path, ROOT)).as_posix(), Path(os.path.relpath(path, page_dir)).as_posix()
+
+
 def board_summary(path: Path, page_dir: Path = ROOT) -> str:
     """Each task's headline column and every claim's verdict of a board's LEADERBOARD.md, copied cell by cell (the
     link relative to the page's folder ``page_dir``)."""
     text = path.read_text()
-    rel = path.relative_to(ROOT).as_posix()
-    href = Path(os.path.relpath(path, page_dir)).as_posix()
+    rel, href = _cited(path, page_dir)
     out = [
         f"From [{rel}]({href}) (test split; mean ± 95% t-interval over seeds; claims: mean [95% t-interval over "
         "seeds], the seed the unit):",
@@ -105,8 +110,7 @@ def time_summary(path: Path, page_dir: Path = ROOT) -> str:
     wall time of a run and its rollout and policy-step parts, copied cell by cell (the link relative to the
     page's folder ``page_dir``)."""
     text = path.read_text()
-    rel = path.relative_to(ROOT).as_posix()
-    href = Path(os.path.relpath(path, page_dir)).as_posix()
+    rel, href = _cited(path, page_dir)
     rows = _table(text)
     header = rows[0]
     col = {name: header.index(name) for name in ("method", "runs", "wall s", "rollout s", "reward s", "policy step s")}
@@ -129,8 +133,7 @@ def speed_summary(path: Path, page_dir: Path = ROOT) -> str:
     """rewardzoo against TRL, from a ``benchmarks/grpo_vs_trl.py`` result file: per setting its heading, each
     side's median step and peak memory and the script's own ratio line, copied cell by cell."""
     text = path.read_text()
-    rel = Path(os.path.relpath(path, ROOT)).as_posix()
-    href = Path(os.path.relpath(path, page_dir)).as_posix()
+    rel, href = _cited(path, page_dir)
     out = [
         f"From [{rel}]({href}) (median step; peak resident memory):",
         "",
