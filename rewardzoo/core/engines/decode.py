@@ -19,7 +19,7 @@ from transformers import GenerationConfig
 
 from rewardzoo.core.engines.llama_family import LlamaFamilyStepper
 from rewardzoo.core.lean_layers import why_not_llama_family
-from rewardzoo.core.models import cache_keyword, is_peft
+from rewardzoo.core.models import cache_keyword
 
 # Generation-config settings that make transformers ``generate`` add a logits processor :func:`decode`
 # does not apply (min_new_tokens it does apply); a model that sets any of them is decoded by ``generate``.
@@ -104,9 +104,10 @@ class TransformersStepper:
 def stepper(model: torch.nn.Module, max_length: int, fast: bool = True):
     """The forward of one decode call of at most ``max_length`` positions: the lean Llama-family one
     (:class:`~rewardzoo.core.engines.llama_family.LlamaFamilyStepper`) when ``fast`` and it decodes
-    ``model`` exactly (not a peft model: see that module), else :class:`TransformersStepper`."""
+    ``model`` exactly (a peft LoRA model too: its adapters run in the lean projections), else
+    :class:`TransformersStepper`."""
     window = getattr(getattr(model, "config", None), "sliding_window", None)
-    if fast and not is_peft(model) and why_not_llama_family(model) is None and (window is None or max_length <= window):
+    if fast and why_not_llama_family(model) is None and (window is None or max_length <= window):
         return LlamaFamilyStepper(model, max_length)
     return TransformersStepper(model)
 

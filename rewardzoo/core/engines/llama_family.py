@@ -26,11 +26,13 @@ It gives transformers' logits bit for bit, and so its tokens: ``tests/core/test_
 runs the tiny Qwen3, Llama, Qwen2 and Mistral both ways (prefill, steps, retired rows) under every
 ``ATEN_CPU_CAPABILITY``.  Exactness needs the same kernels on the same shapes: each prompt's logits
 are computed once and then copied to its rows, and a prompt's keys and values are repeated per
-query head, as transformers' sdpa path does under a mask.  Anything else — another family, a peft
-model (its logits came out 1e-7 from transformers' in a test, so LoRA policies decode through
-transformers; the training forward runs their adapters: :func:`~rewardzoo.core.lean_layers.project`),
-a rope type other than a static one, a sliding window the call reaches, another attention
-kernel than ``sdpa``, weights that are not plain ``nn.Linear``, a module with forward hooks (the lean
+query head, as transformers' sdpa path does under a mask, and the head multiplies the last position's
+slice of the normed sequence, the layout transformers gives it (another layout rounded 6e-8 apart in a
+test).  A peft LoRA policy
+runs here too: each adapted projection goes through :func:`~rewardzoo.core.lean_layers.project`, the
+operations peft's forward runs.  Anything else — another family, a rope type other than a static one, a
+sliding window the call reaches, another attention kernel than ``sdpa``, weights that are neither plain
+``nn.Linear`` nor a LoRA layer ``project`` can run, a module with forward hooks (the lean
 forward calls no module) — gets :func:`~rewardzoo.core.lean_layers.why_not_llama_family`'s reason and the
 transformers forward (``TransformersStepper`` in ``rewardzoo.core.engines.decode``).
 """
@@ -77,13 +79,13 @@ class LlamaFamilyStepper:
         self.kv = self.kv.new_empty(shape)  # [layers, 2, U, kv heads, L, D]
         h = self._forward(input_ids, position, mask)  # [U, P, H]
         self.kv = self.kv[:, :, rows]  # [layers, 2, B, kv heads, L, D]
-        return self._logits(h[:, -1])[rows]  # [B, V] each prompt's logits once, as transformers computes them
+        return self._logits(h)[rows]  # [B, V] each prompt's logits once, as transformers computes them
 
     def step(self, token: torch.Tensor, attention_mask: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
         """Logits [A, V] of one new token per live row (``token`` [A], ``attention_mask`` [A, P + t + 1],
         ``position`` [A, 1])."""
         mask = attention_mask.bool()[:, None, None, :]  # [A, 1, 1, P + t + 1]
-        return self._logits(self._forward(token.unsqueeze(1), position, mask)[:, -1])  # [A, V]
+        return self._logits(self._forward(token.unsqueeze(1), position, mask))  # [A, V]
 
     def retire(self, keep: torch.Tensor) -> None:
         """Keep only the live rows ``keep`` [A'] (indices into the current rows)."""
@@ -127,6 +129,9 @@ class LlamaFamilyStepper:
         self.length = end
         return h  # [A, S, H]
 
-    def _logits(self, h: torch.Tensor) -> torch.Tensor:  # [A, H] -> [A, V] float32
+    def _logits(self, h: torch.Tensor) -> torch.Tensor:  # [A, S, H] -> [A, V] float32
+        """The last position's logits, as transformers computes them: every position normed, then the head on
+        the last one's [A, 1, H] slice (the head's product on another layout of the same numbers rounded
+        6e-8–9e-8 apart in a test)."""
         head = self.model.get_output_embeddings()
-        return F.linear(rms_norm(h, self.decoder.norm), head.weight, head.bias).float()  # [A, V]
+        return F.linear(rms_norm(h, self.decoder.norm)[:, -1:], head.weight, head.bias)[:, 0].float()  # [A, V]
