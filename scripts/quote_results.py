@@ -157,10 +157,32 @@ def speed_summary(path: Path, page_dir: Path = ROOT) -> str:
     return "\n".join(out) + "\n"
 
 
+def verdicts_twice(path: Path, page_dir: Path = ROOT) -> str:
+    """Two boards' verdicts side by side, from ``python -m rewardzoo.board.compare``'s file: each claim's verdict
+    on either board and its flag, and the file's count line, copied cell by cell."""
+    text = path.read_text()
+    rel, href = _cited(path, page_dir)
+    rows = _table(text)
+    header = rows[0]
+    col = {name: header.index(name) for name in ("claim", "A: verdict", "B: verdict", "flag")}
+    out = [
+        f"From [{rel}]({href}) (A and B: the same reported seeds, disjoint tuning seeds):",
+        "",
+        "| claim | A: verdict | B: verdict | flag |",
+        "| --- | --- | --- | --- |",
+    ]
+    out += ["| " + " | ".join(r[col[name]] for name in col) + " |" for r in rows[1:]]
+    count = re.search(r"^\d+ claims and positive controls; .*$", text, re.M)
+    if count is None:
+        raise ValueError(f"{rel} has no count line ('N claims and positive controls; ...'): not a compare file")
+    return "\n".join([*out, "", count[0]]) + "\n"
+
+
 GENERATORS: dict[str, Callable[[Path, Path], str]] = {
     "board-summary": board_summary,
     "time-summary": time_summary,
     "speed-summary": speed_summary,
+    "verdicts-twice": verdicts_twice,
 }
 """What a generated block can be: name → function of the result file it reads and the page's folder."""
 

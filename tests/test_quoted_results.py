@@ -98,3 +98,23 @@ def test_the_speed_against_trl_is_generated_from_its_result_file(tmp_path):
     unsure.write_text(re.sub(r"^rewardzoo/trl: .*$", "", result, flags=re.M))
     with pytest.raises(ValueError, match="setting S3 has no 'rewardzoo/trl: speed"):
         QUOTES["speed_summary"](unsure, tmp_path)
+
+
+def test_the_two_boards_verdicts_are_generated_from_the_compare_file(tmp_path):
+    """docs/leaderboard.md's table of two boards' verdicts is rewardzoo.board.compare's file, verdict by verdict: a
+    changed verdict is caught, and a file without its count line is refused by name."""
+    page = (ROOT / "docs/leaderboard.md").read_text()
+    (block,) = [b for b in QUOTES["blocks"](page) if b[1] == "verdicts-twice"]
+    compared = (ROOT / block[2]).read_text()
+    rows = [line.split(" | ") for line in compared.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert len(rows) >= 5
+    for cells in rows:  # claim, A's verdict, B's verdict and the flag of every row
+        claim, a, b, flag = cells[0].removeprefix("| "), cells[1], cells[3], cells[5].removesuffix(" |")
+        assert f"| {claim} | {a} | {b} | {flag} |" in block[3]
+    line = next(x for x in block[3].splitlines() if x.startswith("| ") and "---" not in x and "A: verdict" not in x)
+    changed = page.replace(line, line.replace("reproduced", "undecided (CI)", 1).replace("works", "does not work", 1))
+    assert changed != page and QUOTES["regenerate"](changed, ROOT / "docs") == page
+    bare = tmp_path / "verdicts_twice.md"
+    bare.write_text(re.sub(r"^\d+ claims and positive controls; .*$", "", compared, flags=re.M))
+    with pytest.raises(ValueError, match="has no count line"):
+        QUOTES["verdicts_twice"](bare, tmp_path)
