@@ -3,7 +3,7 @@ pretrained model, SmolLM2-135M-Instruct, in chat form with LoRA, on the CPU.
 
 Each run: every LoRA parameter changes, rewards and losses are finite, a learned judge's weights change; a
 checkpoint resumes to the same bits; the lean decode forward gives transformers' greedy tokens on the real
-Llama; the TRL adapter scores TRL's GRPOTrainer rollouts of the real model with the same reward; and a chat
+Llama, with and without LoRA adapters; the TRL adapter scores TRL's GRPOTrainer rollouts of the real model with the same reward; and a chat
 prompt at step 0 gives a parseable answer on at least 80% of held-out multiplication prompts.
 
 Skipped when the model is not fetched (``make test-real`` fetches it first: ``rewardzoo models fetch
@@ -17,11 +17,13 @@ import math
 import pytest
 import torch
 
-from rewardzoo.core.engines.decode import decode
+from rewardzoo.core.engines.decode import decode, stepper
+from rewardzoo.core.engines.llama_family import LlamaFamilyStepper
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.model_store import is_fetched, model_dir, verify
 from rewardzoo.core.models import ModelConfig, load_policy
 from rewardzoo.recipes import evaluate_start, make_trainer
+from tests.helpers.lora import lora
 from tests.helpers.trl_config import cpu_grpo_config
 
 MODEL = "smollm2-135m-instruct"
@@ -91,9 +93,13 @@ def test_the_fetched_model_is_the_recorded_one_with_a_chat_template_and_end_of_t
     assert model.generation_config.eos_token_id == tokenizer.eos_token_id
 
 
+@pytest.mark.parametrize("adapters", [False, True], ids=["plain", "lora"])
 @torch.no_grad()
-def test_the_lean_decode_forward_gives_transformers_greedy_tokens_on_the_real_llama():
+def test_the_lean_decode_forward_gives_transformers_greedy_tokens_on_the_real_llama(adapters):
     model, tokenizer = load_policy(ModelConfig(name=MODEL))
+    if adapters:  # peft LoRA r 4 on every linear layer, B at random so that the adapters change the logits
+        model = lora(model).eval()
+    assert isinstance(stepper(model, 64), LlamaFamilyStepper)
     texts = ["<|im_start|>user\nWhat is 7 * 8?<|im_end|>\n<|im_start|>assistant\n", "<|im_start|>user\nHi<|im_end|>\n"]
     enc = tokenizer(texts, return_tensors="pt", padding=True)
     repeats = torch.tensor([1, 1])

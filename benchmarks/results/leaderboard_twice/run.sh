@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The board twice on two of its four tasks (multiplication, refdist), disjoint tuning-seed sets, the same reported seeds.
 set -euo pipefail
-cd /work/main
+cd "$(dirname "$0")/../../.."
 OUT=benchmarks/results/leaderboard_twice
 for set in 1000,1001,1002 2000,2001,2002; do
   date -u +"start ${set} %FT%TZ"

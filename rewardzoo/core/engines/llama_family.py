@@ -28,13 +28,13 @@ runs the tiny Qwen3, Llama, Qwen2 and Mistral both ways (prefill, steps, retired
 are computed once and then copied to its rows, and a prompt's keys and values are repeated per
 query head, as transformers' sdpa path does under a mask, and the head multiplies the last position's
 slice of the normed sequence, the layout transformers gives it (another layout rounded 6e-8 apart in a
-test).  A peft LoRA policy
-runs here too: each adapted projection goes through :func:`~rewardzoo.core.lean_layers.project`, the
-operations peft's forward runs.  Anything else — another family, a rope type other than a static one, a
-sliding window the call reaches, another attention kernel than ``sdpa``, weights that are neither plain
-``nn.Linear`` nor a LoRA layer ``project`` can run, a module with forward hooks (the lean
-forward calls no module) — gets :func:`~rewardzoo.core.lean_layers.why_not_llama_family`'s reason and the
-transformers forward (``TransformersStepper`` in ``rewardzoo.core.engines.decode``).
+test).  A peft LoRA policy runs here too: each adapted projection goes through
+:func:`~rewardzoo.core.lean_layers.project`, the operations peft's forward runs.  Anything else — another
+family, a rope type other than a static one, a sliding window the call reaches, another attention kernel
+than ``sdpa``, weights that are neither plain ``nn.Linear`` nor a LoRA layer ``project`` can run, a module
+with forward hooks (the lean forward calls no module) — gets
+:func:`~rewardzoo.core.lean_layers.why_not_llama_family`'s reason and the transformers forward
+(``TransformersStepper`` in ``rewardzoo.core.engines.decode``).
 """
 
 from __future__ import annotations
