@@ -1,6 +1,6 @@
 """The stability check of a board's verdicts: a decided verdict stands only if it also holds at every setting
-the tuning stage found within noise of the chosen one (:attr:`rewardzoo.protocol.Choice.near`); otherwise the
-board prints it as *sensitive to tuning*, with the numbers at each setting.
+the tuning stage found within noise of the chosen one (:attr:`rewardzoo.protocol.Choice.near`), the chosen one
+itself included; otherwise the board prints it as *sensitive to tuning*, with the numbers at each setting.
 
 The check costs no run: it reads the tuning runs the tuning stage already made (every setting within noise
 survived the halving, so it ran at every tuning seed).  Each claim is measured, by the same function that
@@ -8,7 +8,10 @@ measures it on the test split, on the validation runs at the chosen settings and
 time moved to each of its settings within noise.  A decided verdict *holds* at a setting when the
 claim's point estimate there lies on the verdict's side of its threshold and its interval does not decide
 the other way; validation has fewer seeds (the tuning seeds) and fewer examples than the test split, so an
-undecided interval there is no contradiction, but a point on the other side is.
+undecided interval there is no contradiction, but a point on the other side is.  The chosen settings count
+like any other: their tuning runs are seeds and prompts the test split did not see, so a point there on the
+other side says the test verdict did not replicate (the rule was fixed on 2026-12-06, before the rubric-writing
+pair of boards ran; until then the chosen settings' row was shown but not counted).
 """
 
 from __future__ import annotations
@@ -103,7 +106,8 @@ def assess(
     decided word): the claim measured on the ``tuning`` runs (task, method, setting → tuning seed → run) at
     every row's chosen setting, then with one row at a time moved to each of its settings within noise
     (:attr:`~rewardzoo.protocol.Choice.near`); a move that leaves the claim's estimate as it was does not
-    touch the claim and is not listed.  The verdict holds when it :func:`holds` at every move listed."""
+    touch the claim and is not listed.  The verdict holds when it :func:`holds` at the chosen settings and at
+    every move listed."""
     positives = {task: positive_control(task, tabs, test, seeds) for task in tabs}
     on_test = {
         c: f for c, f in findings(tabs, test, seeds).items() if verdict(f, len(seeds), positives[f.task]) in DECIDED
@@ -135,7 +139,7 @@ def assess(
     out = {}
     for c, rows in numbers.items():
         test_word = word(on_test[c].estimate, on_test[c].threshold, on_test[c].above)
-        out[c] = Check(c, test_word, all(ok for where, _, ok in rows if where != "chosen settings"), tuple(rows))
+        out[c] = Check(c, test_word, all(ok for _, _, ok in rows), tuple(rows))
     return out
 
 
@@ -146,10 +150,11 @@ def stability_lines(checks: dict[str, Check]) -> list[str]:
         "## Stability under tuning",
         "",
         "A decided verdict stands only if it holds at every setting the tuning stage found within noise of the "
-        "chosen one; otherwise it reads *sensitive to tuning*. Measured on the tuning runs (validation split, "
-        "the tuning seeds): at the chosen settings, then one row at a time moved to each of its settings within "
-        "noise (rows whose move changes the claim's number). *Holds*: the point lies on the verdict's side of "
-        "the threshold and the interval does not decide the other way (`rewardzoo.board.stability`).",
+        "chosen one, the chosen settings included; otherwise it reads *sensitive to tuning*. Measured on the "
+        "tuning runs (validation split, the tuning seeds): at the chosen settings, then one row at a time moved "
+        "to each of its settings within noise (rows whose move changes the claim's number). *Holds*: the point "
+        "lies on the verdict's side of the threshold and the interval does not decide the other way "
+        "(`rewardzoo.board.stability`).",
         "",
         "| claim | test verdict | where (validation) | measurement | holds |",
         "| --- | --- | --- | --- | --- |",
