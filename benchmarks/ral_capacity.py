@@ -86,7 +86,7 @@ from rewardzoo.core.models import TinyModelConfig  # noqa: E402
 from rewardzoo.core.types import Rollouts  # noqa: E402
 from rewardzoo.eval import Estimate, auc, mean_ci, seed_ci  # noqa: E402
 from rewardzoo.judges.pretrain import JudgePretrainConfig, pretrain_backbone  # noqa: E402
-from rewardzoo.protocol import LR_FACTORS, TUNING_SEED_BASE, Finding, Grid, read_choices, word  # noqa: E402
+from rewardzoo.protocol import LR_FACTORS, TUNING_SEED_BASE, Finding, Grid, read_settings, word  # noqa: E402
 from rewardzoo.protocol import verdict as protocol_verdict  # noqa: E402
 from rewardzoo.recipes import generate, run_config, sft  # noqa: E402
 from rewardzoo.rewards.context import RewardContext  # noqa: E402
@@ -351,24 +351,14 @@ def ratio_ci(base: tuple[np.ndarray, np.ndarray], arm: tuple[np.ndarray, np.ndar
 
 
 def settings_of(text: str) -> dict[str, list[str]]:
-    """``--settings``: a JSON object (inline or a file) of method or family name → key=value overrides, or
-    the ``tuning.csv`` of the leaderboard's tuning stage (``rewardzoo leaderboard --tune-only``): the chosen
-    setting of each multiplication row of :data:`BOARD_ROWS`."""
-    if not text:
-        return {}
-    path = Path(text)
-    if path.suffix == ".csv":
-        try:
-            return read_choices(path, "multiplication", list(BOARD_ROWS))
-        except ValueError as err:
-            raise SystemExit(f"--settings {text}: {err}") from None
-    data = json.loads(path.read_text() if path.is_file() else text)
-    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
-        raise SystemExit(
-            '--settings must be a JSON object of name -> list of key=value, e.g. {"RAL": ["grpo.lr=5e-4"]}, '
-            "or a tuning.csv"
-        )
-    return data
+    """``--settings``: a JSON object (inline or a file) of method or family name (:data:`BOARD_ROWS`) →
+    key=value overrides, or the ``tuning.csv`` of the leaderboard's tuning stage (``rewardzoo leaderboard
+    --tune-only``): the chosen setting of each multiplication row of :data:`BOARD_ROWS`
+    (:func:`rewardzoo.protocol.read_settings`)."""
+    try:
+        return read_settings(text, "multiplication", BOARD_ROWS) if text else {}
+    except ValueError as err:
+        raise SystemExit(f"--settings {err}") from None
 
 
 def level_of(method: str) -> str:

@@ -62,7 +62,7 @@ from rewardzoo.core.types import Rollouts  # noqa: E402
 from rewardzoo.eval import Estimate, bootstrap_ci, entropy_ratio, mean_ci, preferences, seed_ci  # noqa: E402
 from rewardzoo.judges.pairwise import LMJudge, LMJudgeConfig, Tournament, miscalibration  # noqa: E402
 from rewardzoo.judges.rubric import Criterion, load_rubric  # noqa: E402
-from rewardzoo.protocol import overrides_tag, read_choices  # noqa: E402
+from rewardzoo.protocol import overrides_tag, read_settings  # noqa: E402
 from rewardzoo.recipes import sft  # noqa: E402
 from rewardzoo.rewards.rcrl import RcRL  # noqa: E402
 from rewardzoo.sweep import RunResult, RunSpec, add_executor_arguments, eval_rows, executor_from_args, run_sweep  # noqa: E402
@@ -122,27 +122,12 @@ def spec(out: Path, label: str, seed: int, level: float, extra: list[str], setti
 
 def settings_of(text: str | None) -> dict[str, list[str]]:
     """``--settings``: a JSON file ``{method: [key=value, ...]}``, or the ``tuning.csv`` of the leaderboard's tuning
-    stage (``rewardzoo leaderboard --tasks rubric_writing``), whose chosen rubric-writing rows are taken."""
-    if not text:
-        return {}
-    path = Path(text)
+    stage (``rewardzoo leaderboard --tasks rubric_writing``), whose chosen rubric-writing rows are taken
+    (:func:`rewardzoo.protocol.read_settings`)."""
     try:
-        settings = (
-            read_choices(path, "rubric_writing", list(VARIANTS))
-            if path.suffix == ".csv"
-            else json.loads(path.read_text())
-        )
-    except (ValueError, OSError) as err:
-        raise SystemExit(f"--settings {text}: {err}") from None
-    if not isinstance(settings, dict) or not all(isinstance(v, list) for v in settings.values()):
-        raise SystemExit(
-            f'--settings {text}: a JSON object of method -> [key=value, ...], e.g. {{"RcRL": ["grpo.lr=3e-5"]}}, '
-            "or a tuning.csv"
-        )
-    unknown = set(settings) - set(VARIANTS)
-    if unknown:
-        raise SystemExit(f"--settings names unknown methods {sorted(unknown)}; known: {list(VARIANTS)}")
-    return settings
+        return read_settings(text, "rubric_writing", list(VARIANTS)) if text else {}
+    except ValueError as err:
+        raise SystemExit(f"--settings {err}") from None
 
 
 def check_board_level() -> None:

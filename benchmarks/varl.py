@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import math
 import os
 import re
@@ -61,7 +60,8 @@ from omegaconf import OmegaConf
 from rewardzoo.board import DIVERGENCE_OF, PRESETS, Entry
 from rewardzoo.board import specs as board_specs
 from rewardzoo.eval import Estimate, mean_ci, seed_ci
-from rewardzoo.protocol import Choice, Setting, overrides_tag, read_choices
+from rewardzoo.protocol import Choice, Setting, overrides_tag
+from rewardzoo.protocol import read_settings as settings_from
 from rewardzoo.rewards.transforms import G_TRANSFORMS
 from rewardzoo.rewards.varl import warn_unless_safe_under_gate
 from rewardzoo.sweep import RunSpec, add_executor_arguments, eval_rows, executor_from_args, run_sweep
@@ -204,15 +204,12 @@ def study_specs(
 
 def read_settings(path: str, study: str) -> dict[str, list[str]]:
     """Per-method overrides from a JSON file ``{label: [key=value, ...]}`` or a leaderboard's ``tuning.csv``
-    (the hacking study: the choices of the board's hackable rows)."""
-    if path.endswith(".csv"):
-        if study != "hacking":
-            raise SystemExit(
-                f"--settings {path}: a tuning.csv gives the hacking study's board rows only; give "
-                f"the {study} study a JSON file {{label: [key=value, ...]}}"
-            )
-        return read_choices(Path(path), HACKING_TASK)
-    return json.loads(Path(path).read_text())
+    (the hacking study only: the choices of the board's hackable rows; :func:`rewardzoo.protocol.read_settings`)."""
+    task = HACKING_TASK if study == "hacking" else None
+    try:
+        return settings_from(path, task, list(STUDIES[study]))
+    except ValueError as err:
+        raise SystemExit(f"--settings {err}") from None
 
 
 def fmt(e: Estimate, digits: int = 3) -> str:

@@ -48,6 +48,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import importlib
+import json
 import math
 import sys
 from collections.abc import Callable, Sequence
@@ -462,6 +463,34 @@ def read_choices(path: Path, task: str, methods: Sequence[str] | None = None) ->
             "and give its tuning.csv"
         )
     return chosen
+
+
+def read_settings(text: str, task: str | None, methods: Sequence[str]) -> dict[str, list[str]]:
+    """A study's ``--settings``: per-method ``key=value`` overrides, ``{method: [key=value, ...]}``, from a JSON
+    object (a file, or the object itself) or from a leaderboard's ``tuning.csv`` (:func:`read_choices`: the
+    rows the board chose for ``task`` among ``methods``, so the study trains what the board chose; ``task``
+    None when the study has no board rows and takes JSON only).  Raises ValueError, saying what to give, on
+    an unreadable file, a value of the wrong shape or a method not in ``methods``."""
+    path = Path(text)
+    if path.suffix == ".csv":
+        if task is None:
+            raise ValueError(f"{text}: a tuning.csv gives a board's rows; give this study a JSON file instead")
+        return read_choices(path, task, list(methods))
+    try:
+        data = json.loads(path.read_text() if path.is_file() else text)
+    except (OSError, json.JSONDecodeError) as err:
+        raise ValueError(f"{text}: neither a tuning.csv nor a JSON object ({err})") from None
+    if not isinstance(data, dict) or not all(
+        isinstance(v, list) and all(isinstance(x, str) for x in v) for v in data.values()
+    ):
+        raise ValueError(
+            f'{text}: a JSON object of method -> [key=value, ...], e.g. {{"{methods[0]}": ["grpo.lr=3e-5"]}}, '
+            "or a tuning.csv"
+        )
+    unknown = sorted(set(data) - set(methods))
+    if unknown:
+        raise ValueError(f"{text} names unknown methods {unknown}; known: {list(methods)}")
+    return data
 
 
 # --------------------------------------------------------------------------------------- verdicts

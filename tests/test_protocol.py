@@ -196,6 +196,29 @@ def test_read_choices_gives_back_what_write_tuning_chose(tmp_path):
         read_choices(tmp_path / "other.csv", "t")
 
 
+def test_read_settings_takes_a_tuning_csv_a_json_file_or_a_json_object_and_says_what_is_wrong(tmp_path):
+    """A study's --settings: the board's choices from its tuning.csv (only the study's methods), a JSON file or
+    an inline object; a tuning.csv for a study without board rows, bad JSON, a wrong shape and an unknown
+    method each raise a ValueError that says what to give."""
+    from rewardzoo.protocol import read_settings
+
+    (tmp_path / "tuning.csv").write_text(
+        "task,method,setting,chosen\nt,m,grpo.lr=0.0005,True\nt,n,recipe,True\nt,x,grpo.lr=1,True\n"
+    )
+    assert read_settings(str(tmp_path / "tuning.csv"), "t", ["m", "n"]) == {"m": ["grpo.lr=0.0005"], "n": []}
+    (tmp_path / "s.json").write_text('{"m": ["grpo.lr=1e-5", "steps=3"]}')
+    assert read_settings(str(tmp_path / "s.json"), "t", ["m"]) == {"m": ["grpo.lr=1e-5", "steps=3"]}
+    assert read_settings('{"n": []}', None, ["m", "n"]) == {"n": []}
+    with pytest.raises(ValueError, match="a tuning.csv gives a board's rows; give this study a JSON file"):
+        read_settings(str(tmp_path / "tuning.csv"), None, ["m"])
+    with pytest.raises(ValueError, match="neither a tuning.csv nor a JSON object"):
+        read_settings("{m: [", "t", ["m"])
+    with pytest.raises(ValueError, match=r'method -> \[key=value, ...\], e.g. \{"m"'):
+        read_settings('{"m": "grpo.lr=1"}', "t", ["m"])
+    with pytest.raises(ValueError, match=r"unknown methods \['z'\]; known: \['m'\]"):
+        read_settings('{"z": []}', "t", ["m"])
+
+
 def test_overrides_tag_is_empty_without_overrides_and_a_stable_hash_with_them():
     """'' for none; 8 hex digits that depend on the overrides and their order (a run directory's name part)."""
     assert overrides_tag([]) == ""
