@@ -3,21 +3,27 @@ parts — rollouts, reward (a learned reward's scoring and updates), policy step
 (evaluations, the judge's warm-up, process start) — read from the run directories a board wrote.
 
     python benchmarks/board_time.py --runs runs/lb_lean --out benchmarks/results/history/leaderboard_lean/TIME.md
+    python benchmarks/board_time.py --runs runs/leaderboard --board benchmarks/results/leaderboard  # its runs only
 
 A board run's directory is ``<runs>/<task>/<method>/<setting>/seed<k>/`` (tuning runs under
 ``<runs>/tuning/`` are counted apart); its ``sweep_done.json`` holds the run's wall time and its
 ``metrics.jsonl`` the per-step ``time/generate_s``, ``time/reward_s`` and ``time/policy_s`` the
-trainer logs.
+trainer logs.  Several boards may share one ``--runs`` folder (two tuning-seed sets, say); ``--board`` counts
+only the runs one board's ``leaderboard.csv`` (task, method, setting, seed) and ``tuning.csv`` name.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+from rewardzoo.board import slug
+from rewardzoo.protocol import Setting
 
 PARTS = ("time/generate_s", "time/reward_s", "time/policy_s")
 
@@ -29,12 +35,33 @@ def run_times(run_dir: Path) -> tuple[float, ...]:
     return (wall, *(sum(r.get(key, 0.0) for r in rows) for key in PARTS))
 
 
-def board_table(runs: Path) -> tuple[list[str], float, float]:
-    """The report's table lines, the summed wall time of the board runs and of the tuning runs (seconds)."""
+def board_runs(board: Path) -> set[tuple[str, ...]]:
+    """The run directories, relative to the board's ``--runs``, that one board's ``leaderboard.csv`` and
+    ``tuning.csv`` name: ``(task, method, setting, seed<k>)`` and ``("tuning", task, method, setting, seed<k>)``."""
+
+    def rows(name: str) -> list[dict[str, str]]:
+        path = board / name
+        if not path.is_file():
+            raise SystemExit(f"--board {board}: no {name} there; give the folder a `rewardzoo leaderboard` wrote")
+        with open(path, newline="") as f:
+            return list(csv.DictReader(f))
+
+    def where(r: dict[str, str]) -> tuple[str, ...]:
+        setting = "recipe" if r["setting"] in ("—", "recipe") else Setting(tuple(r["setting"].split())).slug
+        return (r["task"], slug(r["method"]), setting, f"seed{r['seed']}")
+
+    return {where(r) for r in rows("leaderboard.csv")} | {("tuning", *where(r)) for r in rows("tuning.csv")}
+
+
+def board_table(runs: Path, only: set[tuple[str, ...]] | None = None) -> tuple[list[str], float, float]:
+    """The report's table lines, the summed wall time of the board runs and of the tuning runs (seconds);
+    with ``only`` (:func:`board_runs`), those runs alone."""
     board, tuning = defaultdict(list), 0.0
     for done in sorted(runs.glob("**/sweep_done.json")):
         run_dir = done.parent
         parts = run_dir.relative_to(runs).parts
+        if only is not None and parts not in only:
+            continue
         if parts[0] == "tuning":
             tuning += json.loads(done.read_text())["wall_s"]
         elif len(parts) >= 4:
@@ -61,9 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", required=True, help="the board's --runs directory")
     parser.add_argument("--out", help="also write the report to this file")
+    parser.add_argument("--board", type=Path, help="count only this board's runs (its leaderboard.csv, tuning.csv)")
     args = parser.parse_args(argv)
     argv = sys.argv[1:] if argv is None else argv
-    table, board_s, tuning_s = board_table(Path(args.runs))
+    table, board_s, tuning_s = board_table(Path(args.runs), board_runs(args.board) if args.board else None)
     lines = [
         f"# command: python benchmarks/board_time.py {' '.join(argv)}",
         "",

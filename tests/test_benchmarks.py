@@ -268,3 +268,39 @@ def test_board_time_splits_each_methods_runs_into_their_parts(tmp_path):
         timeout=120,
     )
     assert empty.returncode != 0 and "no finished board run" in empty.stderr
+
+
+def test_board_time_counts_one_boards_runs_when_two_boards_share_the_runs_folder(tmp_path):
+    """Two boards in one --runs folder: --board keeps the runs its leaderboard.csv and tuning.csv name (a board
+    run at its chosen setting, the warm start's, its own tuning seed) and drops the other board's."""
+    import json
+
+    def run(path, wall):
+        path.mkdir(parents=True)
+        (path / "sweep_done.json").write_text(json.dumps({"wall_s": wall}))
+        (path / "metrics.jsonl").write_text(json.dumps({"time/generate_s": 1.0}) + "\n")
+
+    runs = tmp_path / "runs"
+    run(runs / "mult/ral/grpo.lr-0.001/seed0", 10.0)  # board A's choice
+    run(runs / "mult/ral/grpo.lr-0.0005/seed0", 99.0)  # board B's choice
+    run(runs / "mult/sft/recipe/seed0", 4.0)
+    run(runs / "tuning/mult/ral/grpo.lr-0.001/seed1000", 60.0)
+    run(runs / "tuning/mult/ral/grpo.lr-0.001/seed2000", 600.0)  # board B's tuning seed
+    board = tmp_path / "A"
+    board.mkdir()
+    (board / "leaderboard.csv").write_text(
+        "task,method,role,setting,seed\nmult,SFT,warm start,—,0\nmult,RAL,method,grpo.lr=0.001,0\n"
+    )
+    (board / "tuning.csv").write_text(
+        "task,method,setting,seed,split,value,chosen\nmult,RAL,grpo.lr=0.001,1000,v,0.5,True\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "board_time.py"), "--runs", str(runs), "--board", str(board)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "| mult | ral | 1 | 10.0 |" in proc.stdout and "| mult | sft | 1 | 4.0 |" in proc.stdout
+    assert "Summed wall time: board runs 0.2 min, tuning runs 1.0 min." in proc.stdout
