@@ -84,12 +84,12 @@ test-vllm: $(VLLM_STAMP)  ## the vLLM engine tier, in its own environment (.venv
 leaderboard: install  ## every reward head-to-head on the four CPU-leaderboard tasks, SEEDS seeds (default 5) → benchmarks/results/leaderboard
 	$(ENV_DIR)/bin/rewardzoo leaderboard --preset cpu --seeds $(SEEDS) --runs runs/leaderboard --out benchmarks/results/leaderboard
 
-TWICE_A ?= benchmarks/results/leaderboard_tuning1000
-TWICE_B ?= benchmarks/results/leaderboard_tuning2000
-leaderboard-twice: install  ## the board twice, tuning seeds 1000-1002 then 2000-2002 (same reported seeds), and the two boards' verdicts side by side → $(TWICE_B)/../verdicts_twice.md
+TWICE_A ?= benchmarks/results/leaderboard
+TWICE_B ?= benchmarks/results/leaderboard_twice/tuning2000
+leaderboard-twice: install  ## the board twice, tuning seeds 1000-1002 (the canonical board) then 2000-2002 (same reported seeds), and the two boards' verdicts side by side → $(TWICE_B)/../verdicts_twice.md
 	$(ENV_DIR)/bin/rewardzoo leaderboard --preset cpu --seeds $(SEEDS) --tuning-seeds 1000,1001,1002 --runs runs/leaderboard --out $(TWICE_A)
 	$(ENV_DIR)/bin/rewardzoo leaderboard --preset cpu --seeds $(SEEDS) --tuning-seeds 2000,2001,2002 --runs runs/leaderboard --out $(TWICE_B)
-	$(PY) -m rewardzoo.board.compare $(TWICE_A) $(TWICE_B) --out $(dir $(TWICE_B))verdicts_twice.md
+	$(PY) -m rewardzoo.board.compare $(TWICE_A) $(TWICE_B) --out $(dir $(TWICE_B))verdicts_twice.md --mark-a
 
 bench: install  ## performance benchmarks; results land in benchmarks/results/
 	$(PY) benchmarks/logprob_memory.py --hidden 256 --tokens 4096 | tee benchmarks/results/logprob_memory.txt

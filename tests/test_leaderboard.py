@@ -677,6 +677,36 @@ def test_the_verdict_table_flags_decided_verdicts_that_disagree(tmp_path):
         compare(tmp_path / "quick.md", b)
 
 
+def test_marking_the_canonical_board_makes_its_unshared_verdicts_sensitive_and_keeps_the_table(tmp_path):
+    """--mark-a: the claims decided on A that B does not share (a disagreement, one B leaves undecided) read
+    sensitive to tuning on A with both words; agreeing and undecided claims stay; the comparison table is the
+    same after marking, and marking twice changes nothing."""
+    from rewardzoo.board.compare import compare, main, mark
+
+    def board(name: str, verdicts: list[str]) -> Path:
+        head = ["| claim | control | verdict | measurement (95% interval) | n |", "| --- | --- | --- | --- | --- |"]
+        rows = [f"| {c} | Y | {v} | +1.0 [0.5, 1.5] | 5 seeds |" for c, v in zip("PQRS", verdicts)]
+        (tmp_path / name).write_text("\n".join(["# board", "", *head, *rows, "", "tail"]) + "\n")
+        return tmp_path / name
+
+    a = board("a.md", ["reproduced", "reproduced", "not reproduced", "undecided (CI)"])
+    b = board("b.md", ["not reproduced", "undecided (CI)", "not reproduced", "reproduced"])
+    before = compare(a, b)
+    assert main([str(a), str(b), "--mark-a"]) == 1
+    text = a.read_text()
+    assert (
+        "| P | Y | *sensitive to tuning* (with these tuning seeds: reproduced; with the other tuning-seed set: not reproduced) |"
+        in text
+    )
+    assert (
+        "| Q | Y | *sensitive to tuning* (with these tuning seeds: reproduced; with the other tuning-seed set: not decided) |"
+        in text
+    )
+    assert "| R | Y | not reproduced |" in text and "| S | Y | undecided (CI) |" in text and text.endswith("tail\n")
+    assert compare(a, b) == before
+    assert mark(a, b) == ["P", "Q"] and a.read_text() == text
+
+
 def test_a_verdict_holds_at_a_setting_only_where_its_point_stays_on_its_side():
     """On validation an undecided interval is no contradiction, a point on the other side is, and an interval
     deciding the other way is."""

@@ -7,7 +7,8 @@ measurement, n) and writes one row per claim with both verdicts and a flag: two 
 agree; a claim decided on one board and not on the other is flagged too (its verdict hinges on the tuning,
 or on the noise at the edge of its interval).  Run it on two boards that differ only in their tuning seeds
 (``rewardzoo leaderboard ... --tuning-seeds 1000,1001,1002`` and ``--tuning-seeds 2000,2001,2002``, the same
-reported seeds; ``make leaderboard-twice``).
+reported seeds; ``make leaderboard-twice``).  ``--mark-a`` writes the outcome into A (the canonical board): a
+verdict decided there that B does not share reads *sensitive to tuning*, with both boards' words.
 """
 
 from __future__ import annotations
@@ -51,10 +52,20 @@ def claim_rows(path: Path) -> dict[str, Line]:
     return out
 
 
+MARK = "*sensitive to tuning* (with these tuning seeds: "
+
+
+def own(verdict: str) -> str:
+    """A verdict cell as its board first printed it: the cell itself, or, where :func:`mark` rewrote it, the
+    verdict the board's own tuning seeds gave."""
+    return verdict[len(MARK) :].split("; ", 1)[0] if verdict.startswith(MARK) else verdict
+
+
 def decided(verdict: str) -> str | None:
-    """The decided word of a verdict cell (``reproduced``, ``not reproduced``, ``works``, ``does not work``),
-    None when it decides nothing (undecided, no verdict, testbed cannot decide, sensitive to tuning)."""
-    return verdict if verdict in DECIDED else None
+    """The decided word of a verdict cell (``reproduced``, ``not reproduced``, ``works``, ``does not work``; a
+    :func:`mark`-ed cell by its :func:`own` verdict), None when it decides nothing (undecided, no verdict,
+    testbed cannot decide, sensitive to tuning)."""
+    return own(verdict) if own(verdict) in DECIDED else None
 
 
 def agreement(a: str | None, b: str | None) -> str:
@@ -85,7 +96,7 @@ def compare(a: Path, b: Path) -> tuple[str, int]:
             flag = "**on one board only**"
         flagged += flag.startswith("**")
         lines.append(
-            f"| {claim} | {la.verdict if la else '—'} | {la.measurement if la else '—'} | "
+            f"| {claim} | {own(la.verdict) if la else '—'} | {la.measurement if la else '—'} | "
             f"{lb.verdict if lb else '—'} | {lb.measurement if lb else '—'} | {flag} |"
         )
     both = sum(
@@ -99,22 +110,52 @@ def compare(a: Path, b: Path) -> tuple[str, int]:
     return "\n".join(lines) + "\n", flagged
 
 
+def mark(a: Path, b: Path) -> list[str]:
+    """Rewrite ``a``'s claim table so that a claim decided there whose verdict ``b`` does not share (decided
+    otherwise, or not decided) reads ``*sensitive to tuning* (with these tuning seeds: W; with the other tuning-seed
+    set: V)``: the canonical board then says itself which of its verdicts a second tuning-seed set does not
+    reproduce.  Idempotent (a marked cell keeps its :func:`own` verdict).  Returns the claims marked."""
+    rows_b = claim_rows(b)
+    lines = Path(a).read_text().splitlines(keepends=True)
+    marked = []
+    for claim, la in claim_rows(a).items():
+        lb = rows_b.get(claim)
+        word = decided(la.verdict)
+        if word is None or lb is None or decided(lb.verdict) == word:
+            continue
+        other = decided(lb.verdict) or "not decided"
+        cell = f"{MARK}{word}; with the other tuning-seed set: {other})"
+        i = next(i for i, line in enumerate(lines) if line.startswith(f"| {claim} | {la.control} | {la.verdict} |"))
+        lines[i] = lines[i].replace(f"| {la.verdict} |", f"| {cell} |", 1)
+        marked.append(claim)
+    Path(a).write_text("".join(lines))
+    return marked
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m rewardzoo.board.compare A B [--out FILE]``: exit status 1 when any claim is flagged."""
     parser = argparse.ArgumentParser(prog="python -m rewardzoo.board.compare", description=__doc__.split("\n\n")[0])
     parser.add_argument("a", type=Path, help="the first board's LEADERBOARD.md (or its folder)")
     parser.add_argument("b", type=Path, help="the second board's LEADERBOARD.md (or its folder)")
     parser.add_argument("--out", type=Path, help="also write the table here")
+    parser.add_argument(
+        "--mark-a",
+        action="store_true",
+        help="also rewrite A's claim table: a verdict decided on A that B does not share reads sensitive to tuning",
+    )
     args = parser.parse_args(argv)
     paths = [p / "LEADERBOARD.md" if p.is_dir() else p for p in (args.a, args.b)]
     try:
         text, flagged = compare(*paths)
+        marked = mark(*paths) if args.mark_a else []
     except (ValueError, OSError) as err:
         parser.error(str(err))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text)
     print(text, end="")
+    if marked:
+        print(f"marked sensitive to tuning in {paths[0]}: " + "; ".join(marked))
     return 1 if flagged else 0
 
 
