@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BOARDS = {
-    "benchmarks/results/leaderboard_full/LEADERBOARD.md": "benchmarks/results/leaderboard/LEADERBOARD.md",
+    "benchmarks/results/leaderboard_full/LEADERBOARD.md": "benchmarks/results/history/leaderboard_2026-12-03/LEADERBOARD.md",
     "benchmarks/results/leaderboard/LEADERBOARD.md": "benchmarks/results/history/leaderboard_2026-12-02/LEADERBOARD.md",
     "benchmarks/results/leaderboard_lean/LEADERBOARD.md": "benchmarks/results/history/leaderboard_lean/LEADERBOARD.md",
     "benchmarks/results/leaderboard_hackable/LEADERBOARD.md": "benchmarks/results/history/leaderboard_hackable/LEADERBOARD.md",
