@@ -703,6 +703,7 @@ def test_marking_the_canonical_board_makes_its_unshared_verdicts_sensitive_and_k
         in text
     )
     assert "| R | Y | not reproduced |" in text and "| S | Y | undecided (CI) |" in text and text.endswith("tail\n")
+    assert f"are decided here but not the same on `{b}`, this board at another set of tuning seeds" in text
     assert compare(a, b) == before
     assert mark(a, b) == ["P", "Q"] and a.read_text() == text
 

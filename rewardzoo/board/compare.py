@@ -128,6 +128,14 @@ def mark(a: Path, b: Path) -> list[str]:
         i = next(i for i, line in enumerate(lines) if line.startswith(f"| {claim} | {la.control} | {la.verdict} |"))
         lines[i] = lines[i].replace(f"| {la.verdict} |", f"| {cell} |", 1)
         marked.append(claim)
+    note = (
+        f"Verdicts marked *sensitive to tuning (with these tuning seeds: …)* are decided here but not the same on "
+        f"`{b}`, this board at another set of tuning seeds (`python -m rewardzoo.board.compare A B --mark-a`).\n"
+    )
+    if marked and note not in lines:
+        start = next(i for i, line in enumerate(lines) if line.startswith(HEADER))
+        end = next((i for i in range(start + 2, len(lines)) if not lines[i].startswith("|")), len(lines))
+        lines[end:end] = ["\n", note]
     Path(a).write_text("".join(lines))
     return marked
 
