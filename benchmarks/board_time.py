@@ -22,9 +22,6 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from rewardzoo.board import slug
-from rewardzoo.protocol import Setting
-
 PARTS = ("time/generate_s", "time/reward_s", "time/policy_s")
 
 
@@ -38,6 +35,8 @@ def run_times(run_dir: Path) -> tuple[float, ...]:
 def board_runs(board: Path) -> set[tuple[str, ...]]:
     """The run directories, relative to the board's ``--runs``, that one board's ``leaderboard.csv`` and
     ``tuning.csv`` name: ``(task, method, setting, seed<k>)`` and ``("tuning", task, method, setting, seed<k>)``."""
+    from rewardzoo.board.runs import slug  # here, not at the top: the package pulls in torch (~5 s), which the
+    from rewardzoo.protocol import Setting  # report without --board, reading JSON files only, does not need
 
     def rows(name: str) -> list[dict[str, str]]:
         path = board / name
