@@ -9,13 +9,14 @@ training rubric.  Three studies, each resumable (finished runs are reused throug
     python benchmarks/rcrl.py gv-gap --recipe rcrl_rubric_writing_smollm2 --n 4 --prompts 48 \
         --results benchmarks/results/real_model --name gv_gap        # the same for SmolLM2-135M-Instruct
     python benchmarks/rcrl.py study --settings tuned.json   # each method's settings (JSON)
-    python benchmarks/rcrl.py study --settings benchmarks/results/history/leaderboard_rubric_writing/tuning.csv  # the board's choices
+    python benchmarks/rcrl.py study --settings benchmarks/results/leaderboard/tuning.csv  # the board's choices
 
 Every run is ``rewardzoo train <recipe> seed=S ...`` of the five ``*_rubric_writing`` recipes, all from
 one SFT warm start (``sft.seed=0``: seeds vary RL only), differing only in ``reward.rcrl.scoring`` /
 ``schedule``, the judge's miscalibration level and the per-method settings of ``--settings`` (a JSON
 object ``{"RcRL": ["grpo.lr=3e-4"], ...}``; the tuning stage of the fair protocol supplies it; default:
-the recipes' own).  The miscalibration level m sets the rule judge's absolute reports through
+the recipes' own); the study is the declaration :data:`STUDY`, run by the path every study shares
+(:mod:`rewardzoo.board.study`).  The miscalibration level m sets the rule judge's absolute reports through
 :func:`rewardzoo.judges.pairwise.miscalibration` (m = 0: calibrated, the HealthBench-like end; the
 recipes are at the board's level, m = 2).  Held-out quality is the task's oracle (ten criteria, four
 hidden from the judge; ``rewardzoo/tasks/rubric_writing.py``), never a reward.
@@ -43,7 +44,6 @@ import argparse
 import csv
 import json
 import random
-import shlex
 import sys
 from pathlib import Path
 
@@ -54,7 +54,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from rewardzoo.board import slug  # noqa: E402
+from rewardzoo.board import Entry  # noqa: E402
+from rewardzoo.board.study import Knob, Quick, Study, arguments, header, pilot_line, sweep  # noqa: E402
 from rewardzoo.core.engines import make_engine  # noqa: E402
 from rewardzoo.core.logger import read_metrics  # noqa: E402
 from rewardzoo.core.models import load_policy  # noqa: E402
@@ -62,7 +63,7 @@ from rewardzoo.core.types import Rollouts  # noqa: E402
 from rewardzoo.eval import Estimate, bootstrap_ci, entropy_ratio, mean_ci, preferences, seed_ci  # noqa: E402
 from rewardzoo.judges.pairwise import LMJudge, LMJudgeConfig, Tournament, miscalibration  # noqa: E402
 from rewardzoo.judges.rubric import Criterion, load_rubric  # noqa: E402
-from rewardzoo.protocol import overrides_tag, read_settings  # noqa: E402
+from rewardzoo.protocol import overrides_tag  # noqa: E402
 from rewardzoo.recipes import sft  # noqa: E402
 from rewardzoo.rewards.rcrl import RcRL  # noqa: E402
 from rewardzoo.sweep import RunResult, RunSpec, add_executor_arguments, eval_rows, executor_from_args, run_sweep  # noqa: E402
@@ -86,8 +87,8 @@ BOARD_LEVEL = 2.0
 """The recipes' miscalibration level (docs/rewards/rcrl.md says why: 004 §5.4/§6 on creative-writing judges)."""
 LEVELS = (0.0, 1.0, 2.0, 3.0)
 SEEDS = (0, 1, 2, 3, 4)
-QUICK = {"levels": (0.0, 3.0), "seeds": (0,), "steps": 80, "variants": KNOB_VARIANTS}
-"""The pilot size of ``study --quick``."""
+QUICK_STEPS = 80
+"""RL steps of ``study --quick``, the pilot size (levels 0 and 3, seed 0, RcRL and Absolute RaR)."""
 PACING_CRITERIA = 4
 """004 Fig. 8 averages four criteria: here the first four of the toy rubric's curriculum order."""
 ENTROPY_WINDOW = 10
@@ -103,31 +104,30 @@ def level_overrides(m: float) -> list[str]:
     return [f"reward.rcrl.judge.rule.{k}={v}" for k, v in miscalibration(m).items()]
 
 
+STUDY = Study(
+    name="rcrl",
+    script="benchmarks/rcrl.py",
+    task="rubric_writing",
+    rows=tuple(Entry("rubric_writing", label, recipe) for label, recipe in VARIANTS.items()),
+    seeds=SEEDS,
+    knob=Knob(
+        "miscalibration m",
+        {m: tuple(level_overrides(m)) for m in LEVELS},
+        home=BOARD_LEVEL,
+        rows=KNOB_VARIANTS,
+        folder="m{:g}",
+    ),
+    common=COMMON,
+    quick=Quick(overrides=(f"steps={QUICK_STEPS}",), seeds=(0,), levels=(0.0, 3.0), rows=KNOB_VARIANTS),
+)
+"""The study, declared (:class:`rewardzoo.board.study.Study`): RcRL and Absolute RaR at every miscalibration
+level, the other three at the recipes' level, five seeds, one shared SFT warm start; ``--settings`` takes the
+board's ``tuning.csv`` (its chosen rubric-writing rows)."""
+
+
 def settings_tag(overrides: list[str]) -> str:
     """'' for the recipe's own settings, else a short hash, so that runs with other settings get other directories."""
     return "" if not overrides else "-" + overrides_tag(overrides)
-
-
-def spec(out: Path, label: str, seed: int, level: float, extra: list[str], settings: dict[str, list[str]]) -> RunSpec:
-    """One run of ``label`` at miscalibration ``level`` (its own settings, then ``extra``, e.g. steps)."""
-    own = settings.get(label, [])
-    run_dir = out / f"m{level:g}" / (slug(label) + settings_tag([*own, *extra])) / f"seed{seed}"
-    return RunSpec(
-        f"m{level:g}/{label}/seed{seed}",
-        VARIANTS[label],
-        run_dir,
-        (f"seed={seed}", f"sft.cache_dir={out / 'sft-cache'}", *COMMON, *level_overrides(level), *own, *extra),
-    )
-
-
-def settings_of(text: str | None) -> dict[str, list[str]]:
-    """``--settings``: a JSON file ``{method: [key=value, ...]}``, or the ``tuning.csv`` of the leaderboard's tuning
-    stage (``rewardzoo leaderboard --tasks rubric_writing``), whose chosen rubric-writing rows are taken
-    (:func:`rewardzoo.protocol.read_settings`)."""
-    try:
-        return read_settings(text, "rubric_writing", list(VARIANTS)) if text else {}
-    except ValueError as err:
-        raise SystemExit(f"--settings {err}") from None
 
 
 def check_board_level() -> None:
@@ -201,32 +201,20 @@ def verdict(e: Estimate, null: float, scale: float = 100.0, digits: int = 1) -> 
     return f"{shown} → undecided"
 
 
-def header(name: str, argv: list[str] | None) -> str:
-    """The Markdown's first line: the exact command."""
-    return (
-        f"<!-- command: {shlex.join(['python', 'benchmarks/rcrl.py', *(sys.argv[1:] if argv is None else argv)])} -->"
-    )
-
-
 # ------------------------------------------------------------------ study
 def study(args, argv) -> int:
     """RcRL and Absolute RaR at every level, the other three at the board's, then the table, CSV and plot."""
     check_board_level()
-    levels, seeds, variants = args.levels, args.seeds, args.variants
-    if args.quick:
-        levels, seeds, variants = QUICK["levels"], QUICK["seeds"], list(QUICK["variants"])
-    steps = args.steps or (QUICK["steps"] if args.quick else 0)
-    extra = ([f"steps={steps}"] if steps else []) + args.set
-    settings = settings_of(args.settings)
-    plan = [(m, v) for m in levels for v in variants if v in KNOB_VARIANTS or m == BOARD_LEVEL]
-    specs = {(m, v, s): spec(Path(args.out), v, s, m, extra, settings) for m, v in plan for s in seeds}
-    results = run_sweep(list(specs.values()), desc="rcrl study", executor=executor_from_args(args))
-    runs = {key: summarise(results[sp.name]) for key, sp in specs.items()}
+    call = sweep(STUDY, args, [f"steps={args.steps}"] if args.steps else [])
+    levels, seeds, variants = call.levels, call.seeds, call.rows
+    plan = list(dict.fromkeys((k.level, k.row) for k in call.specs))
+    runs = {k: summarise(r) for k, r in call.results.items()}
 
     base = metric_table(runs, list(runs), "quality", "first")
     assert (base == base[0]).all(), "every run must start from the one warm start (sft.seed=0)"
     lines = [
-        header("rcrl", argv),
+        header(STUDY, argv),
+        *pilot_line(call),
         "",
         f"Rubric-writing testbed, {len(seeds)} seed(s) ({', '.join(map(str, seeds))}), "
         f"{runs[next(iter(runs))]['steps']} RL steps, {base.shape[1]} held-out prompts, greedy completions judged by "
@@ -244,7 +232,7 @@ def study(args, argv) -> int:
     ]
     csv_rows, summary = [], {}
     for m, v in plan:
-        keys = [(m, v, s) for s in seeds]
+        keys = call.keys(v, m)
         win = seed_ci(lambda p: p.mean(), win_table(runs, keys))
         t, curve = win_curve(runs, keys)
         best = int(np.argmax(curve.mean(0)))
@@ -263,7 +251,7 @@ def study(args, argv) -> int:
                     [
                         m,
                         v,
-                        k[2],
+                        k.seed,
                         step,
                         float(preferences(rows["quality"], runs[k]["rows"][0]["quality"]).mean()),
                         float(rows["quality"].mean()),
@@ -281,7 +269,7 @@ def study(args, argv) -> int:
             "|---|---|---|---|",
         ]
         for m in levels:
-            a, b = ([(m, v, s) for s in seeds] for v in KNOB_VARIANTS)
+            a, b = (call.keys(v, m) for v in KNOB_VARIANTS)
             head = seed_ci(
                 lambda x, y: preferences(x, y).mean(),
                 metric_table(runs, a, "quality"),
@@ -302,7 +290,7 @@ def study(args, argv) -> int:
         "",
         cost_line(
             runs,
-            len(LEVELS) * len(SEEDS) * len(KNOB_VARIANTS) + (len(VARIANTS) - 2) * len(SEEDS),
+            len(call.full),
             args.jobs,
             load_config(VARIANTS["RcRL"]).steps,
         )
@@ -389,7 +377,7 @@ def pacing(args, argv) -> int:
         if args.criteria
         else list(rubric.criteria[:PACING_CRITERIA])
     )
-    settings = settings_of(args.settings).get("RcRL", [])
+    settings = STUDY.settings(args.settings).get("RcRL", [])
     specs = {}
     for c in criteria:
         path = out / f"rubric_{c.name}.yaml"
@@ -434,7 +422,7 @@ def pacing(args, argv) -> int:
     peak = int(np.argmax(mean))
     per = {c.name: win_curve(runs, [k for k in keys if k[0] == c.name])[1].mean(0) for c in criteria}
     lines = [
-        header("rcrl_pacing", argv),
+        header(STUDY, argv),
         "",
         f"004 Fig. 8 on the rubric-writing testbed: RcRL trained on one criterion alone (each of {len(criteria)}: "
         f"{', '.join(c.name for c in criteria)}), {len(args.seeds)} seed(s), {args.steps} RL steps, held-out "
@@ -554,7 +542,7 @@ def gv_gap(args, argv) -> int:
     rows = np.arange(len(examples))
     start = "the tiny warm start" if cfg.model.name == "tiny" else f"{cfg.model.name} as it starts (`{args.recipe}`)"
     lines = [
-        header(args.name, argv),
+        header(STUDY, argv),
         "",
         f"004 §3 on {start}: {n} samples per held-out prompt ({len(examples)} prompts, temperature "
         f"{cfg.sampling.temperature:g}); the pick with the highest win rate in a round robin of pairwise verdicts "
@@ -609,12 +597,9 @@ def main(argv: list[str] | None = None) -> int:
     common.add_argument(
         "--set", nargs="*", default=[], help="key=value overrides of every run (after the level and settings)"
     )
-    s = sub.add_parser("study", parents=[common], help="RcRL vs Absolute RaR across the miscalibration knob")
-    s.add_argument("--levels", type=float, nargs="+", default=list(LEVELS))
-    s.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
-    s.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    s = sub.add_parser("study", help="RcRL vs Absolute RaR across the miscalibration knob")
+    arguments(s, STUDY, str(REPO / "runs" / "rcrl"), str(RESULTS))
     s.add_argument("--steps", type=int, default=0, help="RL steps (0 = the recipes' own)")
-    s.add_argument("--quick", action="store_true", help=f"the pilot size: {QUICK}")
     s.add_argument("--name", default="rcrl", help="stem of the results files")
     p = sub.add_parser("pacing", parents=[common], help="004 Fig. 8: one criterion at a time")
     p.add_argument(

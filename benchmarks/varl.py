@@ -5,7 +5,7 @@
     python benchmarks/varl.py hacking --quick      # the pilot size (200 held-out prompts)
     python benchmarks/varl.py hacking --methods "RLVR (proxy)" "VARL (proxy gate)" --seeds 0 1   # a subset
     python benchmarks/varl.py hacking --settings tuned.json   # per-method overrides (the tuning stage's lr, ...)
-    python benchmarks/varl.py hacking --settings benchmarks/results/history/leaderboard_hackable/tuning.csv --out runs/lb
+    python benchmarks/varl.py hacking --settings benchmarks/results/leaderboard/tuning.csv --out runs/leaderboard
                                                    # the board's choices, reusing the board's runs
     python benchmarks/varl.py hacking --set steps=2 --out /tmp/smoke   # any key=value added to every run
 
@@ -14,7 +14,8 @@ Every run is the library's own command, ``rewardzoo train <recipe> seed=S run_di
 under ``--out`` are reused, so a second call only writes the reports (a killed sweep resumes where it
 stopped).  Each method's settings are inputs: ``--settings FILE`` maps a method's label to a list of
 ``key=value`` overrides added after the study's own (a tuning stage supplies each method's lr and its own
-key this way; :func:`study_specs` takes the same mapping); without it every method runs its recipe's.
+key this way); without it every method runs its recipe's.  Each study is a declaration in :data:`STUDIES`, run by
+the path every study shares (:mod:`rewardzoo.board.study`: the flags, the settings, the runs, the sweep).
 The report ends with the measured cost and the full study's cost estimated from it.
 
 **refdist** (``algorithms/ral_refdist.yaml`` and its overrides): RAL with each of the four g-transforms and
@@ -46,8 +47,6 @@ import argparse
 import csv
 import math
 import os
-import re
-import shlex
 import sys
 import warnings
 from collections.abc import Callable
@@ -58,13 +57,11 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from rewardzoo.board import DIVERGENCE_OF, PRESETS, Entry
-from rewardzoo.board import specs as board_specs
+from rewardzoo.board.study import Call, Quick, Study, arguments, header, pilot_line, sweep
 from rewardzoo.eval import Estimate, mean_ci, seed_ci
-from rewardzoo.protocol import Choice, Setting, overrides_tag
-from rewardzoo.protocol import read_settings as settings_from
 from rewardzoo.rewards.transforms import G_TRANSFORMS
 from rewardzoo.rewards.varl import warn_unless_safe_under_gate
-from rewardzoo.sweep import RunSpec, add_executor_arguments, eval_rows, executor_from_args, run_sweep
+from rewardzoo.sweep import eval_rows
 from rewardzoo.zoo import TrainConfig, build_task
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
@@ -85,22 +82,40 @@ VARIANTS = {
 """The hacking study's rows beyond the board: VARL with one more override (they take VARL's settings unless
 ``--settings`` names them)."""
 STUDIES = {
-    "refdist": {
-        **{f"RAL g={g}": ("ral_refdist", [f"reward.ral.g={g}"]) for g in CLAIMED},
-        "RAL g=D, frozen judge": ("ral_refdist", ["reward.ral.frozen=true"]),
-    },
-    "hacking": {
-        **BOARD_ROWS,
-        **{
-            label: replace(BOARD_ROWS[VARL_ROW], method=label, overrides=(*BOARD_ROWS[VARL_ROW].overrides, override))
-            for label, override in VARIANTS.items()
-        },
-    },
+    "refdist": Study(
+        name="varl_refdist",
+        script="benchmarks/varl.py",
+        task="refdist",
+        rows=(
+            *(Entry("refdist", f"RAL g={g}", "ral_refdist", (f"reward.ral.g={g}",)) for g in CLAIMED),
+            Entry("refdist", "RAL g=D, frozen judge", "ral_refdist", ("reward.ral.frozen=true",)),
+        ),
+        seeds=(0, 1, 2),
+        common=("logging.tensorboard=false", "checkpoint_every=0"),
+        quick=Quick(overrides=("steps=40",)),
+    ),
+    "hacking": Study(
+        name="varl_hacking",
+        script="benchmarks/varl.py",
+        task=HACKING_TASK,
+        rows=(
+            *BOARD_ROWS.values(),
+            *(
+                replace(BOARD_ROWS[VARL_ROW], method=label, overrides=(*BOARD_ROWS[VARL_ROW].overrides, override))
+                for label, override in VARIANTS.items()
+            ),
+        ),
+        seeds=(0, 1, 2, 3, 4),
+        layout="board",
+        borrow={label: VARL_ROW for label in VARIANTS},
+        quick=Quick(overrides=("eval.n_examples=200", "eval.every=20")),
+    ),
 }
-QUICK = {"refdist": ("steps=40",), "hacking": ("eval.n_examples=200", "eval.every=20")}
-"""What ``--quick`` changes in every run: refdist 40 RL steps (the leaderboard's cpu setting); hacking 200 of the
-1,000 held-out prompts (the pilot)."""
-SEEDS = {"refdist": [0, 1, 2], "hacking": [0, 1, 2, 3, 4]}
+"""The two studies, declared (:class:`rewardzoo.board.study.Study`).  refdist: RAL with each g-transform and a
+co-trained judge, and RAL with a frozen judge (g = D), 3 seeds; ``--quick`` runs 40 RL steps (the leaderboard's
+cpu setting).  hacking: the cpu board's hackable rows in the board's own run directories (``--out`` = the board's
+``--runs`` reuses its finished runs), and VARL's variants, which take VARL's settings unless ``--settings`` names
+them; ``--quick`` evaluates 200 of the 1,000 held-out prompts (the pilot)."""
 REFDIST_KEYS = [
     "kl_ref_pi",
     "kl_pi_ref",
@@ -123,24 +138,6 @@ WINDOW = 5
 """RL steps averaged for a 'first' or 'last' value of a per-step series."""
 
 
-def spec(name: str, recipe: str, overrides: list[str], seed: int, out: Path, extra: list[str]) -> RunSpec:
-    """One run of a study: the recipe at ``seed`` with the study's overrides, in its own directory."""
-    slug = re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
-    return RunSpec(
-        f"{name}/seed{seed}",
-        f"algorithms/{recipe}.yaml",
-        out / f"{slug}-seed{seed}",
-        (
-            f"seed={seed}",
-            f"sft.cache_dir={out / 'sft-cache'}",
-            "logging.tensorboard=false",
-            "checkpoint_every=0",
-            *overrides,
-            *extra,
-        ),
-    )
-
-
 def curves(rows: list[dict], keys: list[str]) -> dict[str, dict[int, float]]:
     """{key: {step: value}} of a run's ``eval/<key>`` metrics."""
     evals = [r for r in rows if "eval/accuracy" in r]
@@ -156,60 +153,6 @@ def series(rows: list[dict], keys: list[str]) -> dict[str, dict[int, float]]:
                 if name in r:
                     out.setdefault(k, {})[r["step"]] = r[name]
     return out
-
-
-def hacking_spec(e: Entry, seed: int, out: Path, settings: list[str], extra: list[str]) -> RunSpec:
-    """One run of the hacking study: the board's run of entry ``e`` at ``seed`` with the row's chosen ``settings``
-    (the leaderboard's own spec, under ``out/<task>/<slug>/<setting>/seed<s>``), then ``extra`` (less any
-    ``steps=`` for the SFT row, which stays the warm start); with ``extra`` the setting's directory gets a hash
-    of it, so the board's directories hold only the board's runs."""
-    extra = [o for o in extra if e.trained or not o.startswith("steps=")]  # the warm start's row takes no RL step
-    board = board_specs([e], [seed], out, False, {(e.task, e.method): Choice(Setting(tuple(settings)))})[0]
-    run_dir = board.run_dir
-    if extra:
-        run_dir = run_dir.parent.with_name(f"{run_dir.parent.name}__{overrides_tag(extra)}") / run_dir.name
-    return replace(board, name=f"{e.method}/seed{seed}", run_dir=run_dir, overrides=(*board.overrides, *extra))
-
-
-def study_specs(
-    study: str,
-    seeds: list[int],
-    out: Path,
-    extra: list[str] = (),
-    settings: dict | None = None,
-    methods: list[str] | None = None,
-) -> dict[tuple[str, int], RunSpec]:
-    """The runs of a study: each method (all, or ``methods``) at each seed, with ``extra`` overrides for
-    every run and ``settings[method]`` (a list of ``key=value``) for that method's runs (a hacking variant of
-    VARL without its own takes VARL's)."""
-    table = STUDIES[study]
-    unknown = sorted(set(settings or {}) - set(table)) + sorted(set(methods or []) - set(table))
-    if unknown:
-        raise SystemExit(f"unknown method(s) {unknown} for study {study!r}; the methods are: {', '.join(table)}")
-    chosen = [m for m in table if not methods or m in methods]
-    settings = settings or {}
-    if study == "hacking":
-        own = lambda name: settings.get(name, settings.get(VARL_ROW, []) if name in VARIANTS else [])  # noqa: E731
-        return {
-            (name, seed): hacking_spec(table[name], seed, out, own(name), list(extra))
-            for seed in seeds
-            for name in chosen
-        }
-    return {
-        (name, seed): spec(name, table[name][0], [*table[name][1], *settings.get(name, [])], seed, out, list(extra))
-        for seed in seeds
-        for name in chosen
-    }
-
-
-def read_settings(path: str, study: str) -> dict[str, list[str]]:
-    """Per-method overrides from a JSON file ``{label: [key=value, ...]}`` or a leaderboard's ``tuning.csv``
-    (the hacking study only: the choices of the board's hackable rows; :func:`rewardzoo.protocol.read_settings`)."""
-    task = HACKING_TASK if study == "hacking" else None
-    try:
-        return settings_from(path, task, list(STUDIES[study]))
-    except ValueError as err:
-        raise SystemExit(f"--settings {err}") from None
 
 
 def fmt(e: Estimate, digits: int = 3) -> str:
@@ -239,7 +182,7 @@ def band(ax, runs: list[dict], key: str, label: str, color=None) -> None:
         ax.fill_between(steps, [e.low for e in est], [e.high for e in est], color=line.get_color(), alpha=0.2)
 
 
-def report_refdist(results: dict[str, list[dict]], command: str, seeds: list[int], where: Path) -> list[str]:
+def report_refdist(results: dict[str, list[dict]], head: str, seeds: list[int], where: Path) -> list[str]:
     """The refdist tables and figures."""
     import matplotlib.pyplot as plt
 
@@ -247,7 +190,7 @@ def report_refdist(results: dict[str, list[dict]], command: str, seeds: list[int
     last = lambda r, k: r["curves"][k][max(r["curves"][k])]  # noqa: E731
     n_steps = max(max(r["curves"]["js"]) for runs in results.values() for r in runs)
     lines = [
-        f"<!-- command: {command} -->",
+        head,
         "",
         f"# The g-transforms on the reference-distribution task (seeds {', '.join(map(str, seeds))})",
         "",
@@ -407,7 +350,7 @@ def controls(results: dict[str, list[dict]]) -> tuple[list[str], bool]:
     return lines, decides
 
 
-def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int], where: Path) -> list[str]:
+def report_hacking(results: dict[str, list[dict]], head: str, seeds: list[int], where: Path) -> list[str]:
     """The hacking study's tables and figure: the controls, every method at the end, paired differences
     against RLVR on the proxy, the discriminator's AUC over training and the g-transforms under the gate."""
     import matplotlib.pyplot as plt
@@ -418,7 +361,7 @@ def report_hacking(results: dict[str, list[dict]], command: str, seeds: list[int
     task = cfg.task.hackable_multiplication
     n_prompts = len(last_rows(base[0]["dir"], "correct"))
     lines = [
-        f"<!-- command: {command} -->",
+        head,
         "",
         f"# VARL against reward hacking: the lazy `contains` proxy (seeds {', '.join(map(str, seeds))})",
         "",
@@ -578,43 +521,39 @@ def generated_rows(cfg: TrainConfig) -> int:
     return (cfg.steps + warmup) * cfg.grpo.batch_size + len(evals) * n_eval * max(cfg.eval.samples, 1)
 
 
-def cost(
-    specs: dict[tuple[str, int], RunSpec], done: dict, full: dict[tuple[str, int], RunSpec], load: tuple[float, float]
-) -> list[str]:
-    """The measured cost of this sweep, and the full study's estimated from it: seconds per sampled
-    completion measured for each method (for a method not run here, that of the measured runs of the
-    same recipe, else of all of them) × the completions each full-size run samples.  ``load`` is the
-    machine's 1-minute load average before and after the sweep (wall times grow with it)."""
-    walls = {key: done[s.name].wall_s for key, s in specs.items()}
-    rows = {name: generated_rows(s.config()) for (name, seed), s in specs.items() if seed == min(k[1] for k in specs)}
-    reward_of = {name: s.recipe for (name, _), s in {**full, **specs}.items()}  # the recipe names the reward
+def cost(call: Call, load: tuple[float, float]) -> list[str]:
+    """The measured cost of this call's runs, and the full study's estimated from it: seconds per sampled
+    completion measured for each row (for a row not run here, that of the measured runs of the same recipe,
+    else of all of them) × the completions each full-size run samples.  ``load`` is the machine's 1-minute
+    load average before and after the sweep (wall times grow with it)."""
+    walls = {k: call.results[k].wall_s for k in call.specs}
+    first = min(call.seeds)
+    rows = {k.row: generated_rows(s.config()) for k, s in call.specs.items() if k.seed == first}
+    reward_of = {k.row: s.recipe for k, s in {**call.full, **call.specs}.items()}  # the recipe names the reward
 
     def rate(names: set[str]) -> float:
-        chosen = [(w, rows[n]) for (n, _), w in walls.items() if n in names]
+        chosen = [(w, rows[k.row]) for k, w in walls.items() if k.row in names]
         return sum(w for w, _ in chosen) / max(sum(r for _, r in chosen), 1) if chosen else math.nan
 
-    measured = {n for n, _ in walls}
-    full_rows = {
-        name: generated_rows(s.config()) for (name, seed), s in full.items() if seed == min(k[1] for k in full)
-    }
+    measured = {k.row for k in walls}
+    full_first = min(k.seed for k in call.full)
+    full_rows = {k.row: generated_rows(s.config()) for k, s in call.full.items() if k.seed == full_first}
     per_row = {}
     for name in full_rows:
         same = {n for n in measured if reward_of[n] == reward_of[name]}
         per_row[name] = rate({name}) if name in measured else rate(same) if same else rate(measured)
-    full_s = sum(per_row[name] * full_rows[name] for name, _ in full)
-    by_method = {
-        n: float(np.mean([w for (m, _), w in walls.items() if m == n])) for n in dict.fromkeys(n for n, _ in walls)
-    }
+    full_s = sum(per_row[k.row] * full_rows[k.row] for k in call.full)
+    by_row = {r: float(np.mean([w for k, w in walls.items() if k.row == r])) for r in call.rows}
     return [
         "",
         "## Cost",
         "",
         f"Measured here: {len(walls)} runs, {sum(walls.values()) / 60:.1f} min summed run wall time (mean per run: "
-        + ", ".join(f"{n} {w:.0f} s" for n, w in by_method.items())
+        + ", ".join(f"{n} {w:.0f} s" for n, w in by_row.items())
         + f"; the shared SFT warm start, trained once before the runs, is not counted; 1-minute load average "
         f"{load[0]:.1f} before the sweep and {load[1]:.1f} after it on {os.cpu_count()} cores: wall times of runs "
         f"reused from an earlier call are those of that call).",
-        f"Full study ({len(full)} runs at full size, seeds {', '.join(map(str, sorted({k[1] for k in full})))}): "
+        f"Full study ({len(call.full)} runs at full size, seeds {', '.join(map(str, call.study.seeds))}): "
         f"about {full_s / 60:.0f} min summed run time, {full_s / 120:.0f} min on 2 jobs (estimated from the seconds "
         f"per sampled completion measured here × the completions a full-size run samples; a run's fixed start-up "
         f"cost makes this an over-estimate when measured on tiny runs).",
@@ -624,51 +563,32 @@ def cost(
 def main(argv: list[str] | None = None) -> int:
     """Run (or reuse) a study's runs, then write its Markdown, CSV and figures, and the cost."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("study", choices=sorted(STUDIES))
-    parser.add_argument("--seeds", type=int, nargs="+", help="default: 0 1 2 (refdist), 0 1 2 3 4 (hacking)")
-    parser.add_argument("--quick", action="store_true", help="the pilot size (QUICK), not the recipes' full size")
-    parser.add_argument(
-        "--methods", nargs="+", metavar="LABEL", help="run only these methods (labels as in the tables)"
-    )
-    parser.add_argument("--settings", metavar="FILE.json", help="per-method overrides: {label: [key=value, ...]}")
-    parser.add_argument("--out", default="/tmp/rewardzoo-varl", help="run directories (finished runs are reused)")
-    parser.add_argument("--results", default=str(RESULTS), help="where the Markdown, CSV and PNG go")
-    parser.add_argument("--jobs", type=int, default=1, help="runs at a time (one thread each)")
-    add_executor_arguments(parser)
-    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="overrides added to every run")
+    sub = parser.add_subparsers(dest="study", required=True)
+    for name, declared in STUDIES.items():
+        arguments(sub.add_parser(name, help=declared.name), declared, "runs/varl", str(RESULTS))
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     import matplotlib
 
     matplotlib.use("Agg")
-    seeds = args.seeds or SEEDS[args.study]
-    settings = read_settings(args.settings, args.study) if args.settings else None
-    out, where = Path(args.out), Path(args.results)
-    quick = list(QUICK[args.study]) if args.quick else []
-    specs = study_specs(args.study, seeds, out, [*quick, *args.set], settings, args.methods)
-    full = study_specs(args.study, SEEDS[args.study], out, [], settings)
+    study = STUDIES[args.study]
     load_before = os.getloadavg()[0]
-    done = run_sweep(list(specs.values()), desc=f"varl {args.study}", executor=executor_from_args(args))
+    call = sweep(study, args)
     load = (load_before, os.getloadavg()[0])
     keys = REFDIST_KEYS if args.study == "refdist" else HACKING_KEYS
     results: dict[str, list[dict]] = {}
-    for (name, seed), s in specs.items():
-        rows = done[s.name].rows
-        results.setdefault(name, []).append(
-            {"seed": seed, "dir": s.run_dir, "curves": curves(rows, keys), "series": series(rows, SERIES)}
+    for k, s in call.specs.items():
+        rows = call.results[k].rows
+        results.setdefault(k.row, []).append(
+            {"seed": k.seed, "dir": s.run_dir, "curves": curves(rows, keys), "series": series(rows, SERIES)}
         )
+    where = Path(args.results)
     where.mkdir(parents=True, exist_ok=True)
-    command = shlex.join(["python", "benchmarks/varl.py", *argv])
     report = report_refdist if args.study == "refdist" else report_hacking
-    lines = report(results, command, seeds, where) + cost(specs, done, full, load)
-    if set(specs) != set(full) or quick:  # fewer runs, or smaller runs, than the full study: say so first
-        lines[1:1] = [
-            "",
-            f"**PILOT** ({len(specs)} of the full study's {len(full)} runs{', --quick size' if quick else ''}): "
-            "reduced size, not a result; the command above made it.",
-        ]
-    write_csv(where / f"varl_{args.study}.csv", results, keys, SERIES if args.study == "hacking" else [])
-    (where / f"varl_{args.study}.md").write_text("\n".join(lines) + "\n")
+    lines = report(results, header(study, argv), call.seeds, where) + cost(call, load)
+    lines[1:1] = pilot_line(call)  # fewer runs, or smaller runs, than the full study: said first
+    write_csv(where / f"{study.name}.csv", results, keys, SERIES if args.study == "hacking" else [])
+    (where / f"{study.name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 

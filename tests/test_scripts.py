@@ -133,7 +133,7 @@ def test_rcrl_pacing_and_generation_verification_gap(tmp_path, monkeypatch, fast
 def test_rcrl_settings_come_from_json_or_the_boards_tuning_csv(tmp_path):
     """--settings: a JSON file of method -> overrides, or the chosen rubric-writing rows of a tuning.csv;
     an unknown method or another task's file is a clear error."""
-    script = runpy.run_path(str(ROOT / "benchmarks" / "rcrl.py"))
+    settings_of = runpy.run_path(str(ROOT / "benchmarks" / "rcrl.py"))["STUDY"].settings
     (tmp_path / "tuning.csv").write_text(
         "\n".join(
             [
@@ -147,17 +147,17 @@ def test_rcrl_settings_come_from_json_or_the_boards_tuning_csv(tmp_path):
         )
         + "\n"
     )
-    assert script["settings_of"](str(tmp_path / "tuning.csv")) == {"RcRL": ["grpo.lr=2.5e-05"], "Absolute RaR": []}
+    assert settings_of(str(tmp_path / "tuning.csv")) == {"RcRL": ["grpo.lr=2.5e-05"], "Absolute RaR": []}
     (tmp_path / "tuned.json").write_text('{"Pairwise RaR": ["grpo.lr=1e-5"]}')
-    assert script["settings_of"](str(tmp_path / "tuned.json")) == {"Pairwise RaR": ["grpo.lr=1e-5"]}
+    assert settings_of(str(tmp_path / "tuned.json")) == {"Pairwise RaR": ["grpo.lr=1e-5"]}
     (tmp_path / "bad.json").write_text('{"RaR": ["grpo.lr=1e-5"]}')
     with pytest.raises(SystemExit, match="unknown methods"):
-        script["settings_of"](str(tmp_path / "bad.json"))
+        settings_of(str(tmp_path / "bad.json"))
     (tmp_path / "refdist.csv").write_text(
         "task,method,setting,seed,split,value,chosen\nrefdist,RLVR,recipe,1000,validation,0.1,True\n"
     )
     with pytest.raises(SystemExit, match="no chosen row of task 'rubric_writing'"):
-        script["settings_of"](str(tmp_path / "refdist.csv"))
+        settings_of(str(tmp_path / "refdist.csv"))
 
 
 def test_ral_vs_rlvr_script_reports_gains_ratio_and_verdict(tmp_path, monkeypatch, fast_overrides):
@@ -271,23 +271,22 @@ def test_varl_hacking_study_runs_the_board_s_rows_as_the_board_does(tmp_path):
         "task,method,setting,chosen\nhackable_multiplication,VARL (proxy gate),grpo.lr=0.0005,True\n"
         "hackable_multiplication,VARL (proxy gate),grpo.lr=0.001,False\n"
     )
-    settings = script["read_settings"](str(tuning), "hacking")
+    hacking = script["STUDIES"]["hacking"]
+    settings = hacking.settings(str(tuning))
     assert settings == {"VARL (proxy gate)": ["grpo.lr=0.0005"]}
-    specs = script["study_specs"]("hacking", [3], tmp_path, [], settings)
+    runs = hacking.runs(tmp_path, settings, seeds=[3])
+    key = lambda row: next(k for k in runs if k.row == row)  # noqa: E731
     varl = next(e for e in lb.PRESETS["cpu"] if e.method == "VARL (proxy gate)")
     board = lb.specs([varl], [3], tmp_path, False, {(varl.task, varl.method): Choice(Setting(("grpo.lr=0.0005",)))})[0]
-    mine = specs[("VARL (proxy gate)", 3)]
+    mine = runs[key("VARL (proxy gate)")]
     assert (mine.run_dir, mine.overrides, mine.recipe) == (board.run_dir, board.overrides, board.recipe)
-    variant = specs[("VARL, completion features", 3)]
+    variant = runs[key("VARL, completion features")]
     assert variant.overrides == (*board.overrides[:-1], "reward.varl.features=completion", "grpo.lr=0.0005")
-    assert (
-        specs[("VARL (proxy gate)", 3)].run_dir
-        != script["study_specs"]("hacking", [3], tmp_path, ["steps=2"], settings)[("VARL (proxy gate)", 3)].run_dir
-    )
-    sft = script["study_specs"]("hacking", [3], tmp_path, ["steps=2"], settings)[("SFT", 3)]
-    assert sft.config().steps == 0  # a study-wide step count leaves the warm start's row untrained
-    with pytest.raises(SystemExit, match="JSON"):
-        script["read_settings"](str(tuning), "refdist")
+    shorter = hacking.runs(tmp_path, settings, seeds=[3], extra=["steps=2"])
+    assert mine.run_dir != shorter[key("VARL (proxy gate)")].run_dir
+    assert shorter[key("SFT")].config().steps == 0  # a study-wide step count leaves the warm start's row untrained
+    with pytest.raises(SystemExit, match="no chosen row of task 'refdist'"):
+        script["STUDIES"]["refdist"].settings(str(tuning))
 
 
 def test_varl_hacking_controls_decide_only_when_both_intervals_exclude_zero():

@@ -37,6 +37,8 @@ Then:
 One idea per file, each layer importing only those below it (import-linter checks it):
 
 - :mod:`~rewardzoo.board.command`: the command line (``rewardzoo leaderboard``);
+- :mod:`~rewardzoo.board.study`: a study as a short declaration (its rows, its knob, its seeds) over the path
+  every study shares (the benchmark scripts' ``Study``);
 - :mod:`~rewardzoo.board.report`: a board from end to end (:func:`leaderboard`) and its :func:`plan`;
 - :mod:`~rewardzoo.board.claims`: the positive controls and the claims, and their verdict lines;
 - :mod:`~rewardzoo.board.table`: the tables, ``leaderboard.csv`` and the curves;
