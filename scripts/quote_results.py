@@ -178,11 +178,22 @@ def verdicts_twice(path: Path, page_dir: Path = ROOT) -> str:
     return "\n".join([*out, "", count[0]]) + "\n"
 
 
+def tie_break(path: Path, page_dir: Path = ROOT) -> str:
+    """How often the tuning stage's tie-break chose against the best mean, from ``benchmarks/tie_break.py``'s file:
+    its summary table, copied cell by cell (each board's own link dropped; the file links them)."""
+    rel, href = _cited(path, page_dir)
+    rows = _table(path.read_text().split("\n## ")[0])
+    out = [f"From [{rel}]({href}):", "", "| " + " | ".join(rows[0]) + " |", "| --- |" + " ---: |" * (len(rows[0]) - 1)]
+    out += ["| " + " | ".join([re.sub(r" \(\[tuning\.csv\]\(.*?\)\)", "", r[0]), *r[1:]]) + " |" for r in rows[1:]]
+    return "\n".join(out) + "\n"
+
+
 GENERATORS: dict[str, Callable[[Path, Path], str]] = {
     "board-summary": board_summary,
     "time-summary": time_summary,
     "speed-summary": speed_summary,
     "verdicts-twice": verdicts_twice,
+    "tie-break": tie_break,
 }
 """What a generated block can be: name → function of the result file it reads and the page's folder."""
 

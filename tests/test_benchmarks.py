@@ -304,3 +304,29 @@ def test_board_time_counts_one_boards_runs_when_two_boards_share_the_runs_folder
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "| mult | ral | 1 | 10.0 |" in proc.stdout and "| mult | sft | 1 | 4.0 |" in proc.stdout
     assert "Summed wall time: board runs 0.2 min, tuning runs 1.0 min." in proc.stdout
+
+
+def test_tie_break_counts_the_rows_the_tie_break_moved_off_the_best_mean(tmp_path):
+    """Two multiplication rows over three tuning seeds: one chose its best mean, one chose the recipe's rate
+    within noise of a better mean at the lowest rate; a third setting cut by the halving (one seed) is ignored."""
+    script = runpy.run_path(str(BENCH / "tie_break.py"))
+    header = "task,method,setting,seed,split,value,chosen,within_noise\n"
+    lines = []
+    for seed, (a_hi, a_lo, b_hi, b_lo) in zip(
+        (1000, 1001, 1002), ((0.5, 0.3, 0.4, 0.6), (0.6, 0.2, 0.5, 0.4), (0.55, 0.25, 0.3, 0.7))
+    ):
+        lines += [
+            f"multiplication,A,grpo.lr=0.001,{seed},validation,{a_hi},True,True",
+            f"multiplication,A,grpo.lr=0.0005,{seed},validation,{a_lo},False,False",
+            f"multiplication,B,grpo.lr=0.001,{seed},validation,{b_hi},True,True",
+            f"multiplication,B,grpo.lr=0.0005,{seed},validation,{b_lo},False,True",
+        ]
+    lines.append("multiplication,B,grpo.lr=0.002,1000,validation,0.9,False,False")  # cut after one seed
+    (tmp_path / "tuning.csv").write_text(header + "\n".join(lines) + "\n")
+    t = script["rows"](tmp_path / "tuning.csv")
+    assert list(t.best) == ["grpo.lr=0.001", "grpo.lr=0.0005"] and list(t.within_noise) == [1, 2]
+    assert list(t.best_at_edge) == ["highest", "lowest"]  # B's cut rate 0.002 still counts as one it ran
+    lines = script["report"]({"toy": str(tmp_path / "tuning.csv")}, [])
+    assert "| toy ([tuning.csv](../../" in lines[8] and lines[8].endswith("| 2 | 1 | 1 | 1 | 2 |")
+    assert "| multiplication | B | max | grpo.lr=0.001 | 0.400 | grpo.lr=0.0005 | 0.567 | 2 | lowest |" in lines
+    assert t.best_mean.round(3).tolist() == [0.55, 0.567]

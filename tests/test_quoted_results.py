@@ -118,3 +118,18 @@ def test_the_two_boards_verdicts_are_generated_from_the_compare_file(tmp_path):
     bare.write_text(re.sub(r"^\d+ claims and positive controls; .*$", "", compared, flags=re.M))
     with pytest.raises(ValueError, match="has no count line"):
         QUOTES["verdicts_twice"](bare, tmp_path)
+
+
+def test_the_tie_break_counts_are_generated_from_their_file():
+    """docs/leaderboard.md's counts of choices the tie-break made are benchmarks/tie_break.py's summary table, cell
+    by cell: a changed count is caught."""
+    page = (ROOT / "docs/leaderboard.md").read_text()
+    (block,) = [b for b in QUOTES["blocks"](page) if b[1] == "tie-break"]
+    source = (ROOT / block[2]).read_text().split("\n## ")[0]
+    for line in source.splitlines():
+        if line.startswith("| canonical") or line.startswith("| re-run"):
+            name, counts = line.split(" ([tuning.csv]")[0], line.split(") | ", 1)[1]
+            assert f"{name} | {counts}" in block[3]
+    row = next(x for x in block[3].splitlines() if x.startswith("| canonical"))
+    changed = page.replace(row, row.replace("| 25 |", "| 24 |"))
+    assert changed != page and QUOTES["regenerate"](changed, ROOT / "docs") == page
