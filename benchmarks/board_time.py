@@ -46,7 +46,7 @@ def board_runs(board: Path) -> set[tuple[str, ...]]:
             return list(csv.DictReader(f))
 
     def where(r: dict[str, str]) -> tuple[str, ...]:
-        setting = "recipe" if r["setting"] in ("—", "recipe") else Setting(tuple(r["setting"].split())).slug
+        setting = Setting.from_label(r["setting"]).slug
         return (r["task"], slug(r["method"]), setting, f"seed{r['seed']}")
 
     return {where(r) for r in rows("leaderboard.csv")} | {("tuning", *where(r)) for r in rows("tuning.csv")}

@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from rewardzoo.board import BOARDS
+from rewardzoo.protocol import Setting
 
 ROOT = Path(__file__).resolve().parents[1]
 TUNINGS = {
@@ -31,8 +32,7 @@ TUNINGS = {
 
 def lr(setting: str) -> float:
     """The learning rate a setting label names (``grpo.lr=5e-05 ...``); NaN for the recipe's own."""
-    words = dict(w.split("=", 1) for w in setting.split() if "=" in w)
-    return float(words.get("grpo.lr", "nan"))
+    return float(Setting.from_label(setting).get("grpo.lr", "nan"))
 
 
 def rows(path: Path) -> pd.DataFrame:

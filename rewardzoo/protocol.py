@@ -135,6 +135,22 @@ class Setting:
 
     overrides: tuple[str, ...] = ()
 
+    @classmethod
+    def from_label(cls, label: str) -> Setting:
+        """The setting a :attr:`label` names, as ``tuning.csv`` and ``leaderboard.csv`` write it (``recipe``, and
+        the tables' ``—`` for an untrained row, name none).
+
+        >>> Setting.from_label("grpo.lr=0.00025 reward.ral.judge.lr=0.003").overrides
+        ('grpo.lr=0.00025', 'reward.ral.judge.lr=0.003')
+        >>> Setting.from_label("recipe") == Setting.from_label("—") == Setting()
+        True
+        """
+        return cls() if label.strip() in ("recipe", "—", "") else cls(tuple(label.split()))
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        """The value the setting gives ``key`` (e.g. ``grpo.lr``), else ``default``."""
+        return next((o.split("=", 1)[1] for o in self.overrides if o.split("=", 1)[0] == key), default)
+
     @property
     def label(self) -> str:
         """``grpo.lr=0.00025 reward.ral.judge.lr=0.003``; ``recipe`` when it adds nothing."""
@@ -450,7 +466,7 @@ def read_choices(path: Path, task: str, methods: Sequence[str] | None = None) ->
             "`rewardzoo leaderboard` wrote beside TUNING.md"
         )
     chosen = {
-        r["method"]: [] if r["setting"] == "recipe" else r["setting"].split()
+        r["method"]: list(Setting.from_label(r["setting"]).overrides)
         for r in rows
         if r["task"] == task and r["chosen"] == "True" and (methods is None or r["method"] in methods)
     }
