@@ -172,9 +172,9 @@ def test_ral_vs_rlvr_script_reports_gains_ratio_and_verdict(tmp_path, monkeypatc
         "--seeds",
         "0",
         "1",
-        "--runs",
-        str(tmp_path / "runs"),
         "--out",
+        str(tmp_path / "runs"),
+        "--results",
         str(tmp_path),
         "--override",
         *fast_overrides,
@@ -189,13 +189,14 @@ def test_ral_vs_rlvr_script_reports_gains_ratio_and_verdict(tmp_path, monkeypatc
     ]
     assert script["main"](args) == 0
     text = (tmp_path / "ral_vs_rlvr.md").read_text()
-    assert text.startswith("`python benchmarks/ral_vs_rlvr.py --variants RLVR RAL --seeds 0 1")
+    assert text.startswith("<!-- command: python benchmarks/ral_vs_rlvr.py --variants RLVR RAL --seeds 0 1")
+    assert "**PILOT** (4 of the full study's 47 runs)" in text  # 4 rows × 5 seeds + 9 knobs × 3
     assert "| RLVR | exact verifier (the baseline) | 2 |" in text and "| RAL | the recipe:" in text
     assert any(v in text for v in ("reached", "excluded (CI below ½)", "undecided"))
     with open(tmp_path / "ral_vs_rlvr.csv") as f:
         assert len(f.read().strip().splitlines()) == 1 + 4
     assert (tmp_path / "ral_vs_rlvr.png").stat().st_size > 1000
-    logs = {p: p.stat().st_mtime for p in (tmp_path / "runs").glob("multiplication/*/seed*/train.log")}
+    logs = {p: p.stat().st_mtime for p in (tmp_path / "runs").glob("*/seed*/train.log")}
     assert len(logs) == 4 and script["main"](args) == 0
     assert {p: p.stat().st_mtime for p in logs} == logs
 

@@ -1,13 +1,14 @@
 """rewardzoo.board.study: a study declared as rows, a knob and seeds, planned and run by the shared path."""
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from rewardzoo import board as lb
 from rewardzoo.board import Entry
-from rewardzoo.board.study import Call, Knob, Quick, RunKey, Study, arguments, header, pilot_line, sweep
+from rewardzoo.board.study import Call, Knob, Quick, RunKey, Study, arguments, header, pilot_line, prepare, sweep
 from rewardzoo.protocol import Choice, Setting, overrides_tag
 
 ROWS = (
@@ -89,6 +90,8 @@ def test_a_board_layout_run_is_the_boards_own_run():
         (dict(borrow={"C": "B"}), r"names rows it has not: \['C'\]"),
         (dict(knob=Knob("t", {0.5: ()}, home=1.0)), "home 1 is not one of its levels"),
         (dict(layout="board"), "the board's layout has no level"),
+        (dict(few={"C": 1}), r"names rows it has not: \['C'\]"),
+        (dict(few={"A": 0}), r"a row runs at least one seed, not \{'A': 0\}"),
     ],
 )
 def test_a_declaration_that_cannot_run_fails_when_declared(changes, message):
@@ -135,7 +138,7 @@ def test_the_command_line_and_the_pilot_line():
     s = study(quick=Quick(overrides=("steps=2",), seeds=(0,)))
     args = parse(s, ["--methods", "A", "B variant", "--seeds", "1", "--levels", "1", "--set", "steps=4"])
     assert (args.rows, args.seeds, args.levels, args.set, args.jobs) == (["A", "B variant"], [1], [1.0], ["steps=4"], 2)
-    assert parse(s, ["--variants", "B"]).rows == ["B"]
+    assert parse(s, ["--variants", "B"]).rows == ["B"] and parse(s, ["--override", "steps=4"]).set == ["steps=4"]
     assert str(s.quick) == "steps=2; seeds 0" and str(Quick()) == "the full size"
     assert header(s, ["--rows", "B variant"]) == "<!-- command: python benchmarks/toy.py --rows 'B variant' -->"
 
@@ -145,3 +148,39 @@ def test_the_command_line_and_the_pilot_line():
     assert Call(s, some, {}, full, {}, quick=False).rows == ["A", "B"]
     assert "**PILOT** (3 of the full study's 10 runs): reduced" in pilot_line(Call(s, some, {}, full, {}, False))[1]
     assert "(10 of the full study's 10 runs, --quick size)" in pilot_line(Call(s, full, {}, full, {}, True))[1]
+
+
+def test_a_row_of_few_runs_the_first_of_the_seeds(tmp_path):
+    """``few``: A on the first 2 of the seeds, the variant on the first 1, B on all 3 — of the study's seeds or of
+    the ones a call gives (in their order); the full study counts each row's own."""
+    s = study(seeds=(0, 1, 2), few={"A": 2, "B variant": 1})
+    assert (s.seeds_of("A"), s.seeds_of("B"), s.seeds_of("B variant")) == ([0, 1], [0, 1, 2], [0])
+    assert (s.seeds_of("A", [7, 5, 3]), s.seeds_of("A", [4]), s.seeds_of("B", [7, 5])) == ([7, 5], [4], [7, 5])
+    runs = s.runs(tmp_path)
+    assert len(runs) == 2 * 2 + 2 * 3 + 1  # A at both levels on 2 seeds, B at both on 3, the variant at home on 1
+    assert [k.seed for k in runs if k.row == "A" and k.level == 0.5] == [0, 1]
+    assert [k for k in runs if k.row == "B variant"] == [RunKey(1.0, "B variant", 0)]
+    assert len(study().runs(tmp_path)) == 5 * 2  # without few, every row on every seed
+
+
+def test_a_call_resolves_only_the_runs_it_makes_and_only_after_checking_them(tmp_path):
+    """``resolve`` completes each run of the call (A on 2 seeds, B on its 1), never the full study's other runs,
+    and nothing when the input is bad; a call of the whole study (each row on its own seeds) is no pilot."""
+    seen = []
+
+    def resolve(spec):
+        seen.append(spec.name)
+        return replace(spec, overrides=(*spec.overrides, "resolved=1"))
+
+    s = study(knob=None, few={"B": 1}, resolve=resolve)
+    with pytest.raises(SystemExit, match="unknown row"):
+        prepare(s, parse(s, ["--rows", "A", "C", "--out", str(tmp_path)]))
+    assert seen == []
+    chosen, full, settings = prepare(s, parse(s, ["--rows", "A", "B", "--out", str(tmp_path)]))
+    assert seen == ["A/seed0", "A/seed1", "B/seed0"]
+    assert all(x.overrides[-1] == "resolved=1" for x in chosen.values())
+    assert len(full) == 2 + 1 + 2 and "resolved=1" not in full[RunKey(None, "A", 0)].overrides
+    call = Call(s, chosen, {}, full, settings, quick=False)
+    assert call.pilot and call.rows == ["A", "B"] and [k.seed for k in call.keys("B")] == [0]
+    everything, full, settings = prepare(s, parse(s, ["--out", str(tmp_path)]))
+    assert not Call(s, everything, {}, full, settings, quick=False).pilot

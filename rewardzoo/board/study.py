@@ -21,11 +21,14 @@ and this module does what every study does the same way:
   (:func:`rewardzoo.protocol.read_settings`), so nothing a study trains was chosen from a test reading; a
   row the board has not takes the settings of the row it varies (:attr:`Study.borrow`);
 - **its runs** (:meth:`Study.runs`): every row at every level of the knob it varies over (the others at the
-  knob's ``home``, the board's level) and every seed, in a directory per level, row, settings and seed
+  knob's ``home``, the board's level) and every seed (a row of :attr:`Study.few` on the first few of them
+  only), in a directory per level, row, settings and seed
   (``layout="study"``), or in the board's own directories (``layout="board"``: a study of a board's rows,
   whose finished runs it then shares with ``rewardzoo leaderboard --runs``);
-- **the sweep** (:func:`sweep`), and **the report's first lines** (:func:`header`): the exact command, and a
-  PILOT line when the call is smaller than the study it declares.
+- **the sweep** (:func:`sweep`), which first completes the runs it makes with what a declaration cannot
+  know until then (:attr:`Study.resolve`: e.g. a warm start a row needs, trained on demand), and **the report's
+  first lines** (:func:`header`): the exact command, and a PILOT line when the call is smaller than the study
+  it declares.
 
 What a study reads from its runs and how it states its claim stays in its script, beside the declaration.
 """
@@ -35,7 +38,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -111,16 +114,25 @@ class Study:
     borrow: Mapping[str, str] = field(default_factory=dict)
     """Row → the row whose settings it takes when ``--settings`` names it not (a variant of VARL takes VARL's)."""
     quick: Quick = Quick()
+    few: Mapping[str, int] = field(default_factory=dict)
+    """Row → how many of the seeds it runs, the first ones (the knobs a study only glances at, to save time);
+    a row not named runs every seed.  :meth:`runs` and so the sweep and the full study honour it."""
+    resolve: Callable[[RunSpec], RunSpec] | None = None
+    """Completes a run just before the sweep, and only the runs a call makes (:func:`sweep`), with what a
+    declaration cannot know (a row's placeholder override → a warm start of its own, trained on demand and
+    cached); None: every run as planned."""
 
     def __post_init__(self):
         if self.layout not in LAYOUTS:
             raise ValueError(f"study {self.name!r}: layout {self.layout!r} is not one of {LAYOUTS}")
         if self.layout == "board" and self.knob:
             raise ValueError(f"study {self.name!r}: the board's layout has no level; give a knob layout='study'")
-        unknown = sorted(set(self.borrow) | set(self.borrow.values()) | set((self.knob and self.knob.rows) or ()))
-        unknown = [r for r in unknown if r not in self.labels]
+        named = set(self.borrow) | set(self.borrow.values()) | set((self.knob and self.knob.rows) or ()) | set(self.few)
+        unknown = sorted(r for r in named if r not in self.labels)
         if unknown:
             raise ValueError(f"study {self.name!r} names rows it has not: {unknown}; its rows: {self.labels}")
+        if bad := {r: n for r, n in self.few.items() if n < 1}:
+            raise ValueError(f"study {self.name!r}: a row runs at least one seed, not {bad}")
         if self.knob and self.knob.home not in self.knob.levels:
             raise ValueError(f"study {self.name!r}: the knob's home {self.knob.home:g} is not one of its levels")
 
@@ -141,6 +153,12 @@ class Study:
     def own(self, settings: Mapping[str, list[str]], row: str) -> list[str]:
         """A row's settings: its own, else those of the row it borrows from, else none (the recipe's)."""
         return list(settings.get(row, settings.get(self.borrow.get(row, ""), [])))
+
+    def seeds_of(self, row: str, seeds: list[int] | None = None) -> list[int]:
+        """The seeds ``row`` runs of ``seeds`` (default: the study's): the first :attr:`few` of them where the
+        study names it there, else all."""
+        seeds = list(seeds or self.seeds)
+        return seeds[: self.few.get(row, len(seeds))]
 
     def plan(self, levels: list[float] | None = None, rows: list[str] | None = None) -> list[tuple[float | None, str]]:
         """(level, row) pairs to run: every row of ``rows`` (default: all) at each of ``levels`` (default: the
@@ -169,13 +187,13 @@ class Study:
         rows: list[str] | None = None,
         extra: list[str] = (),
     ) -> dict[RunKey, RunSpec]:
-        """Every run of the plan (:meth:`plan`) at every seed (default: the study's), each row with its
-        settings (:meth:`own`), then ``extra`` overrides of every run."""
+        """Every run of the plan (:meth:`plan`) at each of its row's seeds (:meth:`seeds_of` ``seeds``, default:
+        the study's), each row with its settings (:meth:`own`), then ``extra`` overrides of every run."""
         settings = settings or {}
         return {
             RunKey(m, r, s): self.run(out, m, r, s, self.own(settings, r), list(extra))
             for m, r in self.plan(levels, rows)
-            for s in (seeds or self.seeds)
+            for s in self.seeds_of(r, seeds)
         }
 
     def run(self, out: Path, level: float | None, row: str, seed: int, own: list[str], extra: list[str]) -> RunSpec:
@@ -222,7 +240,8 @@ def arguments(parser: argparse.ArgumentParser, study: Study, out: str, results: 
         help=f"each row's overrides: a leaderboard's tuning.csv (the settings it chose for {study.task} on its "
         "validation split) or JSON {row: [key=value, ...]}; default: the recipes' own",
     )
-    parser.add_argument("--seeds", type=int, nargs="+", help=f"default: {' '.join(map(str, study.seeds))}")
+    few = "; a row run on fewer seeds takes the first of them" if study.few else ""
+    parser.add_argument("--seeds", type=int, nargs="+", help=f"default: {' '.join(map(str, study.seeds))}{few}")
     if study.knob:
         parser.add_argument(
             "--levels", type=float, nargs="+", help=f"levels of {study.knob.name} (default: {list(study.knob.levels)})"
@@ -231,7 +250,13 @@ def arguments(parser: argparse.ArgumentParser, study: Study, out: str, results: 
         "--rows", "--methods", "--variants", dest="rows", nargs="+", metavar="ROW", help="run only these rows"
     )
     parser.add_argument(
-        "--set", nargs="*", default=[], metavar="KEY=VALUE", help="overrides added to every run (after its settings)"
+        "--set",
+        "--override",
+        dest="set",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="overrides added to every run (after its settings)",
     )
     parser.add_argument("--quick", action="store_true", help=f"the pilot size: {study.quick}")
 
@@ -243,8 +268,10 @@ class Call:
 
     study: Study
     specs: dict[RunKey, RunSpec]
+    """The runs this call made (completed by :attr:`Study.resolve`)."""
     results: dict[RunKey, RunResult]
     full: dict[RunKey, RunSpec]
+    """The full study's runs as planned (each row on its seeds, :attr:`Study.few`; not resolved)."""
     settings: dict[str, list[str]]
     quick: bool
 
@@ -274,10 +301,13 @@ class Call:
         return self.quick or set(self.specs) != set(self.full)
 
 
-def sweep(study: Study, args: argparse.Namespace, extra: list[str] = ()) -> Call:
-    """Read ``--settings``, plan the runs ``args`` select (``--quick``'s size, ``--seeds``, ``--levels``,
-    ``--rows``; ``extra`` then ``--set`` added to every run), check them all before any work, and run (or reuse)
-    them.  Raises SystemExit, before any work, on an unknown row or level or an unreadable ``--settings``."""
+def prepare(
+    study: Study, args: argparse.Namespace, extra: list[str] = ()
+) -> tuple[dict[RunKey, RunSpec], dict[RunKey, RunSpec], dict[str, list[str]]]:
+    """The runs a call of ``study`` makes, before any work: read ``--settings``, plan the runs ``args`` select
+    (``--quick``'s size, ``--seeds``, ``--levels``, ``--rows``; ``extra`` then ``--set`` added to every run) and
+    complete them (:attr:`Study.resolve`); with the full study's runs as planned and the settings read.  Raises
+    SystemExit, before anything is resolved, on an unknown row or level or an unreadable ``--settings``."""
     q = study.quick if args.quick else Quick()
     settings = study.settings(args.settings)
     unknown = sorted(set(settings) - set(study.labels))
@@ -295,6 +325,14 @@ def sweep(study: Study, args: argparse.Namespace, extra: list[str] = ()) -> Call
     except ValueError as err:
         raise SystemExit(str(err)) from None
     full = study.runs(Path(args.out), settings)
+    if study.resolve:
+        chosen = {k: study.resolve(s) for k, s in chosen.items()}
+    return chosen, full, settings
+
+
+def sweep(study: Study, args: argparse.Namespace, extra: list[str] = ()) -> Call:
+    """Run (or reuse) the runs a call of ``study`` makes (:func:`prepare`, which checks them all before any work)."""
+    chosen, full, settings = prepare(study, args, extra)
     done = run_sweep(list(chosen.values()), desc=study.name, executor=executor_from_args(args))
     return Call(study, chosen, {k: done[s.name] for k, s in chosen.items()}, full, settings, bool(args.quick))
 
