@@ -26,12 +26,16 @@ deciding variable — the judge's measured verification ability — and reports 
    own label-free warm-up (``auc_warm``: the recipe's warm-up rounds of BCE, references vs the warm
    start's answers on RL prompts, run through :class:`rewardzoo.rewards.ral.RAL`).  The hidden
    verifier labels the AUC's rows only.  The study's readout (``--readout``) is the judge's x-value.
-4. **RL.**  Through :func:`rewardzoo.sweep.run_sweep`: for each level RAL with that judge, the
+4. **RL.**  The study's runs, declared once the levels are ordered (:func:`declare`: a
+   :class:`rewardzoo.board.study.Study`, run by the path every study shares, :func:`rewardzoo.board.study.sweep`):
+   for each level RAL with that judge, the
    format-only control (``reward.ral.format_only=true``: D ≡ 1 on valid answers, no judge) and RLVR,
    at the same settings (the multiplication recipes with the ``cpu`` board's 20 prompts a step, the
    temperature, 002's KL penalty to the initial policy β, judge warm-up, gate, GRPO group
    normalisation), ≥ 5 seeds.  Per-method settings (``--settings``: ``{"RAL": [...], "RLVR": [...],
-   "<method>": [...]}``, key=value overrides; "RAL" applies to every RAL run, the control included),
+   "RAL format-only": [...], "RAL frozen judge": [...]}``, key=value overrides under the board's row names,
+   :data:`BOARD_ROWS`; "RAL" applies to every RAL run, the control and the frozen judges included, then a
+   row's own: the control's, or "RAL frozen judge" for every frozen-judge row),
    or the ``tuning.csv`` of the leaderboard's tuning stage (:mod:`rewardzoo.protocol`: its chosen
    RLVR, RAL, format-only and frozen-judge settings), are inputs; the defaults are the recipes'.
    With ``--tune`` the study runs the protocol's tuning stage itself first, at its own settings
@@ -55,8 +59,12 @@ deciding variable — the judge's measured verification ability — and reports 
    (every readout's AUCs), ``ral_capacity_temperature.csv``.  The Markdown starts with the command
    and ends with the measured cost and the estimated cost of the full size.
 
-Runs live under ``RUNS/<slug(method)>/seed<s>`` and are reused when finished (a killed study resumes);
-the measurements of stages 1–3 are cached as JSON under ``RUNS/measure/``.
+Runs live under ``RUNS/<slug(method)>[-<hash of its settings>]/seed<s>`` (``--runs``; the shared study layout,
+:meth:`rewardzoo.board.study.Study.runs`, the hash only when ``--settings`` or ``--tune`` gives the row settings)
+and are reused when finished (a killed study resumes); every run, the tuning stage's and the probe of stages 1–3
+start from one SFT warm start, cached in ``RUNS/sft-cache`` (unless ``--override sft.cache_dir=…``); the
+measurements of stages 1–3 are cached as JSON under ``RUNS/measure/``.  The report (``--out``) starts with the
+command.
 """
 
 from __future__ import annotations
@@ -80,18 +88,19 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from rewardzoo.board import CPU_SETTINGS, PRESETS, Entry, claim_lines, markdown, slug, tables, tune  # noqa: E402
+from rewardzoo.board import CPU_SETTINGS, PRESETS, Entry, claim_lines, markdown, tables, tune  # noqa: E402
+from rewardzoo.board.study import Call, RunKey, Study, header, sweep  # noqa: E402
 from rewardzoo.core.logger import read_metrics  # noqa: E402
 from rewardzoo.core.models import TinyModelConfig  # noqa: E402
 from rewardzoo.core.types import Rollouts  # noqa: E402
 from rewardzoo.eval import Estimate, auc, mean_ci, seed_ci  # noqa: E402
 from rewardzoo.judges.pretrain import JudgePretrainConfig, pretrain_backbone  # noqa: E402
-from rewardzoo.protocol import LR_FACTORS, TUNING_SEED_BASE, Finding, Grid, read_settings, word  # noqa: E402
+from rewardzoo.protocol import LR_FACTORS, TUNING_SEED_BASE, Finding, Grid, word  # noqa: E402
 from rewardzoo.protocol import verdict as protocol_verdict  # noqa: E402
 from rewardzoo.recipes import generate, run_config, sft  # noqa: E402
 from rewardzoo.rewards.context import RewardContext  # noqa: E402
 from rewardzoo.rewards.ral import RAL  # noqa: E402
-from rewardzoo.sweep import RunSpec, add_executor_arguments, eval_rows, executor_from_args, run_sweep  # noqa: E402
+from rewardzoo.sweep import add_executor_arguments, eval_rows, executor_from_args  # noqa: E402
 from rewardzoo.tasks.chat import QUESTION  # noqa: E402
 from rewardzoo.tasks.multiplication import MultiplicationConfig  # noqa: E402
 from rewardzoo.zoo import build_task, load_config  # noqa: E402
@@ -153,6 +162,45 @@ BOARD_ROWS = ("RLVR", "RAL", "RAL format-only", "RAL frozen judge")
 for RLVR, RAL's for every RAL run, then the format-only control's and the frozen judge's for those rows."""
 TEMPERATURES = (0.5, 0.75, 1.0, 1.5, 2.0)
 """The temperature grid of stage 1 (2.0 is the board's)."""
+STUDY = Study(
+    name="ral_capacity",
+    script="benchmarks/ral_capacity.py",
+    task="multiplication",
+    rows=(
+        Entry("multiplication", "RLVR", RLVR_RECIPE),
+        Entry("multiplication", "RAL format-only", RAL_RECIPE, ("reward.ral.format_only=true",)),
+    ),
+    seeds=(0, 1, 2, 3, 4),
+    layers={"RAL format-only": ("RAL", "RAL format-only")},
+    names=BOARD_ROWS,
+)
+"""Stage 4's RL runs, declared (:class:`rewardzoo.board.study.Study`): RLVR and the format-only control on five
+seeds, the settings of ``--settings`` under the board's names (:data:`BOARD_ROWS`); :func:`declare` adds a row per
+judge level (and frozen judge) once the levels are measured, and the settings every run shares."""
+
+
+def layers(method: str) -> tuple[str, ...]:
+    """The names whose settings a row takes, in order: its family's (``RLVR``, or ``RAL`` for every RAL row), then
+    its own (a frozen-judge row's: ``RAL frozen judge``, the board's row)."""
+    if method == "RLVR":
+        return ("RLVR",)
+    return ("RAL", "RAL frozen judge" if method.endswith("frozen judge") else method)
+
+
+def declare(levels: dict[str, list[str]], frozen: list[str], shared: list[str]) -> Study:
+    """The study's RL runs: RLVR, the format-only control, ``RAL <level>`` with each level's judge overrides
+    (``levels``, in the order of their measured AUC) and ``RAL <level> frozen judge`` for each of ``frozen``;
+    every run at the ``shared`` settings (after the seed and the SFT cache), each row at its settings
+    (:func:`layers`)."""
+    rows = [Entry("multiplication", f"RAL {n}", RAL_RECIPE, tuple(o)) for n, o in levels.items()]
+    rows += [
+        Entry("multiplication", f"RAL {n} frozen judge", RAL_RECIPE, (*levels[n], "reward.ral.frozen=true"))
+        for n in frozen
+    ]
+    rows = [*STUDY.rows, *rows]
+    return dataclasses.replace(
+        STUDY, rows=tuple(rows), common=tuple(shared), layers={e.method: layers(e.method) for e in rows}
+    )
 
 
 # ------------------------------------------------------------------------------------------ stage 1
@@ -354,11 +402,8 @@ def settings_of(text: str) -> dict[str, list[str]]:
     """``--settings``: a JSON object (inline or a file) of method or family name (:data:`BOARD_ROWS`) →
     key=value overrides, or the ``tuning.csv`` of the leaderboard's tuning stage (``rewardzoo leaderboard
     --tune-only``): the chosen setting of each multiplication row of :data:`BOARD_ROWS`
-    (:func:`rewardzoo.protocol.read_settings`)."""
-    try:
-        return read_settings(text, "multiplication", BOARD_ROWS) if text else {}
-    except ValueError as err:
-        raise SystemExit(f"--settings {err}") from None
+    (:meth:`rewardzoo.board.study.Study.settings`)."""
+    return STUDY.settings(text)
 
 
 def level_of(method: str) -> str:
@@ -462,18 +507,17 @@ def board_level(levels: list[str], auc_of: dict[str, float]) -> tuple[str, str]:
 
 
 def board_lines(
-    results: dict,
+    call: Call,
     seeds: list[int],
     level: str,
     why: str,
-    methods: dict[str, list[str]],
     settings: dict[str, list[str]],
     temperature: float,
     beta: float,
 ) -> list[str]:
-    """The board's RAL rows at the study's settings, drawn from the study's own runs: RLVR, RAL at ``level``,
-    its frozen judge (when run) and the format-only control, in the leaderboard's table and with its claim
-    lines (:func:`rewardzoo.board.claim_lines`)."""
+    """The board's RAL rows at the study's settings, drawn from the study's own runs (``call``): RLVR, RAL at
+    ``level``, its frozen judge (when run) and the format-only control, in the leaderboard's table and with its
+    claim lines (:func:`rewardzoo.board.claim_lines`)."""
     board = {e.method: e for e in PRESETS["cpu"] if e.task == "multiplication"}
     study = {
         "RLVR": "RLVR",
@@ -481,9 +525,11 @@ def board_lines(
         "RAL frozen judge": f"RAL {level} frozen judge",
         "RAL format-only": "RAL format-only",
     }
-    study = {row: m for row, m in study.items() if m in methods}
+    study = {row: m for row, m in study.items() if m in call.rows}
     entries = [Entry("multiplication", row, board[row].recipe, role=board[row].role) for row in study]
-    aliased = {f"multiplication/{row}/seed{s}": results[f"{m}/seed{s}"] for row, m in study.items() for s in seeds}
+    aliased = {
+        f"multiplication/{row}/seed{s}": call.results[RunKey(None, m, s)] for row, m in study.items() for s in seeds
+    }
     tabs = tables(entries, aliased, seeds)
     for row in study:
         family = "RLVR" if row == "RLVR" else "RAL"
@@ -556,11 +602,15 @@ def main(argv: list[str] | None = None) -> int:
         default=list(LR_FACTORS),
         help="--tune's learning-rate grid, as multiples of the recipe's grpo.lr",
     )
-    parser.add_argument("--override", nargs="*", default=[], help="key=value for every run")
+    parser.add_argument("--override", "--set", dest="override", nargs="*", default=[], help="key=value for every run")
     parser.add_argument("--judge-cache", default=None, help="cache directory of pretrained judge backbones")
-    parser.add_argument("--runs", type=Path, default=Path("runs/ral_capacity"))
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--runs", type=Path, default=Path("runs/ral_capacity"), help="run directories (finished runs are reused)"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("benchmarks/results"), help="where the Markdown, CSV and figures go"
+    )
+    parser.add_argument("--jobs", type=int, default=2, help="runs at a time (one thread each)")
     add_executor_arguments(parser)
     parser.add_argument(
         "--measure-only",
@@ -588,11 +638,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.tune and args.settings:
         raise SystemExit("--tune chooses the per-method settings itself: give --tune or --settings, not both")
+    if unknown := sorted(set(args.frozen or ()) - set(levels)):
+        parser.error(f"--frozen {unknown}: a frozen judge is one of the RL levels, {levels}")
     per_method = settings_of(args.settings)
     wall_start = time.perf_counter()
 
-    # the settings every run shares (twins differ only in the reward), then the warm start they start from
+    # the settings every run shares (twins differ only in the reward), then the warm start they start from: the
+    # study's SFT cache (the shared layout's, RUNS/sft-cache), so the probe, the tuning stage and the RL runs
+    # start from one model
     shared = [
+        f"sft.cache_dir={args.runs / 'sft-cache'}",
         *BOARD,
         f"sampling.temperature={args.temperature}",
         f"grpo.beta={args.beta}",
@@ -653,38 +708,27 @@ def main(argv: list[str] | None = None) -> int:
     levels = sorted(levels, key=lambda n: auc_of[n])
     frozen = args.frozen if args.frozen is not None else ([] if args.quick else levels[-1:])
 
-    # 4. RL
-    methods: dict[str, list[str]] = {"RLVR": [], "RAL format-only": ["reward.ral.format_only=true"]}
-    for name in levels:
-        methods[f"RAL {name}"] = [
-            *level_overrides(name, cfg.task.multiplication, args.judge_cache),
-            *judge_overrides(READOUTS[args.readout]),
-        ]
-    for name in frozen:
-        methods[f"RAL {name} frozen judge"] = [*methods[f"RAL {name}"], "reward.ral.frozen=true"]
-
+    # 4. RL: the study declared at the measured levels, run by the shared path (RUNS/<row>[-settings]/seed<s>)
+    study = declare(
+        {
+            name: [
+                *level_overrides(name, cfg.task.multiplication, args.judge_cache),
+                *judge_overrides(READOUTS[args.readout]),
+            ]
+            for name in levels
+        },
+        frozen,
+        shared,
+    )
+    methods = {e.method: list(e.overrides) for e in study.rows}
     if args.tune:
         per_method = tuned_settings(methods, levels[-1], shared, args, command)
-
-    def overrides(method: str) -> list[str]:  # the family's settings, then a control row's own (BOARD_ROWS)
-        family = "RLVR" if method == "RLVR" else "RAL"
-        row = "RAL frozen judge" if method.endswith("frozen judge") else method
-        return [*shared, *methods[method], *per_method.get(family, []), *per_method.get(row, [])]
-
-    specs = [
-        RunSpec(
-            f"{m}/seed{s}",
-            RLVR_RECIPE if m == "RLVR" else RAL_RECIPE,
-            args.runs / slug(m) / f"seed{s}",
-            (f"seed={s}", *overrides(m)),
-        )
-        for s in seeds
-        for m in methods
-    ]
-    results = run_sweep(specs, desc="ral_capacity", executor=executor_from_args(args))
+    at = {"out": args.runs, "seeds": seeds, "rows": None, "levels": None, "set": []}  # --override is in shared
+    call = sweep(study, argparse.Namespace(**{**vars(args), **at}), settings=per_method)
+    result = lambda method, seed: call.results[RunKey(None, method, seed)]  # noqa: E731
 
     def tables(method: str) -> tuple[np.ndarray, np.ndarray]:  # ([S, E], [S, E]) first and last evaluation
-        pairs = [final_and_first(results[f"{method}/seed{s}"].spec.run_dir) for s in seeds]
+        pairs = [final_and_first(result(method, s).spec.run_dir) for s in seeds]
         return np.array([p[0] for p in pairs], dtype=float), np.array([p[1] for p in pairs], dtype=float)
 
     # 5-6. the judge over training, the curve
@@ -696,7 +740,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         arm = tables(method)
         ratio = ratio_ci(rlvr, arm)
-        runs = [results[f"{method}/seed{s}"] for s in seeds]
+        runs = [result(method, s) for s in seeds]
         level = level_of(method)
         logs = [[r for r in run.rows if "judge/accuracy" in r and r["step"] > 0] for run in runs]
         judge_auc = {}
@@ -744,7 +788,7 @@ def main(argv: list[str] | None = None) -> int:
         else ""
     )
     lines = [
-        f"`{command.strip()}`",
+        header(study, argv),
         "",
         title,
         "",
@@ -769,7 +813,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{number(r['acc_gen'])} | {number(r['skips'])} | {r['wall']:.0f} |"
         )
     level, why = board_level(levels, auc_of)
-    lines += ["", *board_lines(results, seeds, level, why, methods, per_method, args.temperature, args.beta)]
+    lines += ["", *board_lines(call, seeds, level, why, per_method, args.temperature, args.beta)]
     lines += [
         "## Does the judge's verification AUC rise during co-training?",
         "",
@@ -816,7 +860,7 @@ def main(argv: list[str] | None = None) -> int:
         for t in temps
     ]
     wall = time.perf_counter() - wall_start
-    per_step = {m: float(np.median([results[f"{m}/seed{s}"].wall_s for s in seeds])) / steps for m in methods}
+    per_step = {m: float(np.median([result(m, s).wall_s for s in seeds])) / steps for m in methods}
     n_full, steps_full, every_full = args.full_size
     # the full size's methods: RLVR, the control, every level, a frozen-judge row for the best level; a RAL
     # method not run here is costed at the median step of the RAL levels that were

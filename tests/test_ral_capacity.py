@@ -112,7 +112,7 @@ def test_a_tiny_study_runs_every_stage(study, tmp_path, monkeypatch):
     )
     assert code == 0
     md = (out / "ral_capacity.md").read_text()
-    assert md.startswith("`python benchmarks/ral_capacity.py --seeds 0")
+    assert md.startswith("<!-- command: python benchmarks/ral_capacity.py --seeds 0")  # the shared header
     assert md.splitlines()[2].endswith("PILOT (reduced size: a check of the study, not a result)")  # 1 seed, not 2
     for method in ("RAL format-only", "RAL scratch", "RAL pre", "RAL pre frozen judge"):
         assert f"| {method} |" in md
@@ -220,7 +220,8 @@ def test_tune_runs_the_protocols_tuning_stage_at_the_studys_settings(study, tmp_
     assert saved.eval.split == "validation" and saved.sampling.temperature == 1.5 and saved.grpo.beta == 0.04
     assert saved.reward.ral.judge.readout == "lm_likelihood"  # the study's readout, at the top level
     for method, run in (("RLVR", "rlvr"), ("RAL format-only", "ral_format_only"), ("RAL", "ral_scratch")):
-        cfg = OmegaConf.load(runs / run / "seed0" / "config.yaml")
+        [tuned] = runs.glob(f"{run}-*/seed0")  # the study layout: a row's directory names a hash of its settings
+        cfg = OmegaConf.load(tuned / "config.yaml")
         assert float(cfg.grpo.lr) == float(chosen[method]) and cfg.eval.split == "test"
     assert "chosen by the study's tuning stage" in (out / "ral_capacity.md").read_text()
     with pytest.raises(SystemExit, match="not both"):

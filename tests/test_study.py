@@ -184,3 +184,32 @@ def test_a_call_resolves_only_the_runs_it_makes_and_only_after_checking_them(tmp
     assert call.pilot and call.rows == ["A", "B"] and [k.seed for k in call.keys("B")] == [0]
     everything, full, settings = prepare(s, parse(s, ["--out", str(tmp_path)]))
     assert not Call(s, everything, {}, full, settings, quick=False).pilot
+
+
+def test_layers_concatenate_a_familys_settings_and_a_rows_own_under_the_declared_names(tmp_path):
+    """``layers``: a row takes each name's settings in order (a family's, then its own or its kind's); ``names``: the
+    names --settings may give instead of the labels (a row's label stays a name a script's own settings may use);
+    a row not layered keeps its own-else-borrowed settings."""
+    s = study(
+        knob=None,
+        names=("fam", "kind"),
+        layers={"B": ("fam", "B"), "B variant": ("fam", "kind")},
+    )
+    settings = {"fam": ["grpo.lr=1e-4"], "kind": ["grpo.beta=0.1"], "B": ["grpo.lr=5e-5"]}
+    assert s.own(settings, "B") == ["grpo.lr=1e-4", "grpo.lr=5e-5"]  # the family's, then its own (the later wins)
+    assert s.own(settings, "B variant") == ["grpo.lr=1e-4", "grpo.beta=0.1"]
+    assert s.own(settings, "A") == [] and s.known == ["fam", "kind", "A", "B", "B variant"]
+    run = s.runs(tmp_path, settings)[RunKey(None, "B variant", 0)]
+    assert run.overrides[-2:] == ("grpo.lr=1e-4", "grpo.beta=0.1")
+    assert run.run_dir == tmp_path / f"b_variant-{overrides_tag(['grpo.lr=1e-4', 'grpo.beta=0.1'])}" / "seed0"
+    assert s.settings('{"fam": ["grpo.lr=1e-4"]}') == {"fam": ["grpo.lr=1e-4"]}
+    with pytest.raises(SystemExit, match="unknown methods"):  # --settings gives the declared names only
+        s.settings('{"B": ["grpo.lr=1e-4"]}')
+    chosen, _, used = prepare(s, parse(s, ["--out", str(tmp_path)]), settings={"fam": ["x=1"], "B": ["y=2"]})
+    assert used == {"fam": ["x=1"], "B": ["y=2"]} and chosen[RunKey(None, "B", 1)].overrides[-2:] == ("x=1", "y=2")
+    with pytest.raises(SystemExit, match=r"--settings names \['C'\], which no row"):
+        prepare(s, parse(s, ["--out", str(tmp_path)]), settings={"C": ["x=1"]})
+    with pytest.raises(ValueError, match=r"layers name settings it has not: \['other'\]"):
+        study(layers={"B": ("other",)})
+    with pytest.raises(ValueError, match=r"names rows it has not: \['C'\]"):
+        study(layers={"C": ("B",)})

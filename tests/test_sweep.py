@@ -160,7 +160,13 @@ def test_the_leaderboard_and_the_studies_take_the_executor_flags(capsys):
     from rewardzoo.board.command import main
 
     assert main(["--plan", "--quick", "--executor", "local"]) == 0
-    for script, argv in [("varl.py", ["--help"]), ("rcrl.py", ["study", "--help"]), ("ral_capacity.py", ["--help"])]:
+    for script, argv in [
+        ("varl.py", ["hacking", "--help"]),
+        ("varl.py", ["refdist", "--help"]),
+        ("rcrl.py", ["study", "--help"]),
+        ("ral_capacity.py", ["--help"]),
+        ("ral_vs_rlvr.py", ["--help"]),
+    ]:
         capsys.readouterr()
         with pytest.raises(SystemExit):
             runpy.run_path(f"benchmarks/{script}", run_name="study")["main"](argv)

@@ -19,7 +19,9 @@ and this module does what every study does the same way:
 - **each row's settings** from the fair protocol's tuning stage (:meth:`Study.settings`): a leaderboard's
   ``tuning.csv`` gives the settings the board chose for the study's task on its validation split
   (:func:`rewardzoo.protocol.read_settings`), so nothing a study trains was chosen from a test reading; a
-  row the board has not takes the settings of the row it varies (:attr:`Study.borrow`);
+  row the board has not takes the settings of the row it varies (:attr:`Study.borrow`), and a row may take
+  several names' settings one after the other (:attr:`Study.layers`: a family's, then its own), under the
+  names the study declares (:attr:`Study.names`, e.g. the board's rows when the study's rows are not);
 - **its runs** (:meth:`Study.runs`): every row at every level of the knob it varies over (the others at the
   knob's ``home``, the board's level) and every seed (a row of :attr:`Study.few` on the first few of them
   only), in a directory per level, row, settings and seed
@@ -113,6 +115,14 @@ class Study:
     """Overrides of every run (``layout="study"``), after the seed and the shared SFT cache."""
     borrow: Mapping[str, str] = field(default_factory=dict)
     """Row → the row whose settings it takes when ``--settings`` names it not (a variant of VARL takes VARL's)."""
+    layers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Row → the names whose settings it takes, concatenated in this order (a later one wins a key both set), each
+    name's own, else those of the row it borrows (:attr:`borrow`); a row not named: ``(row,)``, its own alone.  E.g.
+    a family's settings, then the row's kind's: ``{"RAL pre300 frozen judge": ("RAL", "RAL frozen judge")}``.  A
+    name is one of :attr:`names` or a row."""
+    names: tuple[str, ...] = ()
+    """The names ``--settings`` may give settings under (empty: the rows' labels), where a study takes them under
+    other names than its rows' (a board's rows, a family: :attr:`layers`); any other name is refused."""
     quick: Quick = Quick()
     few: Mapping[str, int] = field(default_factory=dict)
     """Row → how many of the seeds it runs, the first ones (the knobs a study only glances at, to save time);
@@ -128,9 +138,12 @@ class Study:
         if self.layout == "board" and self.knob:
             raise ValueError(f"study {self.name!r}: the board's layout has no level; give a knob layout='study'")
         named = set(self.borrow) | set(self.borrow.values()) | set((self.knob and self.knob.rows) or ()) | set(self.few)
-        unknown = sorted(r for r in named if r not in self.labels)
+        unknown = sorted(r for r in named | set(self.layers) if r not in self.labels)
         if unknown:
             raise ValueError(f"study {self.name!r} names rows it has not: {unknown}; its rows: {self.labels}")
+        layered = {n for chain in self.layers.values() for n in chain}
+        if unknown := sorted(n for n in layered if n not in self.known):
+            raise ValueError(f"study {self.name!r}: layers name settings it has not: {unknown}; its: {self.known}")
         if bad := {r: n for r, n in self.few.items() if n < 1}:
             raise ValueError(f"study {self.name!r}: a row runs at least one seed, not {bad}")
         if self.knob and self.knob.home not in self.knob.levels:
@@ -141,18 +154,33 @@ class Study:
         """The rows' labels, in the declaration's order."""
         return [e.method for e in self.rows]
 
+    @property
+    def setting_names(self) -> list[str]:
+        """The names ``--settings`` may give: :attr:`names`, else the rows' labels."""
+        return list(self.names) or self.labels
+
+    @property
+    def known(self) -> list[str]:
+        """Every name a row's settings can come from: :attr:`setting_names`, then the labels not among them."""
+        return list(dict.fromkeys([*self.setting_names, *self.labels]))
+
     def settings(self, text: str | None) -> dict[str, list[str]]:
-        """``--settings``: each row's ``key=value`` overrides from a JSON object ``{row: [...]}`` or a
-        leaderboard's ``tuning.csv`` (the choices of the study's task); ``{}`` for none.  Raises SystemExit
-        saying what to give."""
+        """``--settings``: the ``key=value`` overrides of each of :attr:`setting_names` from a JSON object
+        ``{row: [...]}`` or a leaderboard's ``tuning.csv`` (the choices of the study's task); ``{}`` for none.
+        Raises SystemExit saying what to give."""
         try:
-            return read_settings(text, self.task, self.labels) if text else {}
+            return read_settings(text, self.task, self.setting_names) if text else {}
         except ValueError as err:
             raise SystemExit(f"--settings {err}") from None
 
     def own(self, settings: Mapping[str, list[str]], row: str) -> list[str]:
-        """A row's settings: its own, else those of the row it borrows from, else none (the recipe's)."""
-        return list(settings.get(row, settings.get(self.borrow.get(row, ""), [])))
+        """A row's settings: those of each name of its :attr:`layers` (default: the row alone) in order, each
+        name's own, else those of the row it borrows from, else none (the recipe's)."""
+        return [
+            o
+            for name in self.layers.get(row, (row,))
+            for o in settings.get(name, settings.get(self.borrow.get(name, ""), []))
+        ]
 
     def seeds_of(self, row: str, seeds: list[int] | None = None) -> list[int]:
         """The seeds ``row`` runs of ``seeds`` (default: the study's): the first :attr:`few` of them where the
@@ -302,17 +330,21 @@ class Call:
 
 
 def prepare(
-    study: Study, args: argparse.Namespace, extra: list[str] = ()
+    study: Study,
+    args: argparse.Namespace,
+    extra: list[str] = (),
+    settings: Mapping[str, list[str]] | None = None,
 ) -> tuple[dict[RunKey, RunSpec], dict[RunKey, RunSpec], dict[str, list[str]]]:
-    """The runs a call of ``study`` makes, before any work: read ``--settings``, plan the runs ``args`` select
-    (``--quick``'s size, ``--seeds``, ``--levels``, ``--rows``; ``extra`` then ``--set`` added to every run) and
-    complete them (:attr:`Study.resolve`); with the full study's runs as planned and the settings read.  Raises
-    SystemExit, before anything is resolved, on an unknown row or level or an unreadable ``--settings``."""
+    """The runs a call of ``study`` makes, before any work: read ``--settings`` (or take ``settings``, chosen
+    by the script itself, e.g. by a tuning stage it runs first), plan the runs ``args`` select (``--quick``'s size,
+    ``--seeds``, ``--levels``, ``--rows``; ``extra`` then ``--set`` added to every run) and complete them
+    (:attr:`Study.resolve`); with the full study's runs as planned and the settings used.  Raises SystemExit,
+    before anything is resolved, on an unknown row or level or an unreadable ``--settings``."""
     q = study.quick if args.quick else Quick()
-    settings = study.settings(args.settings)
-    unknown = sorted(set(settings) - set(study.labels))
+    settings = study.settings(args.settings) if settings is None else {k: list(v) for k, v in settings.items()}
+    unknown = sorted(set(settings) - set(study.known))
     if unknown:
-        raise SystemExit(f"--settings names rows {unknown} that study {study.name!r} has not: {study.labels}")
+        raise SystemExit(f"--settings names {unknown}, which no row of study {study.name!r} takes: {study.known}")
     try:
         chosen = study.runs(
             Path(args.out),
@@ -330,9 +362,12 @@ def prepare(
     return chosen, full, settings
 
 
-def sweep(study: Study, args: argparse.Namespace, extra: list[str] = ()) -> Call:
-    """Run (or reuse) the runs a call of ``study`` makes (:func:`prepare`, which checks them all before any work)."""
-    chosen, full, settings = prepare(study, args, extra)
+def sweep(
+    study: Study, args: argparse.Namespace, extra: list[str] = (), settings: Mapping[str, list[str]] | None = None
+) -> Call:
+    """Run (or reuse) the runs a call of ``study`` makes (:func:`prepare`, which checks them all before any work;
+    ``settings``: the rows' settings as :func:`prepare` takes them, instead of ``--settings``)."""
+    chosen, full, settings = prepare(study, args, extra, settings)
     done = run_sweep(list(chosen.values()), desc=study.name, executor=executor_from_args(args))
     return Call(study, chosen, {k: done[s.name] for k, s in chosen.items()}, full, settings, bool(args.quick))
 
