@@ -213,3 +213,13 @@ def test_layers_concatenate_a_familys_settings_and_a_rows_own_under_the_declared
         study(layers={"B": ("other",)})
     with pytest.raises(ValueError, match=r"names rows it has not: \['C'\]"):
         study(layers={"C": ("B",)})
+
+
+def test_the_docs_show_the_rcrl_declaration_as_it_is_in_its_script():
+    """docs/leaderboard.md quotes benchmarks/rcrl.py's STUDY verbatim: an edit to one and not the other fails."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    source = (root / "benchmarks" / "rcrl.py").read_text()
+    declared = re.search(r"^STUDY = Study\(\n.*?^\)\n", source, re.S | re.M)[0]
+    assert f"```python\n{declared}```" in (root / "docs" / "leaderboard.md").read_text()
