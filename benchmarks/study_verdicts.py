@@ -246,11 +246,13 @@ STUDIES = [
     ("ral_capacity.csv", ral_capacity),
     ("ral_capacity_pilot_recipe_lr/ral_capacity.csv", ral_capacity),
     ("varl_hacking.csv", varl_hacking),
+    ("history/varl_hacking_2026-12-03/varl_hacking.csv", varl_hacking),
     ("varl_hacking_hedge0.1/varl_hacking.csv", varl_hacking),
     ("varl_hacking_lr1e-3/varl_hacking.csv", varl_hacking),
     ("varl_hacking_pilot/varl_hacking.csv", varl_hacking),
     ("varl_hacking_t15_probe/varl_hacking.csv", varl_hacking),
     ("rcrl.csv", rcrl),
+    ("history/rcrl_2026-12-02/rcrl.csv", rcrl),
 ]
 """Each study CSV (under benchmarks/results/) and the function that re-reads it."""
 

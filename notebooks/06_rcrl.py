@@ -410,9 +410,9 @@ for name, rows in runs.items():
 #   criteria (its active count at the last step is printed above): it shows how to measure the
 #   claim, not a verdict on it.  The study — 5 seeds of 200 steps, each method at the learning rate
 #   the board's tuning stage chose, across the miscalibration knob — is `python benchmarks/rcrl.py
-#   study`; on the idle 2-core machine it measured an entropy ratio of 0.98 for RcRL against 0.77–0.80
-#   for Absolute RaR, and RcRL ahead of Absolute RaR prompt by prompt at every level (53–60%) but
-#   decided at one level of four (`docs/rewards/rcrl.md` has the table and what it does not show).
+#   study`; it measured an entropy ratio of 0.92 for RcRL against 0.78–0.79 for Absolute RaR, and the
+#   head-to-head prompt by prompt undecided at every level of the knob, every point estimate below 50%
+#   (`docs/rewards/rcrl.md` has the table and what it does not show).
 
 # %%
 print(f"wall time of this notebook: {time.perf_counter() - notebook_start:.1f} s")
