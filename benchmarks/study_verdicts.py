@@ -243,6 +243,7 @@ def rcrl(path: Path) -> list[str]:
 
 STUDIES = [
     ("ral_vs_rlvr.csv", ral_vs_rlvr),
+    ("history/ral_vs_rlvr_2026-12-01/ral_vs_rlvr.csv", ral_vs_rlvr),
     ("ral_capacity.csv", ral_capacity),
     ("ral_capacity_pilot_recipe_lr/ral_capacity.csv", ral_capacity),
     ("varl_hacking.csv", varl_hacking),
