@@ -319,7 +319,9 @@ def gate_warning(g: str) -> str:
 
 def controls(results: dict[str, list[dict]]) -> tuple[list[str], bool]:
     """The testbed's two controls — RLVR on the proxy hacks more over training, RLVR on the strict check
-    gets more accurate — and whether both intervals exclude 0 (the testbed can decide VARL's claim)."""
+    gets more accurate — and whether both intervals exclude 0 (the testbed can decide VARL's claim).  The hack is
+    read on the held-out rate, as the board's positive control reads it (one gate rule for board and study);
+    ``train/hack_rate`` is shown beside it, not part of the gate."""
     hack = lambda r, where: at(r, "hack_rate", where)  # noqa: E731
     acc = lambda r, where: at(r, "accuracy", where)  # noqa: E731
     train_hack = lambda r, where: window(r, "train/hack_rate", where)  # noqa: E731
@@ -344,7 +346,7 @@ def controls(results: dict[str, list[dict]]) -> tuple[list[str], bool]:
             f"| {name} | {label} | {fmt(mean_ci([value(r, 'first') for r in runs]))} | "
             f"{fmt(mean_ci([value(r, 'last') for r in runs]))} | {fmt(d)} | {excludes_zero(d)} |"
         )
-    hacks = [d for (n, label), d in verdicts.items() if n == "RLVR (proxy)" and "hack" in label]
+    hacks = [d for (n, label), d in verdicts.items() if n == "RLVR (proxy)" and label == "held-out `eval/hack_rate`"]
     honest = verdicts.get(("RLVR (strict check)", "held-out strict `eval/accuracy`"))
     decides = bool(hacks) and all(d.low > 0 for d in hacks) and honest is not None and honest.low > 0
     return lines, decides
@@ -384,10 +386,13 @@ def report_hacking(results: dict[str, list[dict]], head: str, seeds: list[int], 
         *table,
         "",
         (
-            "**The testbed can decide**: RLVR on the proxy hacks more over training and RLVR on the strict check "
-            "gets more accurate, both with intervals that exclude 0 — hacking and honest solving are both learnable."
+            "**The testbed can decide**: RLVR on the proxy raises the held-out hack rate and RLVR on the strict check "
+            "gets more accurate, both with intervals that exclude 0 — hacking and honest solving are both learnable "
+            "(the gate reads the held-out hack rate, as the board's positive control does; `train/hack_rate` is "
+            "shown, not gated)."
             if decides
-            else "**The testbed cannot decide at this size**: a control's interval includes 0 (see above); "
+            else "**The testbed cannot decide at this size**: the held-out hack rate's or the strict check's "
+            "interval includes 0 (see above); "
             "the comparisons below are not evidence for or against VARL's claim."
         ),
         "",
