@@ -93,7 +93,7 @@ from rewardzoo.board.study import Call, RunKey, Study, header, sweep  # noqa: E4
 from rewardzoo.core.logger import read_metrics  # noqa: E402
 from rewardzoo.core.models import TinyModelConfig  # noqa: E402
 from rewardzoo.core.types import Rollouts  # noqa: E402
-from rewardzoo.eval import Estimate, auc, mean_ci, seed_ci  # noqa: E402
+from rewardzoo.eval import Estimate, auc, gain_ratio, mean_ci, seed_ci  # noqa: E402
 from rewardzoo.judges.pretrain import JudgePretrainConfig, pretrain_backbone  # noqa: E402
 from rewardzoo.protocol import LR_FACTORS, TUNING_SEED_BASE, Finding, Grid, word  # noqa: E402
 from rewardzoo.protocol import verdict as protocol_verdict  # noqa: E402
@@ -389,13 +389,7 @@ def final_and_first(run_dir: Path) -> tuple[list[float], list[float]]:
 def ratio_ci(base: tuple[np.ndarray, np.ndarray], arm: tuple[np.ndarray, np.ndarray]) -> Estimate:
     """The arm's held-out gain over RLVR's: each seed's ratio of gains ([S, E] tables, paired on the seed), with the
     t-interval over seeds (:func:`rewardzoo.eval.seed_ci`: the seed is the unit)."""
-    return seed_ci(
-        lambda s0, s1, a, b: (
-            float((b.mean() - a.mean()) / (s1.mean() - s0.mean())) if s1.mean() > s0.mean() else math.nan
-        ),
-        *base,
-        *arm,
-    )
+    return seed_ci(gain_ratio, *base, *arm)
 
 
 def settings_of(text: str) -> dict[str, list[str]]:
@@ -511,7 +505,6 @@ def board_lines(
     seeds: list[int],
     level: str,
     why: str,
-    settings: dict[str, list[str]],
     temperature: float,
     beta: float,
 ) -> list[str]:
@@ -531,11 +524,8 @@ def board_lines(
         f"multiplication/{row}/seed{s}": call.results[RunKey(None, m, s)] for row, m in study.items() for s in seeds
     }
     tabs = tables(entries, aliased, seeds)
-    for row in study:
-        family = "RLVR" if row == "RLVR" else "RAL"
-        tabs["multiplication"].settings[row] = (
-            " ".join(dict.fromkeys([*settings.get(family, []), *settings.get(row, [])])) or "recipe"
-        )
+    for row, m in study.items():  # the settings the row's runs trained with (Study.own), each override once
+        tabs["multiplication"].settings[row] = " ".join(dict.fromkeys(call.study.own(call.settings, m))) or "recipe"
     return [
         f"## The board's RAL rows at the study's settings: T = {temperature}, KL β = {beta}, judge `{level}`",
         "",
@@ -813,7 +803,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{number(r['acc_gen'])} | {number(r['skips'])} | {r['wall']:.0f} |"
         )
     level, why = board_level(levels, auc_of)
-    lines += ["", *board_lines(call, seeds, level, why, per_method, args.temperature, args.beta)]
+    lines += ["", *board_lines(call, seeds, level, why, args.temperature, args.beta)]
     lines += [
         "## Does the judge's verification AUC rise during co-training?",
         "",

@@ -48,7 +48,7 @@ import numpy as np  # noqa: E402
 
 from rewardzoo.board import Entry  # noqa: E402
 from rewardzoo.board.study import RunKey, Study, arguments, header, pilot_line, sweep  # noqa: E402
-from rewardzoo.eval import mean_ci, seed_ci  # noqa: E402
+from rewardzoo.eval import gain_ratio, mean_ci, seed_ci  # noqa: E402
 from rewardzoo.sweep import RunSpec, eval_rows  # noqa: E402
 
 RAL = "algorithms/ral_multiplication.yaml"
@@ -229,15 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         if name != "RLVR":
             base = baselines(call.rows)[name]
             r_start, r_end = tables(base, seeds, "first"), tables(base, seeds, "last")
-            ratio = seed_ci(
-                lambda s0, s1, a, b: (
-                    float((b.mean() - a.mean()) / (s1.mean() - s0.mean())) if s1.mean() > s0.mean() else math.nan
-                ),
-                r_start,
-                r_end,
-                start,
-                end,
-            )
+            ratio = seed_ci(gain_ratio, r_start, r_end, start, end)
             ratio_cell, word = ratio.bounds(digits=2), verdict(ratio) if name.startswith("RAL") else "—"
         walls = [result(name, s).wall_s for s in seeds]
         label = name if len(seeds) == len(call.seeds) else f"{name} ({len(seeds)} seeds)"

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rewardzoo.eval import Estimate, mean_ci, seed_ci
+from rewardzoo.eval import Estimate, gain_ratio, mean_ci, seed_ci
 from rewardzoo.protocol import Finding, verdict, word
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,10 +63,6 @@ def _ratio_rows(
     )
 
 
-def _ratio(s0: np.ndarray, s1: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
-    return float((b - a) / (s1 - s0)) if s1 > s0 else float("nan")
-
-
 def ral_vs_rlvr(path: Path) -> list[str]:
     """RAL vs RLVR: each variant's gain ratio to its RLVR baseline, per seed; the gate is RLVR's gain."""
     df = pd.read_csv(path).rename(columns={"variant": "method"})
@@ -91,7 +87,7 @@ def ral_vs_rlvr(path: Path) -> list[str]:
         rows = _ratio_rows(
             df, method, RAL_VS_RLVR_BASELINE.get(method, "RLVR"), "warm_start_accuracy", "final_accuracy"
         )
-        ratio = seed_ci(_ratio, *rows)
+        ratio = seed_ci(gain_ratio, *rows)
         f = Finding("multiplication", method, "RLVR", ratio, 0.5, True, ratio.bounds(digits=2), "")
         lines.append(_line(method, f, ratio.n, gate, ratio.bounds(digits=2)))
     return lines + [""]
@@ -119,7 +115,7 @@ def ral_capacity(path: Path) -> list[str]:
     for method in df.method.unique():
         if method == "RLVR":
             continue
-        ratio = seed_ci(_ratio, *_ratio_rows(df, method, "RLVR", "first_accuracy", "final_accuracy"))
+        ratio = seed_ci(gain_ratio, *_ratio_rows(df, method, "RLVR", "first_accuracy", "final_accuracy"))
         f = Finding("multiplication", method, "RLVR", ratio, 0.5, True, "", "")
         parity = word(ratio, 1.0)
         lines.append(

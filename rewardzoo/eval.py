@@ -215,7 +215,7 @@ def seed_ci(effect: Callable[..., float], *tables: Sequence[float] | np.ndarray,
     the same examples) or [S] (one value per seed, e.g. a final metric from the board's CSV).  For each
     seed s, ``effect`` gets the tables' rows ``t[s]`` ([E] arrays, or 0-d arrays for [S] tables) and returns
     a float: ``lambda a, b: a.mean() - b.mean()`` (a paired difference),
-    ``lambda s0, s1, a: (a.mean() - s0.mean()) / (s1.mean() - s0.mean())`` (a ratio of gains),
+    :func:`gain_ratio` (a ratio of gains),
     ``lambda a, b: preferences(a, b).mean()`` (a win rate over the seed's prompts).  A seed whose effect is
     not finite (a ratio over a zero gain) is dropped, and the interval is over the seeds left (``n``).
 
@@ -235,6 +235,24 @@ def seed_ci(effect: Callable[..., float], *tables: Sequence[float] | np.ndarray,
         )
     per_seed = np.array([float(effect(*(t[s] for t in arrays))) for s in range(S)])  # [S]
     return mean_ci(per_seed[np.isfinite(per_seed)], level)
+
+
+def gain_ratio(
+    base_start: Sequence[float] | np.ndarray,
+    base_end: Sequence[float] | np.ndarray,
+    arm_start: Sequence[float] | np.ndarray,
+    arm_end: Sequence[float] | np.ndarray,
+) -> float:
+    """One seed's ratio of gains: the arm's mean gain over its start divided by the base's (e.g. RAL's held-out
+    gain over RLVR's); NaN unless the base gained, so :func:`seed_ci` drops that seed.
+
+    >>> round(gain_ratio([0.3, 0.3], [0.5, 0.7], [0.3, 0.3], [0.4, 0.4]), 4)  # RAL gains 0.1 where RLVR gains 0.3
+    0.3333
+    >>> gain_ratio([0.3], [0.3], [0.3], [0.5])
+    nan
+    """
+    base = float(np.mean(base_end) - np.mean(base_start))
+    return float((np.mean(arm_end) - np.mean(arm_start)) / base) if base > 0 else math.nan
 
 
 def bootstrap_ci(

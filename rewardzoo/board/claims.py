@@ -11,14 +11,13 @@ being its seed's warm-start row."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
 
 from rewardzoo.board.rows import POSITIVE_CONTROLS
 from rewardzoo.board.table import Table
-from rewardzoo.eval import preferences, seed_ci
+from rewardzoo.eval import gain_ratio, preferences, seed_ci
 from rewardzoo.protocol import MIN_SEEDS, Finding, verdict, word
 from rewardzoo.sweep import RunResult, eval_rows
 
@@ -134,9 +133,7 @@ def _ral_vs_rlvr(tabs, results, seeds, task: str) -> list:
     start = _per_seed(tabs, results, task, "RLVR", "eval/accuracy", seeds, "first")  # the shared warm start
     rlvr = _per_seed(tabs, results, task, "RLVR", "eval/accuracy", seeds)
     ral = _per_seed(tabs, results, task, "RAL", "eval/accuracy", seeds)
-    ratio = seed_ci(
-        lambda s, a, b: _difference(b, s) / _difference(a, s) if _difference(a, s) > 0 else math.nan, start, rlvr, ral
-    )
+    ratio = seed_ci(lambda s, a, b: gain_ratio(s, a, s, b), start, rlvr, ral)
     numbers = (
         f"RAL/RLVR gain ratio {ratio.bounds(digits=2)} (per seed; ½ = the claim's threshold); gains "
         f"RLVR {100 * (rlvr.mean() - start.mean()):+.1f}, RAL {100 * (ral.mean() - start.mean()):+.1f} points"

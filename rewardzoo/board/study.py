@@ -229,13 +229,12 @@ class Study:
         entry = self.rows[self.labels.index(row)]
         if self.layout == "board":
             return board_run(entry, seed, out, own, extra)
-        at = (self.knob.levels[level] if self.knob else ()) if level is not None else ()
-        folder = out / self.knob.folder.format(level) if self.knob else out
+        at, level_dir = (self.knob.levels[level], self.knob.folder.format(level)) if self.knob else ((), "")
         tag = overrides_tag([*own, *extra])
         return RunSpec(
-            f"{folder.relative_to(out)}/{row}/seed{seed}" if self.knob else f"{row}/seed{seed}",
+            f"{level_dir}/{row}/seed{seed}".lstrip("/"),
             entry.recipe,
-            folder / (slug(row) + (f"-{tag}" if tag else "")) / f"seed{seed}",
+            out / level_dir / (slug(row) + (f"-{tag}" if tag else "")) / f"seed{seed}",
             (f"seed={seed}", f"sft.cache_dir={out / 'sft-cache'}", *self.common, *entry.overrides, *at, *own, *extra),
             entry.factory,
         )
@@ -341,10 +340,11 @@ def prepare(
     (:attr:`Study.resolve`); with the full study's runs as planned and the settings used.  Raises SystemExit,
     before anything is resolved, on an unknown row or level or an unreadable ``--settings``."""
     q = study.quick if args.quick else Quick()
-    settings = study.settings(args.settings) if settings is None else {k: list(v) for k, v in settings.items()}
-    unknown = sorted(set(settings) - set(study.known))
-    if unknown:
+    if settings is None:
+        settings = study.settings(args.settings)  # refuses a name the study does not take
+    elif unknown := sorted(set(settings) - set(study.known)):
         raise SystemExit(f"--settings names {unknown}, which no row of study {study.name!r} takes: {study.known}")
+    settings = {k: list(v) for k, v in settings.items()}
     try:
         chosen = study.runs(
             Path(args.out),
