@@ -243,3 +243,19 @@ def test_seed_interval_covers_on_the_boards_design():
             assert t >= 0.93, f"{d.name}, {seeds} seeds: t-interval over seeds covers {t:.3f}"
             if d.p_a < 0.1:
                 assert boot < 0.9, f"{d.name}, {seeds} seeds: the bootstrap covered {boot:.3f}"
+
+
+def test_gain_ratio_is_the_arms_gain_over_the_bases_and_a_seed_without_a_base_gain_is_dropped():
+    """Hand-computed: RLVR gains 0.5 and RAL 0.25 on seed 0 (ratio ½), RLVR 0.25 and RAL 0.25 on seed 1 (ratio 1);
+    a seed where the base did not gain gives NaN, which seed_ci drops."""
+    from rewardzoo.eval import gain_ratio, seed_ci
+
+    assert gain_ratio([0.0, 0.0], [0.5, 0.5], [0.25, 0.25], [0.5, 0.5]) == 0.25 / 0.5
+    assert math.isnan(gain_ratio([0.5], [0.5], [0.0], [1.0])) and math.isnan(gain_ratio([0.5], [0.25], [0.0], [1.0]))
+    base_start, base_end = (
+        np.array([[0.0, 0.0], [0.25, 0.25], [0.5, 0.5]]),
+        np.array([[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]]),
+    )
+    arm_start, arm_end = np.zeros((3, 2)), np.array([[0.25, 0.25], [0.25, 0.25], [1.0, 1.0]])
+    e = seed_ci(gain_ratio, base_start, base_end, arm_start, arm_end)
+    assert e.n == 2 and e.mean == 0.75
