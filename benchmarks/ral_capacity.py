@@ -40,7 +40,8 @@ deciding variable — the judge's measured verification ability — and reports 
    RLVR, RAL, format-only and frozen-judge settings), are inputs; the defaults are the recipes'.
    With ``--tune`` the study runs the protocol's tuning stage itself first, at its own settings
    (:func:`rewardzoo.board.tune`: each row of :data:`BOARD_ROWS` over the learning-rate grid
-   ``--lr-factors`` × the recipe's ``grpo.lr``, on the validation split, tuning seed 1000; the RAL and
+   ``--lr-factors`` × the recipe's ``grpo.lr``, extending at an edge as the board's grid does, on the validation
+   split, the board's tuning seeds (``--tune-seeds``, default 1000-1002: successive halving); the RAL and
    frozen-judge rows at the highest-AUC level of the study, and every other level's RAL row too: each
    level gets the same tuning) and
    writes ``OUT/ral_capacity_tuning/{TUNING.md,tuning.csv}``: the board's choices were made at T = 2
@@ -89,13 +90,14 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from rewardzoo.board import CPU_SETTINGS, PRESETS, Entry, claim_lines, markdown, tables, tune  # noqa: E402
+from rewardzoo.board.report import default_tune_seeds  # noqa: E402
 from rewardzoo.board.study import Call, RunKey, Study, header, sweep  # noqa: E402
 from rewardzoo.core.logger import read_metrics  # noqa: E402
 from rewardzoo.core.models import TinyModelConfig  # noqa: E402
 from rewardzoo.core.types import Rollouts  # noqa: E402
 from rewardzoo.eval import Estimate, auc, gain_ratio, mean_ci, seed_ci  # noqa: E402
 from rewardzoo.judges.pretrain import JudgePretrainConfig, pretrain_backbone  # noqa: E402
-from rewardzoo.protocol import LR_FACTORS, TUNING_SEED_BASE, Finding, Grid, word  # noqa: E402
+from rewardzoo.protocol import LR_FACTORS, TUNING_SEED_BASE, TUNING_SEEDS, Finding, Grid, word  # noqa: E402
 from rewardzoo.protocol import verdict as protocol_verdict  # noqa: E402
 from rewardzoo.recipes import generate, run_config, sft  # noqa: E402
 from rewardzoo.rewards.context import RewardContext  # noqa: E402
@@ -263,7 +265,7 @@ def judge_overrides(readout: dict) -> list[str]:
 # ------------------------------------------------------------------------------------------ stage 3
 @dataclass
 class Probe:
-    """Warm-start answers for measuring judges: the held-out probe (valid answers with their correctness,
+    """Warm-start answers for measuring judges: the validation probe (valid answers with their correctness,
     for AUC only) and the warm-up batches on RL prompts (what RAL's own warm-up sees)."""
 
     prompts: list[str]
@@ -475,7 +477,9 @@ def tuned_settings(
     choices = tune(
         entries,
         Grid(tuple(args.lr_factors)),
-        [TUNING_SEED_BASE],
+        default_tune_seeds(args.quick)
+        if args.tune_seeds is None
+        else [TUNING_SEED_BASE + i for i in range(args.tune_seeds)],
         args.runs,
         args.out / "ral_capacity_tuning",
         args.jobs,
@@ -524,8 +528,9 @@ def board_lines(
         f"multiplication/{row}/seed{s}": call.results[RunKey(None, m, s)] for row, m in study.items() for s in seeds
     }
     tabs = tables(entries, aliased, seeds)
-    for row, m in study.items():  # the settings the row's runs trained with (Study.own), each override once
-        tabs["multiplication"].settings[row] = " ".join(dict.fromkeys(call.study.own(call.settings, m))) or "recipe"
+    for row, m in study.items():  # the settings the row's runs trained with (Study.own): each key's last value
+        own = dict(o.split("=", 1) for o in call.study.own(call.settings, m))
+        tabs["multiplication"].settings[row] = " ".join(f"{k}={v}" for k, v in own.items()) or "recipe"
     return [
         f"## The board's RAL rows at the study's settings: T = {temperature}, KL β = {beta}, judge `{level}`",
         "",
@@ -591,6 +596,11 @@ def main(argv: list[str] | None = None) -> int:
         nargs="+",
         default=list(LR_FACTORS),
         help="--tune's learning-rate grid, as multiples of the recipe's grpo.lr",
+    )
+    parser.add_argument(
+        "--tune-seeds",
+        type=int,
+        help=f"--tune's tuning seeds, 1000..1000+N-1 (default {TUNING_SEEDS}, as the board; --quick: 1)",
     )
     parser.add_argument("--override", "--set", dest="override", nargs="*", default=[], help="key=value for every run")
     parser.add_argument("--judge-cache", default=None, help="cache directory of pretrained judge backbones")
@@ -807,7 +817,7 @@ def main(argv: list[str] | None = None) -> int:
     lines += [
         "## Does the judge's verification AUC rise during co-training?",
         "",
-        "Training judge of each checkpoint, mean over seeds: AUC on the held-out probe (warm-start answers, as before "
+        "Training judge of each checkpoint, mean over seeds: AUC on the validation probe (warm-start answers, as before "
         "RL) / on that evaluation's own held-out answers of the policy. Step 0 = after warm-up, measured before RL.",
         "",
         "| method | " + " | ".join(f"step {s}" for s in sorted({s for t in training.values() for s in t})) + " |",
@@ -823,7 +833,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "## Verification ability of every judge level and readout, before RL",
         "",
-        f"AUC of the judge's logit, right vs wrong valid warm-start answers on the held-out prompts ({len(probe.answers)} "
+        f"AUC of the judge's logit, right vs wrong valid warm-start answers on the validation prompts ({len(probe.answers)} "
         f"answers, {sum(not c for c in probe.correct)} wrong; T = {args.temperature}): at build, and after RAL's own "
         f"{cfg.reward.ral.warmup_steps} warm-up rounds (references vs the warm start's answers, no labels).",
         "",
@@ -957,7 +967,7 @@ def plot(path: Path, rows: list[dict], training: dict, auc_of: dict, rlvr_gain: 
             [0, *curve_t], [auc_of[level_of(method)], *[a for a, _ in curve_t.values()]], marker="o", ms=3, label=method
         )
     right.set_xlabel("RL step")
-    right.set_ylabel("judge verification AUC (held-out probe)")
+    right.set_ylabel("judge verification AUC (validation probe)")
     right.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -188,12 +188,54 @@ def tie_break(path: Path, page_dir: Path = ROOT) -> str:
     return "\n".join(out) + "\n"
 
 
+def ral_capacity(path: Path, page_dir: Path = ROOT) -> str:
+    """RAL's judge-capacity curve, from ``benchmarks/ral_capacity.py``'s Markdown: the positive control's line, each
+    method's judge AUC, accuracy, gain, ratio to RLVR and verdict, and the claims of the board's rows at the study's
+    settings, copied cell by cell."""
+    text = path.read_text()
+    rel, href = _cited(path, page_dir)
+    control = re.search(r"^RLVR gain: .*$", text, re.M)
+    if control is None:
+        raise ValueError(f"{rel} has no 'RLVR gain: ...' line: not a ral_capacity.py report")
+    rows = _table(text.split("\n## ")[0])
+    names = ("method", "judge AUC before RL", "final accuracy", "gain", "ratio to RLVR", "verdict")
+    col = [rows[0].index(name) for name in names]
+    out = [
+        f"From [{rel}]({href}) (test split; mean ± 95% t-interval over seeds; judge AUC on validation prompts "
+        "after the warm-up):",
+        "",
+        control[0],
+        "",
+        "| " + " | ".join(names) + " |",
+        "| --- |" + " ---: |" * (len(names) - 2) + " --- |",
+    ]
+    out += ["| " + " | ".join(r[i] for i in col) + " |" for r in rows[1:]]
+    claims = _table(text, "| claim | control | verdict |")
+    out += ["", "| claim | verdict | measurement |", "| --- | --- | --- |"]
+    out += [f"| {r[0]} | {r[2]} | {r[3]} |" for r in claims[1:]]
+    return "\n".join(out) + "\n"
+
+
+def ral_capacity_judges(path: Path, page_dir: Path = ROOT) -> str:
+    """Every judge level's verification AUC by readout before RL, from ``benchmarks/ral_capacity.py``'s Markdown:
+    its section's sentence on the probe and its table, copied."""
+    text = path.read_text()
+    rel, href = _cited(path, page_dir)
+    heading = "## Verification ability of every judge level and readout, before RL"
+    if heading not in text:
+        raise ValueError(f"{rel} has no section {heading[3:]!r}: not a ral_capacity.py report")
+    section = text[text.index(heading) + len(heading) :].split("\n## ")[0].strip()
+    return f"From [{rel}]({href}):\n\n{section}\n"
+
+
 GENERATORS: dict[str, Callable[[Path, Path], str]] = {
     "board-summary": board_summary,
     "time-summary": time_summary,
     "speed-summary": speed_summary,
     "verdicts-twice": verdicts_twice,
     "tie-break": tie_break,
+    "ral-capacity": ral_capacity,
+    "ral-capacity-judges": ral_capacity_judges,
 }
 """What a generated block can be: name → function of the result file it reads and the page's folder."""
 

@@ -51,10 +51,10 @@ def test_a_changed_quoted_number_fails(tmp_path):
         "| RLVR | positive control; RAL's twin | 49.7 ± 2.3 |", "| RLVR | positive control; RAL's twin | 55.9 ± 2.6 |"
     )
     assert changed != readme and QUOTES["regenerate"](changed) == readme
-    pilot = "A pilot ([run](benchmarks/results/varl_hacking_pilot/varl_hacking.md)) saw +4.5 [-3.0, +12.1] points."
+    pilot = "A pilot ([run](benchmarks/results/history/pilots/varl_hacking_pilot/varl_hacking.md)) saw +4.5 [-3.0, +12.1] points."
     assert QUOTES["stale_quotes"](pilot, "x.md") == [
-        "x.md: +4.5 [-3.0, +12.1] (looked in: benchmarks/results/varl_hacking_pilot/varl_hacking.md)",
-        "x.md: PILOT missing in a paragraph quoting benchmarks/results/varl_hacking_pilot/varl_hacking.md",
+        "x.md: +4.5 [-3.0, +12.1] (looked in: benchmarks/results/history/pilots/varl_hacking_pilot/varl_hacking.md)",
+        "x.md: PILOT missing in a paragraph quoting benchmarks/results/history/pilots/varl_hacking_pilot/varl_hacking.md",
     ]
 
 
@@ -133,3 +133,27 @@ def test_the_tie_break_counts_are_generated_from_their_file():
     row = next(x for x in block[3].splitlines() if x.startswith("| canonical"))
     changed = page.replace(row, row.replace("| 25 |", "| 24 |"))
     assert changed != page and QUOTES["regenerate"](changed, ROOT / "docs") == page
+
+
+def test_the_judge_capacity_curve_is_generated_from_its_report(tmp_path):
+    """docs/rewards/ral.md's capacity table and claims are ral_capacity.py's report, cell by cell, and its judges'
+    AUCs the report's section: a changed ratio or AUC is caught, and a file that is not the report is refused."""
+    page = (ROOT / "docs/rewards/ral.md").read_text()
+    blocks = {b[1]: b for b in QUOTES["blocks"](page)}
+    report = (ROOT / blocks["ral-capacity"][2]).read_text()
+    rows = [line for line in report.split("\n## ")[0].splitlines() if line.startswith("| RAL ")]
+    assert len(rows) >= 5
+    for line in rows:  # method, AUC, final accuracy, gain, ratio and verdict of every row
+        cells = line.split(" | ")
+        assert " | ".join([cells[0], *cells[1:5], cells[5]]) in blocks["ral-capacity"][3]
+    assert "| RAL reaches at least half of RLVR's held-out gain" in blocks["ral-capacity"][3]
+    ratio = next(x for x in blocks["ral-capacity"][3].splitlines() if x.startswith("| RAL pre1000 |"))
+    auc = next(x for x in blocks["ral-capacity-judges"][3].splitlines() if x.startswith("| pre1000 |"))
+    changed = page.replace(ratio, ratio.replace("1.17", "1.71")).replace(auc, auc.replace("0.9", "0.8"))
+    assert changed != page and QUOTES["regenerate"](changed, ROOT / "docs/rewards") == page
+    other = tmp_path / "ral_capacity.md"
+    other.write_text("# not the report\n\n| method | gain |\n| --- | --- |\n| RLVR | +1 |\n")
+    with pytest.raises(ValueError, match="not a ral_capacity.py report"):
+        QUOTES["ral_capacity"](other, tmp_path)
+    with pytest.raises(ValueError, match="not a ral_capacity.py report"):
+        QUOTES["ral_capacity_judges"](other, tmp_path)

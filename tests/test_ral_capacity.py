@@ -214,7 +214,8 @@ def test_tune_runs_the_protocols_tuning_stage_at_the_studys_settings(study, tmp_
     assert {r["method"] for r in tuning} == set(study.BOARD_ROWS)
     reachable = {f"grpo.lr={lr}" for lr in (0.004, 0.002, 0.001, 0.0005, 0.00025, 0.000125)}
     assert {"grpo.lr=0.001", "grpo.lr=0.0005"} <= {r["setting"] for r in tuning} <= reachable  # edges left, bounded
-    assert sum(r["chosen"] == "True" for r in tuning) == len(study.BOARD_ROWS)
+    assert {r["seed"] for r in tuning} == {"1000", "1001", "1002"}  # the board's three tuning seeds
+    assert len({(r["method"], r["setting"]) for r in tuning if r["chosen"] == "True"}) == len(study.BOARD_ROWS)
     chosen = {r["method"]: r["setting"].removeprefix("grpo.lr=") for r in tuning if r["chosen"] == "True"}
     saved = OmegaConf.load(next((runs / "tuning" / "multiplication" / "ral").glob("*/seed1000")) / "config.yaml")
     assert saved.eval.split == "validation" and saved.sampling.temperature == 1.5 and saved.grpo.beta == 0.04
