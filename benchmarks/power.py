@@ -18,13 +18,13 @@ and writes ``OUT/power.md``, ``OUT/power.csv`` and ``OUT/power.png`` (learning c
 95% band over seeds).  The first line of power.md is the command that wrote it.
 
     python benchmarks/power.py --presets multiplication refdist rubric_writing hackable_multiplication \
-        --seeds 0 1 2 3 4 --runs runs/leaderboard --out benchmarks/results/power
+        --seeds 0 1 2 3 4 --runs runs/power --out benchmarks/results/power
 
 Run directories go under ``--runs`` (default ``runs/power``, ``RUNS/<preset>/<slug>/seed<s>``), results
 under ``--out``; every run evaluates on the task's test split (``eval.split`` at its default).  The
-committed power.md was made from an earlier leaderboard's runs, in this layout; the leaderboard now
-tunes each row and keeps its runs under ``RUNS/<task>/<row>/<setting>/seed<s>``
-(docs/leaderboard.md), so it no longer shares runs with this script.  The same measurement on the
+committed power.md was made from this script's own runs (``--runs runs/power``); the leaderboard tunes each row
+and keeps its runs under ``RUNS/<task>/<row>/<setting>/seed<s>`` (docs/leaderboard.md), so it shares none with
+this script.  The same measurement on the
 board's own runs is its positive-control line (``rewardzoo.board.positive_control``).
 """
 
