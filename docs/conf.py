@@ -47,9 +47,7 @@ include_patterns = [
     "docs/api/**/*.rst",
     "notebooks/README.md",
     "notebooks/[0-9][0-9]_*.py",
-    "benchmarks/results/*.md",
-    "benchmarks/results/*/*.md",
-    "benchmarks/results/*/*/*.md",
+    "benchmarks/results/**.md",  # every result page, at any depth (the toctree in docs/results.md lists them)
 ]
 exclude_patterns = ["build/**", ".venv*/**", "runs/**"]
 templates_path = [str(DOCS / "_templates")]  # absolute: autosummary reads it from the source directory, HTML from here
