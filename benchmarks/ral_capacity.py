@@ -97,7 +97,7 @@ from rewardzoo.core.models import TinyModelConfig  # noqa: E402
 from rewardzoo.core.types import Rollouts  # noqa: E402
 from rewardzoo.eval import Estimate, auc, gain_ratio, mean_ci, seed_ci  # noqa: E402
 from rewardzoo.judges.pretrain import JudgePretrainConfig, pretrain_backbone  # noqa: E402
-from rewardzoo.protocol import LR_FACTORS, TUNING_SEED_BASE, TUNING_SEEDS, Finding, Grid, word  # noqa: E402
+from rewardzoo.protocol import LR_FACTORS, TUNING_SEEDS, Finding, Grid, word  # noqa: E402
 from rewardzoo.protocol import verdict as protocol_verdict  # noqa: E402
 from rewardzoo.recipes import generate, run_config, sft  # noqa: E402
 from rewardzoo.rewards.context import RewardContext  # noqa: E402
@@ -477,9 +477,7 @@ def tuned_settings(
     choices = tune(
         entries,
         Grid(tuple(args.lr_factors)),
-        default_tune_seeds(args.quick)
-        if args.tune_seeds is None
-        else [TUNING_SEED_BASE + i for i in range(args.tune_seeds)],
+        default_tune_seeds(args.quick, args.tune_seeds),
         args.runs,
         args.out / "ral_capacity_tuning",
         args.jobs,

@@ -20,9 +20,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from rewardzoo.board.report import check_seeds, leaderboard, plan, report_from_csv
+from rewardzoo.board.report import check_seeds, default_tune_seeds, leaderboard, plan, report_from_csv
 from rewardzoo.board.rows import PRESETS, QUICK_LR_FACTORS
-from rewardzoo.protocol import GRID_EXTENSION, TUNING_SEED_BASE, TUNING_SEEDS, Grid, OwnKey, Setting
+from rewardzoo.protocol import GRID_EXTENSION, TUNING_SEEDS, Grid, OwnKey, Setting
 from rewardzoo.sweep import add_executor_arguments, executor_from_args
 
 DEFAULT_OUT = Path("benchmarks/results/leaderboard")
@@ -162,8 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         executor = executor_from_args(args)
     except (ValueError, ImportError) as err:
         parser.error(str(err))
-    count = args.tune_seeds if args.tune_seeds is not None else 1 if args.quick else TUNING_SEEDS
-    tune_seeds = args.tuning_seeds or [TUNING_SEED_BASE + i for i in range(count)]
+    tune_seeds = args.tuning_seeds or default_tune_seeds(args.quick, args.tune_seeds)
     try:
         check_seeds(seeds, tune_seeds)
     except ValueError as err:

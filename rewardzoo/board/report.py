@@ -101,10 +101,10 @@ def leaderboard(
     return path
 
 
-def default_tune_seeds(quick: bool = False) -> list[int]:
-    """The tuning seeds when none are given: :data:`~rewardzoo.protocol.TUNING_SEEDS` from
-    :data:`~rewardzoo.protocol.TUNING_SEED_BASE` (``--quick``: one)."""
-    return [TUNING_SEED_BASE + i for i in range(1 if quick else TUNING_SEEDS)]
+def default_tune_seeds(quick: bool = False, count: int | None = None) -> list[int]:
+    """The tuning seeds when none are named: ``count`` of them (default :data:`~rewardzoo.protocol.TUNING_SEEDS`,
+    ``--quick``: one) from :data:`~rewardzoo.protocol.TUNING_SEED_BASE`."""
+    return [TUNING_SEED_BASE + i for i in range(count if count is not None else 1 if quick else TUNING_SEEDS)]
 
 
 def check_seeds(seeds: list[int], tune_seeds: list[int]) -> None:
