@@ -34,9 +34,12 @@ forward keeps to plain weights (``rewardzoo.core.engines.decode.stepper``).
 
 from __future__ import annotations
 
+import functools
+
 import torch
 import torch.nn.functional as F
 from einops import rearrange
+from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
 
 from rewardzoo.core.models import causal_lm
 
@@ -179,6 +182,47 @@ def attend(
     return o.view(B, kv, R, S, D)
 
 
+aten = torch.ops.aten
+PRODUCTS = {aten.mm.default: 1, aten.addmm.default: 2}
+"""The projections' matrix products, each with the position of its (transposed) weight among its arguments."""
+ATTENTION = frozenset({aten._scaled_dot_product_flash_attention_for_cpu.default, aten.bmm.default})
+"""The attention kernel (its outputs feed its own backward) and the products of torch's reference attention."""
+
+
+def trains_weights(layer: torch.nn.Module) -> bool:
+    """Whether recomputing ``layer``'s elementwise operations saves memory: its projections are plain linear
+    layers, whose weight gradients need their inputs kept anyway.  Under LoRA adapters the frozen base
+    products would have to be kept instead of recomputed, which costs more than the intermediates they
+    spare."""
+    a, m = layer.self_attn, layer.mlp
+    projections = (a.q_proj, a.k_proj, a.v_proj, a.o_proj, m.gate_proj, m.up_proj, m.down_proj)
+    return all(type(lin) is torch.nn.Linear for lin in projections)
+
+
+def _keep_products(output: int, ctx, op, *args, **kwargs) -> CheckpointPolicy:
+    """Keep the products' and the attention kernel's outputs, except the output projection's (``output``, its
+    weight's data pointer: only the residual sum reads it, and the backward pass stops recomputing before it);
+    recompute the rest."""
+    if op in PRODUCTS:
+        return (
+            CheckpointPolicy.PREFER_RECOMPUTE if args[PRODUCTS[op]].data_ptr() == output else CheckpointPolicy.MUST_SAVE
+        )
+    return CheckpointPolicy.MUST_SAVE if op in ATTENTION else CheckpointPolicy.PREFER_RECOMPUTE
+
+
+def recomputed(fn, h: torch.Tensor, layer: torch.nn.Module, *args, output: torch.nn.Linear, on: bool = True):
+    """``fn(h, layer, *args)``, one half of a decoder layer ending in the projection ``output``, keeping for
+    the backward pass only what the products and the attention kernel computed (:func:`_keep_products`) and
+    recomputing the rest — the norms, rotations, key/value copies and activations — in the backward pass
+    (torch's selective activation checkpointing: the recomputation runs the same kernels on the same inputs,
+    so the gradients are the same bits).  ``on=False``, or no gradient, runs ``fn`` plainly."""
+    if not (on and torch.is_grad_enabled()):
+        return fn(h, layer, *args)
+    policy = functools.partial(_keep_products, output.weight.data_ptr())
+    context = functools.partial(create_selective_checkpoint_contexts, policy)
+    return checkpoint(fn, h, layer, *args, use_reentrant=False, context_fn=context)
+
+
 def shared_prompt_hidden(
     lm: torch.nn.Module,
     prompt_ids: torch.Tensor,
@@ -186,10 +230,13 @@ def shared_prompt_hidden(
     rows: torch.Tensor,
     tokens: torch.Tensor,
     token_mask: torch.Tensor,
+    recompute: bool = True,
 ) -> torch.Tensor:  # [U, P] ×2, [n], [n, C] ×2 -> [n, C + 1, H]
     """Final (normed) hidden states of a Llama-family causal LM ``lm`` that predict each row's
     completion tokens 0..C: row i continues the right-padded prompt ``rows[i]`` with ``tokens[i]``
-    (``token_mask`` true on its real tokens, a prefix); see the module docstring."""
+    (``token_mask`` true on its real tokens, a prefix); see the module docstring.  ``recompute`` keeps only
+    the matrix products for the backward pass in the layers whose weights train (:func:`recomputed`,
+    :func:`trains_weights`; the same gradients, bit for bit); False keeps every intermediate."""
     decoder = lm.get_decoder()
     config = lm.config
     U, P = prompt_ids.shape
@@ -214,32 +261,40 @@ def shared_prompt_hidden(
     h = F.embedding(
         torch.cat([prompt_ids.flatten(), tokens.flatten()]), embed.weight, embed.padding_idx
     )  # [N, H], N = U·P + n·C
+    views = (U, P, n, C, kv, D, rows, prompt_attn, token_attn)
     for layer in decoder.layers:
-        a = layer.self_attn
-        x = rms_norm(h, layer.input_layernorm)  # [N, H]
-        q = project(x, a.q_proj).unflatten(1, (-1, D))  # [N, heads, D]
-        k = project(x, a.k_proj).unflatten(1, (kv, D))  # [N, kv, D]
-        v = project(x, a.v_proj).unflatten(1, (kv, D))  # [N, kv, D]
-        if hasattr(a, "q_norm"):  # Qwen3's per-head norms
-            q, k = rms_norm(q, a.q_norm), rms_norm(k, a.k_norm)
-        q, k = rotate(q, cos, sin), rotate(k, cos, sin)
-        qp = rearrange(q[: U * P], "(u s) (g r) d -> u g r s d", u=U, g=kv)  # [U, kv, R, P, D]
-        kp, vp = (rearrange(t[: U * P], "(u s) g d -> u g s d", u=U) for t in (k, v))  # [U, kv, P, D] each
-        o = [rearrange(attend(qp, kp, vp, prompt_attn, a.scaling), "u g r s d -> (u s) (g r d)")]  # [U·P, heads·D]
-        if C:  # each row's tokens over its prompt's keys and values, then its own
-            qc = rearrange(q[U * P :], "(b s) (g r) d -> b g r s d", b=n, g=kv)  # [n, kv, R, C, D]
-            kc, vc = (
-                torch.cat([pt.index_select(0, rows), rearrange(t[U * P :], "(b s) g d -> b g s d", b=n)], 2)
-                for pt, t in ((kp, k), (vp, v))
-            )  # [n, kv, P + C, D] each
-            o.append(
-                rearrange(attend(qc, kc, vc, token_attn, a.scaling), "b g r s d -> (b s) (g r d)")
-            )  # [n·C, heads·D]
-        h = h + project(torch.cat(o), a.o_proj)  # [N, H]
-        h = mlp_residual(h, layer)  # [N, H]
+        on = recompute and trains_weights(layer)
+        h = recomputed(attention_residual, h, layer, cos, sin, views, output=layer.self_attn.o_proj, on=on)  # [N, H]
+        h = recomputed(mlp_residual, h, layer, output=layer.mlp.down_proj, on=on)  # [N, H]
     h = rms_norm(h, decoder.norm)  # [N, H]
     last = h[: U * P].view(U, P, -1)[torch.arange(U, device=device), length - 1]  # [U, H] each prompt's last position
     first = last.index_select(0, rows)  # [n, H] per row
     if not C:
         return first.unsqueeze(1)  # [n, 1, H]
     return torch.cat([first.unsqueeze(1), h[U * P :].view(n, C, -1)], 1)  # [n, C + 1, H]
+
+
+def attention_residual(h, layer, cos, sin, views):  # [N, H] -> [N, H]
+    """The layer's first half over the flattened prompts and completions of :func:`shared_prompt_hidden`:
+    h + o_proj(attention), the prompts causally among themselves, each row's tokens over its prompt's keys
+    and values and its own earlier tokens (``views``: the layout and the two masks)."""
+    U, P, n, C, kv, D, rows, prompt_attn, token_attn = views
+    a = layer.self_attn
+    x = rms_norm(h, layer.input_layernorm)  # [N, H]
+    q = project(x, a.q_proj).unflatten(1, (-1, D))  # [N, heads, D]
+    k = project(x, a.k_proj).unflatten(1, (kv, D))  # [N, kv, D]
+    v = project(x, a.v_proj).unflatten(1, (kv, D))  # [N, kv, D]
+    if hasattr(a, "q_norm"):  # Qwen3's per-head norms
+        q, k = rms_norm(q, a.q_norm), rms_norm(k, a.k_norm)
+    q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+    qp = rearrange(q[: U * P], "(u s) (g r) d -> u g r s d", u=U, g=kv)  # [U, kv, R, P, D]
+    kp, vp = (rearrange(t[: U * P], "(u s) g d -> u g s d", u=U) for t in (k, v))  # [U, kv, P, D] each
+    o = [rearrange(attend(qp, kp, vp, prompt_attn, a.scaling), "u g r s d -> (u s) (g r d)")]  # [U·P, heads·D]
+    if C:  # each row's tokens over its prompt's keys and values, then its own
+        qc = rearrange(q[U * P :], "(b s) (g r) d -> b g r s d", b=n, g=kv)  # [n, kv, R, C, D]
+        kc, vc = (
+            torch.cat([pt.index_select(0, rows), rearrange(t[U * P :], "(b s) g d -> b g s d", b=n)], 2)
+            for pt, t in ((kp, k), (vp, v))
+        )  # [n, kv, P + C, D] each
+        o.append(rearrange(attend(qc, kc, vc, token_attn, a.scaling), "b g r s d -> (b s) (g r d)"))  # [n·C, heads·D]
+    return h + project(torch.cat(o), a.o_proj)  # [N, H]

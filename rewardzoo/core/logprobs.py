@@ -261,6 +261,7 @@ def sequence_logprobs(
     chunk_size: int | None = None,
     logit_scale: float = 1.0,
     lean: bool = False,
+    recompute: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:  # ([n, T], [n, T]) fp32, zero where mask is False
     """Completion-token log-probs and entropies of a causal LM (peft-wrapped or not).
 
@@ -268,7 +269,8 @@ def sequence_logprobs(
     where :func:`~rewardzoo.core.lean_layers.why_not_lean` allows it (checked here, at every call: a
     Llama-family model without hooks, adapters or checkpointing, float32 on the CPU), over the distinct
     prompts once and the completions by :func:`~rewardzoo.core.lean_layers.shared_prompt_hidden` on the
-    model's own weights; else by the model's decoder over the packed rows — and feeds only the K real
+    model's own weights, with ``recompute`` keeping only the matrix products of trained layers for the backward
+    pass; else by the model's decoder over the packed rows — and feeds only the K real
     completion positions to :func:`fused_token_logprobs` with the output layer's weight, scaled by
     ``logit_scale / temperature`` (logits = c·(W h + b), c from :func:`head_logit_scale`).
     ``fused=False`` takes the model's own logits over the packed rows (for heads that are not a scaled
@@ -288,6 +290,7 @@ def sequence_logprobs(
                 shared.rows,
                 batch.targets[:, : T - 1],
                 batch.mask[:, : T - 1],
+                recompute=recompute,
             )  # [n, T, H]
         else:
             out = lm.get_decoder()(input_ids=batch.input_ids, attention_mask=batch.attention_mask)
@@ -367,7 +370,13 @@ class PolicyLogProbs(torch.nn.Module):
     """
 
     def __init__(
-        self, model: torch.nn.Module, *, temperature: float = 1.0, chunk_size: int | None = None, lean: bool = True
+        self,
+        model: torch.nn.Module,
+        *,
+        temperature: float = 1.0,
+        chunk_size: int | None = None,
+        lean: bool = True,
+        recompute: bool = False,
     ):
         from rewardzoo.core.models import causal_lm
 
@@ -380,6 +389,10 @@ class PolicyLogProbs(torch.nn.Module):
         (:func:`~rewardzoo.core.lean_layers.shared_prompt_hidden`), checked at every forward
         (:func:`~rewardzoo.core.lean_layers.why_not_lean`: hooks a sharding wrapper adds later, gradient
         checkpointing switched on, a move to another device or dtype)."""
+        self.recompute = recompute
+        """In the lean forward of a fully trained model, keep only the matrix products for the backward pass and
+        recompute the rest there: the same gradients from less memory, for some time
+        (:func:`~rewardzoo.core.lean_layers.recomputed`; the trainer's CPU memory mode, ``grpo.release_heap``)."""
         scale, why = head_logit_scale(causal_lm(model).config)
         self.fused = scale is not None
         self.logit_scale = 1.0 if scale is None else scale
@@ -398,5 +411,6 @@ class PolicyLogProbs(torch.nn.Module):
             chunk_size=self.chunk_size,
             logit_scale=self.logit_scale,
             lean=self.lean,
+            recompute=self.recompute,
         )
         return sequence_logprobs(self.model, batch, **kwargs)

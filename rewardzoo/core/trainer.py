@@ -161,6 +161,7 @@ class Trainer:
             temperature=cfg.sampling.temperature,
             chunk_size=g.logprob_chunk_size or None,
             lean=g.lean_forward,
+            recompute=self.release_heap,  # the CPU memory mode: elementwise intermediates recomputed in the backward
         )
         self.ref_module = None  # π_ref's log-probs module: the reference copy's (None: the policy's, adapters off)
         if self.ref is not None and self.ref.copy is not None:

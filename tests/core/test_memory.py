@@ -102,9 +102,35 @@ def test_the_trainer_releases_the_heap_only_with_grpo_release_heap(fast_config, 
     setting = "null" if switch is None else str(switch).lower()
     trainer = make_trainer(fast_config(f"grpo.release_heap={setting}", "grpo.micro_batch_size=16"))
     assert trainer.release_heap is bool(switch)
+    assert trainer.module.recompute is bool(switch)  # the lean forward recomputes in the memory mode only
     trainer.train_step()
     # 32 rows in micro-batches of 16: the rollout, 2 forwards, the optimiser step, the policy step
     assert len(calls) == (5 if switch else 0) and len(mapped) == (1 if switch else 0)
+
+
+def test_the_memory_mode_gives_the_same_update_bit_for_bit(fast_config, monkeypatch, tmp_path):
+    """With ``grpo.release_heap`` the lean forward of the fully trained tiny model recomputes its elementwise
+    intermediates in the backward pass: one step (a dense reward, so every parameter moves) changes every
+    parameter by the same bits as without it."""
+    from rewardzoo.core import trainer as trainer_module
+    from rewardzoo.core.trainer import Trainer
+    from rewardzoo.rewards.functions import FunctionReward
+    from rewardzoo.zoo import build_task
+    from tests.helpers.dense_rewards import digit_share
+
+    monkeypatch.setattr(trainer_module, "map_large_blocks", lambda: True)  # process-wide: not in the test process
+    deltas = {}
+    for switch in (False, True):
+        cfg = fast_config(
+            f"grpo.release_heap={str(switch).lower()}", "grpo.micro_batch_size=16", f"run_dir={tmp_path / str(switch)}"
+        )
+        trainer = Trainer(cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share))
+        assert trainer.module.recompute is switch
+        before = {n: p.detach().clone() for n, p in trainer.policy.named_parameters()}
+        trainer.train_step()
+        deltas[switch] = {n: p.detach() - before[n] for n, p in trainer.policy.named_parameters()}
+    assert all(d.abs().sum() > 0 for d in deltas[False].values())
+    assert all(torch.equal(deltas[True][n], d) for n, d in deltas[False].items())
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
