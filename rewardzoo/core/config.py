@@ -129,7 +129,7 @@ class GRPOConfig:
     last one's freed pages, at the price of faulting those pages in again (docs/performance.md).
     With it, a fully trained policy's lean forward also keeps only its matrix products for the backward
     pass and recomputes the norms, rotations and activations there: the same gradients, bit for bit,
-    from about 0.7 GiB less at SmolLM2-135M (core/lean_layers.py ``recomputed``).
+    from a lower peak (S3 of benchmarks/grpo_vs_trl.py; core/lean_layers.py ``recomputed``).
     null (the default) decides by the policy's vocabulary: on from 32,768 entries (where [rows ×
     vocabulary] logits buffers are what the heap would keep; S2 of benchmarks/grpo_vs_trl.py), off
     below (a tiny model's step is 2× slower with it: benchmarks/heap_release.py); true or false
