@@ -252,6 +252,21 @@ def shared_prompts(prompt_ids: list[list[int]], pad_id: int) -> SharedPrompts:
     return SharedPrompts(input_ids, attention_mask, torch.tensor(rows))
 
 
+def lean_hidden(lm: torch.nn.Module, batch: PackedBatch, recompute: bool = False) -> torch.Tensor:  # [n, T, H]
+    """The final hidden states that predict ``batch``'s completion tokens, by the lean forward over its distinct
+    prompts once (:func:`~rewardzoo.core.lean_layers.shared_prompt_hidden`; ``recompute`` as there)."""
+    shared, T = batch.shared, batch.targets.shape[1]
+    return shared_prompt_hidden(
+        lm,
+        shared.input_ids,
+        shared.attention_mask,
+        shared.rows,
+        batch.targets[:, : T - 1],
+        batch.mask[:, : T - 1],
+        recompute=recompute,
+    )  # [n, T, H]
+
+
 def sequence_logprobs(
     model: torch.nn.Module,
     batch: PackedBatch,
@@ -282,16 +297,7 @@ def sequence_logprobs(
     n, T = batch.targets.shape
     if fused:
         if lean and batch.shared is not None and why_not_lean(lm, batch.input_ids.shape[1]) is None:  # own weights
-            shared = batch.shared
-            h = shared_prompt_hidden(
-                lm,
-                shared.input_ids,
-                shared.attention_mask,
-                shared.rows,
-                batch.targets[:, : T - 1],
-                batch.mask[:, : T - 1],
-                recompute=recompute,
-            )  # [n, T, H]
+            h = lean_hidden(lm, batch, recompute)  # [n, T, H]
         else:
             out = lm.get_decoder()(input_ids=batch.input_ids, attention_mask=batch.attention_mask)
             hidden = out.last_hidden_state  # [n, S, H]

@@ -12,8 +12,8 @@ import transformers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardzoo.core.lean_layers import shared_prompt_hidden, why_not_lean
-from rewardzoo.core.logprobs import PolicyLogProbs, pack_rows, sequence_logprobs
+from rewardzoo.core.lean_layers import why_not_lean
+from rewardzoo.core.logprobs import PolicyLogProbs, lean_hidden, pack_rows, sequence_logprobs
 from rewardzoo.core.memory import peak_tensor_bytes
 from rewardzoo.core.models import TinyModelConfig, causal_lm, tiny_causal_lm
 from rewardzoo.core.trainer import Trainer
@@ -151,20 +151,11 @@ def test_recomputation_gives_the_same_bits_from_less_memory(family):
     model = _model(family)
     lm = causal_lm(model)
     batch = _batch(PROMPTS, 4, [9, 16, 3, 0, 12, 16, 2, 1, 14, 16, 16, 5])
-    shared, T = batch.shared, batch.targets.shape[1]
     trained = {n: p for n, p in lm.get_decoder().named_parameters()}
 
     def step(recompute: bool):
         model.zero_grad()
-        h = shared_prompt_hidden(
-            lm,
-            shared.input_ids,
-            shared.attention_mask,
-            shared.rows,
-            batch.targets[:, : T - 1],
-            batch.mask[:, : T - 1],
-            recompute=recompute,
-        )  # [n, T, H]
+        h = lean_hidden(lm, batch, recompute)  # [n, T, H]
         (h * torch.linspace(-1, 1, h.numel()).view_as(h)).sum().backward()
         return h.detach(), {n: p.grad.clone() for n, p in trained.items()}
 
