@@ -26,9 +26,13 @@ benchmark's S1 setting 496 positions instead of 64 rows × 15, and each layer is
 operations without module calls, mask building or cache bookkeeping.  The result equals
 transformers' packed-row forward to float rounding, not bit for bit (log-probs within 1e-6, gradients within 1e-6
 relative: ``tests/core/test_lean_layers.py``, on the tiny Qwen3 and Llama and on Qwen2 and Mistral).
+In the trainer's CPU memory mode (``grpo.release_heap``) a fully trained model's layers keep only their matrix
+products and attention outputs for the backward pass and recompute the norms, rotations, key/value copies and
+activations there (:func:`recomputed`, torch's selective activation checkpointing): the same gradients, bit for
+bit, from a lower peak.
 A projection may also be peft's LoRA layer (the real-model recipes train LoRA): :func:`project` runs it as peft
 does, W x + b + B A x · α/r, and the base alone while the adapters are disabled (the reference policy); the decode
-forward keeps to plain weights (``rewardzoo.core.engines.decode.stepper``).
+forward runs it the same way (``rewardzoo.core.engines.llama_family``).
 :func:`why_not_lean` gives the reason a model must take the transformers modules instead.
 """
 
@@ -230,7 +234,7 @@ def shared_prompt_hidden(
     rows: torch.Tensor,
     tokens: torch.Tensor,
     token_mask: torch.Tensor,
-    recompute: bool = True,
+    recompute: bool = False,
 ) -> torch.Tensor:  # [U, P] ×2, [n], [n, C] ×2 -> [n, C + 1, H]
     """Final (normed) hidden states of a Llama-family causal LM ``lm`` that predict each row's
     completion tokens 0..C: row i continues the right-padded prompt ``rows[i]`` with ``tokens[i]``
@@ -274,7 +278,9 @@ def shared_prompt_hidden(
     return torch.cat([first.unsqueeze(1), h[U * P :].view(n, C, -1)], 1)  # [n, C + 1, H]
 
 
-def attention_residual(h, layer, cos, sin, views):  # [N, H] -> [N, H]
+def attention_residual(
+    h: torch.Tensor, layer: torch.nn.Module, cos: torch.Tensor, sin: torch.Tensor, views: tuple
+) -> torch.Tensor:  # [N, H] -> [N, H]
     """The layer's first half over the flattened prompts and completions of :func:`shared_prompt_hidden`:
     h + o_proj(attention), the prompts causally among themselves, each row's tokens over its prompt's keys
     and values and its own earlier tokens (``views``: the layout and the two masks)."""
