@@ -16,12 +16,9 @@ from rewardzoo.core.lean_layers import why_not_lean
 from rewardzoo.core.logprobs import PolicyLogProbs, lean_hidden, pack_rows, sequence_logprobs
 from rewardzoo.core.memory import peak_tensor_bytes
 from rewardzoo.core.models import TinyModelConfig, causal_lm, tiny_causal_lm
-from rewardzoo.core.trainer import Trainer
-from rewardzoo.rewards.functions import FunctionReward
-from rewardzoo.zoo import build_task
-from tests.helpers.dense_rewards import digit_share
 from tests.helpers.logprob_grads import logprobs_and_grads
 from tests.helpers.lora import lora
+from tests.helpers.steps import dense_step
 
 SMALL = dict(
     vocab_size=60,
@@ -112,10 +109,7 @@ def test_one_trainer_step_is_the_same_update(fast_config, tmp_path, arch):
             "grpo.micro_batch_size=16",
             f"run_dir={tmp_path / str(lean)}",
         )
-        trainer = Trainer(cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share))
-        before = {n: p.detach().clone() for n, p in trainer.policy.named_parameters()}
-        metrics = trainer.train_step()
-        delta = {n: p.detach() - before[n] for n, p in trainer.policy.named_parameters()}
+        _, metrics, delta = dense_step(cfg)
         out[lean] = (metrics, delta)
     (m_lean, d_lean), (m_plain, d_plain) = out[True], out[False]
     assert m_lean["policy/completion_length"] == m_plain["policy/completion_length"]

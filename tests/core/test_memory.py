@@ -113,10 +113,7 @@ def test_the_memory_mode_gives_the_same_update_bit_for_bit(fast_config, monkeypa
     intermediates in the backward pass: one step (a dense reward, so every parameter moves) changes every
     parameter by the same bits as without it."""
     from rewardzoo.core import trainer as trainer_module
-    from rewardzoo.core.trainer import Trainer
-    from rewardzoo.rewards.functions import FunctionReward
-    from rewardzoo.zoo import build_task
-    from tests.helpers.dense_rewards import digit_share
+    from tests.helpers.steps import dense_step
 
     monkeypatch.setattr(trainer_module, "map_large_blocks", lambda: True)  # process-wide: not in the test process
     deltas = {}
@@ -124,11 +121,8 @@ def test_the_memory_mode_gives_the_same_update_bit_for_bit(fast_config, monkeypa
         cfg = fast_config(
             f"grpo.release_heap={str(switch).lower()}", "grpo.micro_batch_size=16", f"run_dir={tmp_path / str(switch)}"
         )
-        trainer = Trainer(cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share))
+        trainer, _, deltas[switch] = dense_step(cfg)
         assert trainer.module.recompute is switch
-        before = {n: p.detach().clone() for n, p in trainer.policy.named_parameters()}
-        trainer.train_step()
-        deltas[switch] = {n: p.detach() - before[n] for n, p in trainer.policy.named_parameters()}
     assert all(d.abs().sum() > 0 for d in deltas[False].values())
     assert all(torch.equal(deltas[True][n], d) for n, d in deltas[False].items())
 
