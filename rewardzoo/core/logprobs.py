@@ -282,7 +282,7 @@ def sequence_logprobs(
 
     The fused path computes the final hidden states that predict the completion tokens — with ``lean``,
     where :func:`~rewardzoo.core.lean_layers.why_not_lean` allows it (checked here, at every call: a
-    Llama-family model without hooks, adapters or checkpointing, float32 on the CPU), over the distinct
+    Llama-family model, plain or LoRA, without hooks or checkpointing, float32 on the CPU), over the distinct
     prompts once and the completions by :func:`~rewardzoo.core.lean_layers.shared_prompt_hidden` on the
     model's own weights, with ``recompute`` keeping only the matrix products of trained layers for the backward
     pass; else by the model's decoder over the packed rows — and feeds only the K real
