@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import gc
 import json
 import re
 import shutil
+import traceback
 import uuid
 import warnings
 from pathlib import Path
@@ -171,6 +173,11 @@ def disk_full_error(err: BaseException, root: Path, step: int) -> BaseException:
     free = shutil.disk_usage(root).free
     if getattr(err, "errno", None) != errno.ENOSPC and free >= FULL_DISK_BYTES:
         return err
+    chained: BaseException | None = err
+    while chained is not None:  # torch's failed zip writer keeps its file open from these frames: let it close
+        traceback.clear_frames(chained.__traceback__)
+        chained = chained.__context__
+    gc.collect()
     shutil.rmtree(tmp, ignore_errors=True)
     newest = checkpoints(root.parent)
     kept = f"the newest complete checkpoint, {newest[-1].name}, is intact" if newest else "no earlier checkpoint"
