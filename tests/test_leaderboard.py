@@ -195,7 +195,8 @@ def kept_only_policies(runs: Path) -> None:
 
 def test_quick_and_untuned_boards_print_no_verdict(tiny_preset, tmp_path):
     """``--quick`` checks the command, not the science: no claim line is printed or written.  With
-    ``keep_checkpoints`` every run keeps its checkpoints and the board its shared work."""
+    ``keep_checkpoints`` every run keeps its checkpoints and the board its shared work; the same board again
+    without it reuses every run and keeps only their trained policies."""
     out = tmp_path / "quick"
     lb.leaderboard("tiny", [0], out, jobs=2, quick=True, progress=False, tuning=False, keep_checkpoints=True)
     text = (out / "LEADERBOARD.md").read_text()
@@ -204,6 +205,8 @@ def test_quick_and_untuned_boards_print_no_verdict(tiny_preset, tmp_path):
     done = [d.parent for d in out.glob(f"runs/**/{DONE}")]
     assert done and all(bool(checkpoints(d)) == (_config(d).steps > 0) and not (d / "policy").exists() for d in done)
     assert list((out / "runs" / "shared").glob("eval0-*.pt"))
+    lb.leaderboard("tiny", [0], out, jobs=2, quick=True, progress=False, tuning=False)  # reuses them, then tidies
+    kept_only_policies(out / "runs")
 
 
 def test_config_changes_name_changed_leaves_and_skip_keys_added_since():
