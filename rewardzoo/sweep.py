@@ -61,7 +61,7 @@ import torch
 from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
-from rewardzoo.core.checkpoint import checkpoints, resume_changes
+from rewardzoo.core.checkpoint import checkpoints, keep_only_policy, resume_changes
 from rewardzoo.core.config import as_dict
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.sft import sft_cache_dir
@@ -434,6 +434,7 @@ def run_sweep(
     desc: str = "sweep",
     share_dir: Path | None = None,
     executor: Executor | None = None,
+    keep_checkpoints: bool = True,
 ) -> dict[str, RunResult]:
     """Run every unfinished spec, each run after its SFT warm start, on ``executor`` (default
     :class:`LocalExecutor`: ``jobs`` processes at a time on this machine; :class:`RayExecutor`: a Ray
@@ -442,7 +443,10 @@ def run_sweep(
     step-0 evaluation, a learned reward's warm-up).  The progress bar counts the processes done,
     running, failed and left (and its ETA).  The other runs finish when one fails; then RuntimeError
     names the failed runs and their logs (re-running the same sweep runs only those, resuming each
-    from its newest checkpoint).  Ctrl-C stops the runs at the end of their step, each with a checkpoint."""
+    from its newest checkpoint).  Ctrl-C stops the runs at the end of their step, each with a checkpoint.
+    ``keep_checkpoints=False`` drops each run's checkpoints once it has finished, keeping the trained policy in
+    ``run_dir/policy`` (:func:`~rewardzoo.core.checkpoint.keep_only_policy`): a finished run is read back from
+    its metrics alone, and a real model's checkpoint with a learned judge is gigabytes."""
     executor = executor or LocalExecutor(jobs)
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
@@ -452,6 +456,9 @@ def run_sweep(
     configs = {s.name: s.config() for s in specs}  # every spec validated before any work
     check_not_stale(specs, configs)
     todo = [s for s in specs if not is_finished(s.run_dir)]
+    for s in specs if not keep_checkpoints else ():
+        if s not in todo:  # finished before: by a sweep that kept its checkpoints, or one stopped before dropping them
+            keep_only_policy(s.run_dir)
     warm: dict[str, RunSpec] = {}  # SFT cache directory → the spec whose recipe trains it
     waits: dict[str, str] = {}  # run name → the SFT cache directory it waits for
     tasks: dict[str, object] = {}  # one build per distinct task section, not one per run
@@ -508,6 +515,8 @@ def run_sweep(
                             {"wall_s": wall, "command": one.command(), "attempts": tries, "executor": executor.name}
                         )
                     )
+                    if not keep_checkpoints:
+                        keep_only_policy(one.spec.run_dir)
                 with lock:
                     count["running"] -= 1
                     count["done" if code == 0 else "failed"] += 1

@@ -17,6 +17,7 @@ import torch
 from omegaconf import OmegaConf
 
 from rewardzoo import board as lb
+from rewardzoo.core.checkpoint import checkpoints
 from rewardzoo.core.config import as_dict
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.types import FixedReward, RewardOutput
@@ -92,6 +93,7 @@ def test_a_tuned_board_with_added_rows_tables_csv_claims_and_resume(tiny_preset,
         == out / "TUNING.md"
     )
     assert not (out / "LEADERBOARD.md").exists() and not (out / "runs" / "multiplication").exists()
+    kept_only_policies(out / "runs" / "tuning")
     tuned = {p: p.stat().st_mtime for p in out.glob("runs/tuning/**/metrics.jsonl")}
     lb.leaderboard(
         "tiny",
@@ -127,6 +129,7 @@ def test_a_tuned_board_with_added_rows_tables_csv_claims_and_resume(tiny_preset,
             run = next(out.glob(f"runs/multiplication/{lb.slug(method)}/*/seed{s}"))
             cfg = _config(run)
             assert cfg.eval.split == "test" and cfg.seed == s and f"grpo.lr={cfg.grpo.lr:.6g}" == setting
+    kept_only_policies(out / "runs" / "multiplication")
     factory_run = next(out.glob("runs/multiplication/short_answers/*/seed0"))
     assert "reward/short_frac" in read_metrics(factory_run / "metrics.jsonl")[1]  # the factory's reward trained it
 
@@ -181,13 +184,29 @@ def test_a_tuned_board_with_added_rows_tables_csv_claims_and_resume(tiny_preset,
     assert {p.parent: p.stat().st_mtime for p in out.glob("runs/**/seed*/metrics.jsonl")} == again
 
 
+def kept_only_policies(runs: Path) -> None:
+    """Every finished run under ``runs`` kept its trained policy (the SFT row's runs train no step: none) and
+    nothing else of its checkpoints, and the board's shared work is gone (the default: no ``keep_checkpoints``)."""
+    done = [d.parent for d in runs.glob(f"**/{DONE}")]
+    assert done and not any((d / "checkpoints").exists() for d in done)
+    assert all((d / "policy" / "config.json").is_file() == (_config(d).steps > 0) for d in done)
+    assert not (runs.parent / "shared").exists() and not (runs / "shared").exists()
+
+
 def test_quick_and_untuned_boards_print_no_verdict(tiny_preset, tmp_path):
-    """``--quick`` checks the command, not the science: no claim line is printed or written."""
+    """``--quick`` checks the command, not the science: no claim line is printed or written.  With
+    ``keep_checkpoints`` every run keeps its checkpoints and the board its shared work; the same board again
+    without it reuses every run and keeps only their trained policies."""
     out = tmp_path / "quick"
-    lb.leaderboard("tiny", [0], out, jobs=2, quick=True, progress=False, tuning=False)
+    lb.leaderboard("tiny", [0], out, jobs=2, quick=True, progress=False, tuning=False, keep_checkpoints=True)
     text = (out / "LEADERBOARD.md").read_text()
     assert "No verdicts: `--quick` checks the command" in text and "| claim |" not in text
     assert "**Untuned**" in text and not (out / "TUNING.md").exists()
+    done = [d.parent for d in out.glob(f"runs/**/{DONE}")]
+    assert done and all(bool(checkpoints(d)) == (_config(d).steps > 0) and not (d / "policy").exists() for d in done)
+    assert list((out / "runs" / "shared").glob("eval0-*.pt"))
+    lb.leaderboard("tiny", [0], out, jobs=2, quick=True, progress=False, tuning=False)  # reuses them, then tidies
+    kept_only_policies(out / "runs")
 
 
 def test_config_changes_name_changed_leaves_and_skip_keys_added_since():

@@ -131,6 +131,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run the tuning stage alone and write TUNING.md (the board reuses its runs later)",
     )
+    parser.add_argument(
+        "--keep-checkpoints",
+        action="store_true",
+        help="keep every run's checkpoints and the runs' shared work (by default a finished run keeps only its "
+        "trained policy, RUN_DIR/policy, and runs/shared goes once the board is written: a real model's "
+        "checkpoint with a learned judge is gigabytes)",
+    )
     parser.add_argument("--plan", action="store_true", help="print the grid and the runs, train nothing")
     add_executor_arguments(parser)
     parser.add_argument(
@@ -186,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         added=args.add_method,
         tune_only=args.tune_only,
         executor=executor,
+        keep_checkpoints=args.keep_checkpoints,
     )
     print(path.read_text())
     return 0

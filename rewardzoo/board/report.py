@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
 from pathlib import Path
 
 from rewardzoo.board.claims import claim_lines
@@ -35,14 +36,17 @@ def leaderboard(
     added: list[str] | None = None,
     tune_only: bool = False,
     executor: Executor | None = None,
+    keep_checkpoints: bool = False,
 ) -> Path:
     """Run (or resume) a preset under the protocol and write LEADERBOARD.md, leaderboard.csv, the curves,
     TUNING.md and tuning.csv into ``out``; the run directories go under ``runs`` (default ``out/runs``);
     ``tasks`` keeps only those tasks' entries, ``added`` adds ``--add-method`` rows.  ``tuning=False``
     trains the recipes' settings (no TUNING.md; the table says so); ``tune_only`` stops after the tuning
     stage (its runs are then reused by the board).  ``executor`` runs every run (None: local processes,
-    ``jobs`` at a time; :mod:`rewardzoo.sweep`).  Returns the path of LEADERBOARD.md (TUNING.md when
-    ``tune_only``)."""
+    ``jobs`` at a time; :mod:`rewardzoo.sweep`).  Unless ``keep_checkpoints``, a finished run keeps only its
+    trained policy (``run_dir/policy``; the board reads its metrics) and the runs' shared work (``runs/shared``:
+    warm-ups, step-0 evaluations) is removed once the board is written.  Returns the path of LEADERBOARD.md
+    (TUNING.md when ``tune_only``)."""
     if tune_only and not tuning:
         raise ValueError("--tune-only runs the tuning stage, which --no-tune turns off; give one of them")
     entries = board_entries(preset, tasks, added)
@@ -53,8 +57,22 @@ def leaderboard(
     out.mkdir(parents=True, exist_ok=True)
     choices: dict[tuple[str, str], Choice] = {}
     if tuning:
-        choices = tune(entries, grid, tune_seeds, runs, out, jobs, quick, progress, by_hand or {}, command, executor)
+        choices = tune(
+            entries,
+            grid,
+            tune_seeds,
+            runs,
+            out,
+            jobs,
+            quick,
+            progress,
+            by_hand or {},
+            command,
+            executor,
+            keep_checkpoints,
+        )
     if tune_only:
+        tidy(runs, keep_checkpoints)
         return out / "TUNING.md"
     results = run_sweep(
         specs(entries, seeds, runs, quick, choices),
@@ -63,6 +81,7 @@ def leaderboard(
         desc=f"leaderboard {preset}",
         share_dir=runs / SHARED,
         executor=executor,
+        keep_checkpoints=keep_checkpoints,
     )
     tabs = tables(entries, results, seeds, choices)
     lines = [
@@ -98,7 +117,16 @@ def leaderboard(
     write_csv(out / "leaderboard.csv", entries, results, seeds, tabs)
     path = out / "LEADERBOARD.md"
     path.write_text("\n".join(lines) + "\n")
+    tidy(runs, keep_checkpoints)
     return path
+
+
+def tidy(runs: Path, keep_checkpoints: bool) -> None:
+    """Remove the runs' shared work (``runs/shared``: each seed's warm-ups and step-0 evaluations, a learned
+    judge's warm-up a checkpoint's size) once every run that reads it has finished, unless ``keep_checkpoints``.
+    A later board over the same runs recomputes what it needs (the same bits: the entries are deterministic)."""
+    if not keep_checkpoints:
+        shutil.rmtree(runs / SHARED, ignore_errors=True)
 
 
 def default_tune_seeds(quick: bool = False, count: int | None = None) -> list[int]:

@@ -123,6 +123,7 @@ def tune(
     by_hand: dict[tuple[str, str], Setting],
     command: str = "",
     executor: Executor | None = None,
+    keep_checkpoints: bool = True,
 ) -> dict[tuple[str, str], Choice]:
     """The tuning stage (the protocol's rules: :mod:`rewardzoo.protocol`): every trained entry's grid at the first
     tuning seed, the better half of it (:func:`~rewardzoo.protocol.survivors`) at the other tuning seeds, the
@@ -150,6 +151,7 @@ def tune(
                     desc=desc,
                     share_dir=runs / SHARED,
                     executor=executor,
+                    keep_checkpoints=keep_checkpoints,
                 )
             )
         return validation_rows(planned, results)

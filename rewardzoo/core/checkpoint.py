@@ -28,10 +28,13 @@ saved ``config.yaml`` (``CoreConfig.RESUMABLE`` lists those that may change).
 
 from __future__ import annotations
 
+import errno
 import fnmatch
+import gc
 import json
 import re
 import shutil
+import traceback
 import uuid
 import warnings
 from pathlib import Path
@@ -45,8 +48,21 @@ from rewardzoo.core.rng import rng_state, set_rng_state
 
 _STEP_DIR = re.compile(r"step_(\d+)$")
 LEGACY_FILES = ("policy", "optimizer.pt", "scheduler.pt", "reward.pt")  # checkpoints written before the manifest
-RUN_FILES = ("checkpoints", "config.yaml", "metrics.jsonl", "eval_rows.jsonl", "samples.jsonl", "tensorboard", "wandb")
-"""What a run writes into its run_dir (and all that ``overwrite=true`` deletes)."""
+RUN_FILES = (
+    "checkpoints",
+    "policy",
+    "config.yaml",
+    "metrics.jsonl",
+    "eval_rows.jsonl",
+    "samples.jsonl",
+    "tensorboard",
+    "wandb",
+)
+"""What a run writes into its run_dir (and all that ``overwrite=true`` deletes); ``policy`` is a finished run's
+trained policy once a sweep has dropped its checkpoints (:func:`keep_only_policy`)."""
+FULL_DISK_BYTES = 64 * 2**20
+"""Free space under which a failed checkpoint write is put down to a full disk (the write may have failed with
+only a torch serialisation message, ``unexpected pos``, rather than ``ENOSPC``)."""
 
 
 def checkpoint_state(path: Path) -> dict | None:
@@ -130,8 +146,11 @@ def write_atomically(run_dir: Path, step: int, write, *, accelerator, keep: int,
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
     accelerator.wait_for_everyone()
-    write(tmp)
-    torch.save(rng_state(), tmp / f"rng_{accelerator.process_index}.pt")
+    try:
+        write(tmp)
+        torch.save(rng_state(), tmp / f"rng_{accelerator.process_index}.pt")
+    except (OSError, RuntimeError) as err:
+        raise disk_full_error(err, root, step) from err
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
         files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
@@ -142,6 +161,50 @@ def write_atomically(run_dir: Path, step: int, write, *, accelerator, keep: int,
             remove_tree(old)
     accelerator.wait_for_everyone()
     return final
+
+
+def disk_full_error(err: BaseException, root: Path, step: int) -> BaseException:
+    """The error to raise for a checkpoint write that failed with ``err``: when the disk is full (``ENOSPC``, or
+    less than :data:`FULL_DISK_BYTES` left), an ``OSError`` that says so and what to change, after deleting the
+    partial write so the space comes back; any other failure is ``err`` itself.  The run's earlier checkpoints
+    are untouched either way."""
+    tmp = root / f".tmp-step_{step:06d}"
+    written = sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file()) if tmp.is_dir() else 0
+    free = shutil.disk_usage(root).free
+    if getattr(err, "errno", None) != errno.ENOSPC and free >= FULL_DISK_BYTES:
+        return err
+    chained: BaseException | None = err
+    while chained is not None:  # torch's failed zip writer keeps its file open from these frames: let it close
+        traceback.clear_frames(chained.__traceback__)
+        chained = chained.__context__
+    gc.collect()
+    shutil.rmtree(tmp, ignore_errors=True)
+    newest = checkpoints(root.parent)
+    kept = f"the newest complete checkpoint, {newest[-1].name}, is intact" if newest else "no earlier checkpoint"
+    return OSError(
+        errno.ENOSPC,
+        f"the disk under {root} is full: writing checkpoint step {step} stopped after {written / 2**20:.1f} MiB "
+        f"with {free / 2**20:.0f} MiB left ({kept}; the partial write was deleted). Free space there, or keep "
+        f"fewer checkpoints (keep_checkpoints=1) or write them less often (checkpoint_every=N), or point run_dir "
+        f"at a larger disk; then run the same command with resume=true to continue from the newest checkpoint",
+    )
+
+
+def keep_only_policy(run_dir: Path) -> Path | None:
+    """Drop a finished run's checkpoints but the trained policy of the newest: its ``policy/`` (the
+    ``save_pretrained`` directory: adapters only under LoRA) moves to ``run_dir/policy`` first, then
+    ``checkpoints/`` goes.  What a sweep keeps of a run whose table needs only its metrics (``rewardzoo
+    leaderboard`` without ``--keep-checkpoints``).  Returns ``run_dir/policy``, or None when the run has no
+    complete checkpoint or its newest is sharded (FSDP2, no ``policy/``), which are left as they are."""
+    run_dir = Path(run_dir)
+    found = checkpoints(run_dir)
+    if not found or not (found[-1] / "policy").is_dir():
+        return None
+    target = run_dir / "policy"
+    remove_tree(target)
+    (found[-1] / "policy").rename(target)  # a kill from here on leaves the policy and an incomplete checkpoint
+    remove_tree(run_dir / "checkpoints")
+    return target
 
 
 def load_policy_weights(policy: torch.nn.Module, directory: Path) -> None:
@@ -244,8 +307,14 @@ def check_run_dir(cfg: CoreConfig) -> None:
             )
         return
     if not checkpoints(run_dir):
+        kept = (
+            f" (a sweep kept only the finished run's trained policy, {run_dir / 'policy'}: train on from it with "
+            f"init_from={run_dir / 'policy'} run_dir=<a new directory>)"
+            if (run_dir / "policy").is_dir()
+            else ""
+        )
         raise ConfigError(
-            f"resume=true but {run_dir}/checkpoints holds no complete checkpoint; run without "
+            f"resume=true but {run_dir}/checkpoints holds no complete checkpoint{kept}; run without "
             f"resume=true to start fresh (overwrite=true if run_dir holds a run)"
         )
     saved_path = run_dir / "config.yaml"

@@ -6,12 +6,17 @@ never saved.
 Most tests start from a copy of one finished 2-step run (``finished``: step_1 and step_2)."""
 
 import dataclasses
+import errno
 import json
 import shutil
+import subprocess
 import warnings
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
+from safetensors.torch import load_file
 
 from rewardzoo import recipes
 from rewardzoo.core import checkpoint
@@ -233,3 +238,76 @@ def test_the_warm_starts_key_covers_the_grpo_settings_sft_reads_and_no_other(fas
         assert sft_cache_dir(fast_config(*sft, change), task) != base, change
     for change in ("grpo.lr=1e-4", "grpo.beta=0.1"):
         assert sft_cache_dir(fast_config(*sft, change), task) == base, change
+
+
+def test_a_finished_run_can_keep_only_its_trained_policy(run):
+    """A sweep that drops a finished run's checkpoints (``rewardzoo leaderboard`` by default) keeps the newest
+    one's trained policy, byte for byte, in run_dir/policy: a new run starts from it, the run still counts as a
+    run (a fresh one is refused, overwrite deletes the policy too), and resume=true says where the policy is."""
+    cfg = run("steps=4", "resume=true")
+    run_dir = resolved(cfg)
+    newest = run_dir / "checkpoints" / "step_000002" / "policy"
+    weights = {p.name: p.read_bytes() for p in newest.iterdir()}
+    assert checkpoint.keep_only_policy(run_dir) == run_dir / "policy"
+    assert not (run_dir / "checkpoints").exists()
+    assert {p.name: p.read_bytes() for p in (run_dir / "policy").iterdir()} == weights
+    with pytest.raises(ConfigError, match=f"no complete checkpoint.*init_from={run_dir / 'policy'}"):
+        check_run_dir(cfg)
+    with pytest.raises(ConfigError, match=r"already holds a run \(policy, config.yaml"):
+        check_run_dir(run("steps=1"))
+    start, _ = load_policy(cfg.model, run_dir / "policy", cfg.seed)
+    saved = load_file(run_dir / "policy" / "model.safetensors")
+    assert all(torch.equal(p, saved[k]) for k, p in start.state_dict().items() if k in saved) and saved
+    checkpoint.clear_run_dir(run_dir)
+    assert not (run_dir / "policy").exists()
+    assert checkpoint.keep_only_policy(run_dir) is None  # nothing to keep: the directory is left as it is
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """``small_disk.mount(kib)`` → a tmpfs of that size mounted in tmp_path (skipped where mounting is not
+    allowed), ``small_disk.grow(kib)`` resizes it; unmounted afterwards, which fails the test while a file there
+    is still open."""
+    root = tmp_path / "disk"
+    root.mkdir()
+
+    def mount(kib: int, *options: str) -> Path:
+        if shutil.which("mount") is None:
+            pytest.skip("no mount command here")
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", ",".join([*options, f"size={kib}k"]), "tmpfs", str(root)],
+            capture_output=True,
+        )
+        if done.returncode and not options:
+            pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
+        assert done.returncode == 0, done.stderr.decode()
+        return root
+
+    yield SimpleNamespace(mount=mount, grow=lambda kib: mount(kib, "remount"))
+    done = subprocess.run(["umount", str(root)], capture_output=True)
+    if done.returncode:  # a file still open there (the space of a deleted file not given back): detach, then fail
+        subprocess.run(["umount", "--lazy", str(root)], capture_output=True)
+        raise AssertionError(f"the small disk could not be unmounted: {done.stderr.decode().strip()}")
+
+
+def test_a_full_disk_stops_a_checkpoint_with_a_clear_error_and_loses_nothing(finished_run, fast_config, small_disk):
+    """A checkpoint that does not fit used to fail deep in torch (``unexpected pos …``) and leave a partial
+    ``.tmp-step_…`` holding the space.  Now: an OSError (ENOSPC) naming the disk and what to change, the partial
+    write deleted, the checkpoint before it intact; with more room, resume=true finishes the run."""
+    one = sum(p.stat().st_size for p in (finished_run / "checkpoints" / "step_000001").rglob("*")) // 1024
+    disk = small_disk.mount(one * 3 // 2)  # one checkpoint of the tiny model fits, a second beside it does not
+    cfg = fast_config(*QUICK, "steps=2", f"run_dir={disk / 'run'}", "eval.every=0")
+    with pytest.raises(
+        OSError,
+        match=r"disk under .* is full: writing checkpoint step 2 .*step_000001, is intact.*"
+        r"keep_checkpoints=1.*resume=true",
+    ) as caught:
+        make_trainer(cfg).train()
+    assert caught.value.errno == errno.ENOSPC
+    assert steps_on_disk(disk / "run") == ["step_000001"]
+    assert not list((disk / "run" / "checkpoints").glob(".tmp-*"))
+    assert shutil.disk_usage(disk).used < one * 1024 * 6 // 5  # the partial write's space is back (no file held open)
+    small_disk.grow(one * 4)
+    resumed = make_trainer(fast_config(*QUICK, "steps=2", f"run_dir={disk / 'run'}", "eval.every=0", "resume=true"))
+    resumed.train()
+    assert steps_on_disk(disk / "run") == ["step_000001", "step_000002"] and resumed.step == 2
