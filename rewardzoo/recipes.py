@@ -20,7 +20,7 @@ from pathlib import Path
 from rewardzoo.core.checkpoint import check_run_dir, checkpoint_state, checkpoints
 from rewardzoo.core.config import ConfigError, resolved_run_dir
 from rewardzoo.core.engines import make_engine
-from rewardzoo.core.logger import MetricLogger, silence_library_progress_bars
+from rewardzoo.core.logger import MetricLogger, read_metrics, silence_library_progress_bars
 from rewardzoo.core.models import load_policy
 from rewardzoo.core.sft import warm_start
 from rewardzoo.core.sharded_checkpoint import export_pretrained, load_any_policy_weights
@@ -119,14 +119,18 @@ def run_config(run_dir: str | Path, overrides: list[str] | None = None) -> Train
     return load_config(path, overrides)
 
 
-def latest_checkpoint(run_dir: str | Path) -> Path:
-    """The run's newest complete checkpoint; a ConfigError when it has none."""
-    found = checkpoints(Path(run_dir).expanduser())
-    if not found:
-        raise ConfigError(
-            f"{run_dir} holds no complete checkpoint yet (checkpoint_every sets how often a run writes one)"
-        )
-    return found[-1]
+def trained_policy(run_dir: str | Path) -> tuple[Path, int]:
+    """Where a run's newest trained policy is: ``(a directory holding it as policy/, its step)`` — the newest
+    complete checkpoint, or for a finished run whose checkpoints a sweep dropped (``rewardzoo leaderboard``:
+    :func:`~rewardzoo.core.checkpoint.keep_only_policy`) the run directory itself, at the run's last logged
+    step.  A ConfigError when the run has neither."""
+    run_dir = Path(run_dir).expanduser()
+    found = checkpoints(run_dir)
+    if found:
+        return found[-1], checkpoint_state(found[-1])["step"]
+    if (run_dir / "policy").is_dir() and (run_dir / "metrics.jsonl").is_file():
+        return run_dir, read_metrics(run_dir / "metrics.jsonl")[-1]["step"]
+    raise ConfigError(f"{run_dir} holds no complete checkpoint yet (checkpoint_every sets how often a run writes one)")
 
 
 def evaluate_start(cfg: Recipe, overrides: list[str] | None = None) -> tuple[dict[str, float], Path]:
@@ -149,24 +153,24 @@ def _evaluate_into(trainer: Trainer, out: Path) -> tuple[dict[str, float], Path]
 
 
 def evaluate_run(run_dir: str | Path, overrides: list[str] | None = None) -> tuple[dict[str, float], Path]:
-    """Evaluate a run's newest checkpoint on the held-out split with the run's own configuration — the
-    same examples and the same sampling seeds, so the run's held-out metrics at that step come out
-    again.  Writes ``run_dir/eval/step_N/`` (``metrics.jsonl``, ``eval_rows.jsonl``,
-    ``samples.jsonl``); returns the metrics and that directory."""
+    """Evaluate a run's newest checkpoint (or the trained policy a board kept: :func:`trained_policy`) on the
+    held-out split with the run's own configuration — the same examples and the same sampling seeds, so the
+    run's held-out metrics at that step come out again.  Writes ``run_dir/eval/step_N/`` (``metrics.jsonl``,
+    ``eval_rows.jsonl``, ``samples.jsonl``); returns the metrics and that directory."""
     cfg = run_config(run_dir, overrides)
-    checkpoint = latest_checkpoint(run_dir)
+    holder, step = trained_policy(run_dir)
     trainer = make_trainer(cfg)
-    load_any_policy_weights(trainer.policy, checkpoint / "policy")
+    load_any_policy_weights(trainer.policy, holder / "policy")
     trainer.engine.sync_weights(trainer.policy)
-    trainer.step = checkpoint_state(checkpoint)["step"]
-    return _evaluate_into(trainer, Path(run_dir).expanduser() / "eval" / checkpoint.name)
+    trainer.step = step
+    return _evaluate_into(trainer, Path(run_dir).expanduser() / "eval" / f"step_{step:06d}")
 
 
 def generate(
     source: str | Path, prompts: list[str], n: int = 1, greedy: bool = False, overrides: list[str] | None = None
 ) -> list[list[str]]:
     """``n`` completions of every prompt from a trained policy: ``source`` is a run directory (its newest
-    checkpoint, sampled with the run's ``sampling`` settings plus ``overrides``, e.g.
+    checkpoint or the policy a board kept, sampled with the run's ``sampling`` settings plus ``overrides``, e.g.
     ``sampling.temperature=1.0``) or a model directory written by ``save_pretrained``."""
     source = Path(source).expanduser()
     if (source / "config.yaml").is_file():
@@ -174,7 +178,7 @@ def generate(
         if not cfg.logging.progress:
             silence_library_progress_bars()
         policy, tokenizer = load_policy(cfg.model, starting_weights(cfg, task_for(cfg)), seed=cfg.seed)
-        load_any_policy_weights(policy, latest_checkpoint(source) / "policy")
+        load_any_policy_weights(policy, trained_policy(source)[0] / "policy")
         sampling = cfg.sampling
     elif (source / "config.json").is_file():
         cfg = load_config(None, [f"model.name={source}", *(overrides or [])])
@@ -188,8 +192,9 @@ def generate(
 
 def export(source: str | Path, out: str | Path) -> Path:
     """Write a trained policy as a plain transformers directory that ``AutoModelForCausalLM.from_pretrained``
-    loads (LoRA adapters merged): ``source`` is a run directory (its newest checkpoint) or one checkpoint
+    loads (LoRA adapters merged): ``source`` is a run directory (its newest checkpoint, or the policy a board
+    kept) or one checkpoint
     (``run_dir/checkpoints/step_N``), sharded (FSDP2) or not; returns ``out``."""
     source = Path(source).expanduser()
-    checkpoint = source if (source / "trainer_state.json").is_file() else latest_checkpoint(source)
+    checkpoint = source if (source / "trainer_state.json").is_file() else trained_policy(source)[0]
     return export_pretrained(checkpoint, out)

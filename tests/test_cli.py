@@ -15,6 +15,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 import rewardzoo
+from rewardzoo.core.checkpoint import keep_only_policy
 from rewardzoo.core.config import ConfigError
 from rewardzoo.core.logger import read_metrics
 from rewardzoo.core.trainer import Trainer
@@ -174,6 +175,8 @@ def test_eval_of_a_run_reproduces_its_final_held_out_metrics_and_writes_its_samp
     assert out == run_dir / "eval" / "step_000003" and (out / "samples.jsonl").exists()
     cli_out = cli(["eval", str(run_dir)], tmp_path)
     assert cli_out.returncode == 0 and f'"eval/accuracy": {round(again["eval/accuracy"], 4)}' in cli_out.stdout
+    keep_only_policy(run_dir)  # what a board keeps of a finished run: its trained policy, no checkpoint
+    assert rewardzoo.evaluate_run(run_dir) == (again, out)
 
 
 def test_generate_from_a_run_and_from_its_checkpoint_in_plain_transformers(fast_config, tmp_path):
@@ -194,6 +197,10 @@ def test_generate_from_a_run_and_from_its_checkpoint_in_plain_transformers(fast_
     assert text == greedy[0][0]
     out = cli(["generate", str(run_dir), "--prompt", "12*3=", "--greedy"], tmp_path)
     assert out.returncode == 0 and json.loads(out.stdout) == {"prompt": "12*3=", "completions": greedy[0]}
+    keep_only_policy(run_dir)  # a board's run: the same policy, from run_dir/policy
+    assert rewardzoo.generate(run_dir, ["12*3=", "45*6="], n=1, greedy=True) == greedy
+    exported = rewardzoo.export(run_dir, tmp_path / "exported")
+    assert AutoModelForCausalLM.from_pretrained(exported).state_dict().keys() == model.state_dict().keys()
 
 
 class MeanLength:
