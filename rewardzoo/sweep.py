@@ -456,9 +456,10 @@ def run_sweep(
     configs = {s.name: s.config() for s in specs}  # every spec validated before any work
     check_not_stale(specs, configs)
     todo = [s for s in specs if not is_finished(s.run_dir)]
-    for s in specs if not keep_checkpoints else ():
-        if s not in todo:  # finished before: by a sweep that kept its checkpoints, or one stopped before dropping them
-            keep_only_policy(s.run_dir)
+    if not keep_checkpoints:  # runs finished before: by a sweep that kept their checkpoints, or one stopped in between
+        for s in specs:
+            if is_finished(s.run_dir):
+                keep_only_policy(s.run_dir)
     warm: dict[str, RunSpec] = {}  # SFT cache directory → the spec whose recipe trains it
     waits: dict[str, str] = {}  # run name → the SFT cache directory it waits for
     tasks: dict[str, object] = {}  # one build per distinct task section, not one per run

@@ -180,13 +180,17 @@ def disk_full_error(err: BaseException, root: Path, step: int) -> BaseException:
     gc.collect()
     shutil.rmtree(tmp, ignore_errors=True)
     newest = checkpoints(root.parent)
-    kept = f"the newest complete checkpoint, {newest[-1].name}, is intact" if newest else "no earlier checkpoint"
+    kept, then = (
+        (f"the newest complete checkpoint, {newest[-1].name}, is intact", "with resume=true to continue from it")
+        if newest
+        else ("no earlier checkpoint", "again (a run that fails before its first checkpoint starts afresh)")
+    )
     return OSError(
         errno.ENOSPC,
         f"the disk under {root} is full: writing checkpoint step {step} stopped after {written / 2**20:.1f} MiB "
         f"with {free / 2**20:.0f} MiB left ({kept}; the partial write was deleted). Free space there, or keep "
         f"fewer checkpoints (keep_checkpoints=1) or write them less often (checkpoint_every=N), or point run_dir "
-        f"at a larger disk; then run the same command with resume=true to continue from the newest checkpoint",
+        f"at a larger disk; then run the same command {then}",
     )
 
 
