@@ -542,8 +542,9 @@ def board_lines(
 
 
 # ------------------------------------------------------------------------------------------ main
-def main(argv: list[str] | None = None) -> int:
-    """Run (or reuse) every stage, then write the tables and the plot."""
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The command line, its size's defaults filled in (``seeds``, ``steps``, ``every``, ``levels``, and
+    ``measure_levels``, which holds the RL levels too) and ``command``, the line that made the report."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--quick",
@@ -624,54 +625,65 @@ def main(argv: list[str] | None = None) -> int:
         help="the full study's size, for the printed cost estimate",
     )
     args = parser.parse_args(argv)
-    command = "python benchmarks/ral_capacity.py " + " ".join(
-        shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
-    )
-    seeds = args.seeds or ([0, 1] if args.quick else [0, 1, 2, 3, 4])
-    steps = args.steps or (20 if args.quick else 100)
-    every = args.every or (10 if args.quick else 20)
-    levels = args.levels or (QUICK_LEVELS if args.quick else list(LEVELS))
-    measured = list(
-        dict.fromkeys([*(args.measure_levels or [n for n in LEVELS if not (args.quick and n == "large1000")]), *levels])
-    )
     if args.tune and args.settings:
         raise SystemExit("--tune chooses the per-method settings itself: give --tune or --settings, not both")
-    if unknown := sorted(set(args.frozen or ()) - set(levels)):
-        parser.error(f"--frozen {unknown}: a frozen judge is one of the RL levels, {levels}")
-    per_method = settings_of(args.settings)
-    wall_start = time.perf_counter()
+    args.argv = argv
+    args.command = "python benchmarks/ral_capacity.py " + " ".join(
+        shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
+    )
+    args.seeds = args.seeds or ([0, 1] if args.quick else [0, 1, 2, 3, 4])
+    args.steps = args.steps or (20 if args.quick else 100)
+    args.every = args.every or (10 if args.quick else 20)
+    args.levels = args.levels or (QUICK_LEVELS if args.quick else list(LEVELS))
+    measured = args.measure_levels or [n for n in LEVELS if not (args.quick and n == "large1000")]
+    args.measure_levels = list(dict.fromkeys([*measured, *args.levels]))
+    if unknown := sorted(set(args.frozen or ()) - set(args.levels)):
+        parser.error(f"--frozen {unknown}: a frozen judge is one of the RL levels, {args.levels}")
+    return args
 
-    # the settings every run shares (twins differ only in the reward), then the warm start they start from: the
-    # study's SFT cache (the shared layout's, RUNS/sft-cache), so the probe, the tuning stage and the RL runs
-    # start from one model
-    shared = [
+
+def shared_settings(args: argparse.Namespace) -> list[str]:
+    """The settings every run shares (twins differ only in the reward), the study's SFT cache first (the shared
+    layout's, ``RUNS/sft-cache``), so the probe, the tuning stage and the RL runs start from one model."""
+    return [
         f"sft.cache_dir={args.runs / 'sft-cache'}",
         *BOARD,
         f"sampling.temperature={args.temperature}",
         f"grpo.beta={args.beta}",
-        f"steps={steps}",
-        f"eval.every={every}",
-        f"checkpoint_every={every}",
-        f"keep_checkpoints={steps // every + 1}",
+        f"steps={args.steps}",
+        f"eval.every={args.every}",
+        f"checkpoint_every={args.every}",
+        f"keep_checkpoints={args.steps // args.every + 1}",
         *args.override,
     ]
-    cfg = load_config(RAL_RECIPE, shared)
-    task = build_task(cfg.task)
-    policy_dir = sft(RAL_RECIPE, shared)
-    measure = args.runs / "measure"
 
-    # 1. temperature
+
+@dataclass
+class Measured:
+    """Stages 1–3, before any RL run: the warm start at every temperature, the probe, every level's judge by
+    readout, and each level's AUC under the study's readout (the curve's x-value)."""
+
+    temperatures: list[dict]
+    n_prompts: int
+    """The RL prompts stage 1 sampled."""
+    probe: Probe
+    judges: list[dict]
+    auc_of: dict[str, float]
+
+
+def measure(args: argparse.Namespace, cfg, task, policy_dir: Path, shared: list[str]) -> Measured:
+    """Stages 1–3 (cached under ``RUNS/measure``): the temperature grid, the probe, and every measured level's
+    verification AUC at build and after warm-up, for every readout."""
+    store = args.runs / "measure"
     rl_examples = task.train[cfg.sft.n_examples :][:500]
-    temps = [
+    temperatures = [
         cached(
-            measure / "temperature.json",
+            store / "temperature.json",
             {"policy": str(policy_dir), "T": t, "n": 4, "prompts": 500},
             lambda t=t: temperature_row(task, policy_dir, rl_examples, t),
         )
         for t in TEMPERATURES
     ]
-
-    # 2-3. judge levels and their verification ability before RL, for every readout
     probe_key = {
         "policy": str(policy_dir),
         "T": args.temperature,
@@ -680,13 +692,13 @@ def main(argv: list[str] | None = None) -> int:
         "group": cfg.grpo.group_size,
         "warmup": cfg.reward.ral.warmup_steps,
     }
-    probe_file = measure / f"probe-{digest(probe_key)}.pt"
+    probe_file = store / f"probe-{digest(probe_key)}.pt"
     if not probe_file.is_file():
         probe_file.parent.mkdir(parents=True, exist_ok=True)
         torch.save(make_probe(cfg, task, policy_dir, args.temperature), probe_file)
     probe = torch.load(probe_file, weights_only=False)
     judges = []
-    for name in measured:
+    for name in args.measure_levels:
         level = level_overrides(name, cfg.task.multiplication, args.judge_cache)
         for readout, spec in READOUTS.items():
             jcfg = load_config(RAL_RECIPE, [*shared, *level, *judge_overrides(spec)])
@@ -697,53 +709,51 @@ def main(argv: list[str] | None = None) -> int:
                 "judge": asdict(jcfg.reward.ral),
                 "warmup_batch": cfg.grpo.batch_size,
             }
-            row = cached(measure / "judges.json", key, lambda jcfg=jcfg: measure_judge(jcfg, probe, policy_dir))
+            row = cached(store / "judges.json", key, lambda jcfg=jcfg: measure_judge(jcfg, probe, policy_dir))
             judges.append({"level": name, "readout": readout, **row})
     auc_of = {j["level"]: j["auc_warm"] for j in judges if j["readout"] == args.readout}
-    if args.measure_only:
-        print(json.dumps({"temperature": temps, "judges": judges}, indent=1))
-        return 0
-    levels = sorted(levels, key=lambda n: auc_of[n])
-    frozen = args.frozen if args.frozen is not None else ([] if args.quick else levels[-1:])
+    return Measured(temperatures, len(rl_examples), probe, judges, auc_of)
 
-    # 4. RL: the study declared at the measured levels, run by the shared path (RUNS/<row>[-settings]/seed<s>)
-    study = declare(
-        {
-            name: [
-                *level_overrides(name, cfg.task.multiplication, args.judge_cache),
-                *judge_overrides(READOUTS[args.readout]),
-            ]
-            for name in levels
-        },
-        frozen,
-        shared,
-    )
-    methods = {e.method: list(e.overrides) for e in study.rows}
-    if args.tune:
-        per_method = tuned_settings(methods, levels[-1], shared, args, command)
-    at = {"out": args.runs, "seeds": seeds, "rows": None, "levels": None, "set": []}  # --override is in shared
-    call = sweep(study, argparse.Namespace(**{**vars(args), **at}), settings=per_method)
-    result = lambda method, seed: call.results[RunKey(None, method, seed)]  # noqa: E731
 
-    def tables(method: str) -> tuple[np.ndarray, np.ndarray]:  # ([S, E], [S, E]) first and last evaluation
-        pairs = [final_and_first(result(method, s).spec.run_dir) for s in seeds]
-        return np.array([p[0] for p in pairs], dtype=float), np.array([p[1] for p in pairs], dtype=float)
+def held_out(call: Call, method: str, seeds: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """A method's per-example held-out correctness at its runs' first and last evaluations: ([S, E], [S, E])."""
+    pairs = [final_and_first(call.results[RunKey(None, method, s)].spec.run_dir) for s in seeds]
+    return np.array([p[0] for p in pairs], dtype=float), np.array([p[1] for p in pairs], dtype=float)
 
-    # 5-6. the judge over training, the curve
-    rlvr = tables("RLVR")
-    rlvr_gain = mean_ci(rlvr[1].mean(1) - rlvr[0].mean(1))
+
+def logged(logs: list[list[dict]], read) -> float:
+    """The mean over runs of ``read(run's judge log rows)``, NaN unless every run logged its judge."""
+    return float(np.mean([read(rows) for rows in logs])) if all(logs) else math.nan
+
+
+@dataclass
+class Curve:
+    """Stages 5–6: RLVR's gain (the positive control and the ratios' denominator), a row per RAL method (its gain,
+    final accuracy, ratio to RLVR's gain and ``judge/*`` log) and its judge's verification AUC at every checkpoint
+    (``training``: method → step → (probe, policy's answers), mean over seeds)."""
+
+    rlvr_gain: Estimate
+    rlvr_final: Estimate
+    n_examples: int
+    """RLVR's held-out examples per evaluation."""
+    rows: list[dict]
+    training: dict[str, dict]
+
+
+def curve(call: Call, methods: list[str], seeds: list[int], measured: Measured, policy_dir: Path) -> Curve:
+    """Stages 5–6 from the study's runs (scoring each RAL run's checkpointed judges, cached in the run)."""
+    rlvr = held_out(call, "RLVR", seeds)
     rows, training = [], {}
     for method in methods:
         if method == "RLVR":
             continue
-        arm = tables(method)
-        ratio = ratio_ci(rlvr, arm)
-        runs = [result(method, s) for s in seeds]
+        arm = held_out(call, method, seeds)
+        runs = [call.results[RunKey(None, method, s)] for s in seeds]
         level = level_of(method)
         logs = [[r for r in run.rows if "judge/accuracy" in r and r["step"] > 0] for run in runs]
         judge_auc = {}
         if level in LEVELS:
-            per_seed = [judge_over_training(run.spec.run_dir, probe, policy_dir) for run in runs]
+            per_seed = [judge_over_training(run.spec.run_dir, measured.probe, policy_dir) for run in runs]
             judge_auc = {
                 step: (
                     nanmean([p[step]["probe_auc"] for p in per_seed]),
@@ -755,48 +765,59 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(
             {
                 "method": method,
-                "auc": auc_of.get(level, math.nan),
+                "auc": measured.auc_of.get(level, math.nan),
                 "gain": mean_ci(arm[1].mean(1) - arm[0].mean(1)),
                 "final": mean_ci(arm[1].mean(1)),
-                "ratio": ratio,
-                "judge_auc_last": float(np.mean([lg[-1]["judge/auc"] for lg in logs])) if all(logs) else math.nan,
-                "acc_ref": float(np.mean([np.mean([r["judge/accuracy_reference"] for r in lg]) for lg in logs]))
-                if all(logs)
-                else math.nan,
-                "acc_gen": float(np.mean([np.mean([r["judge/accuracy_generated"] for r in lg]) for lg in logs]))
-                if all(logs)
-                else math.nan,
-                "skips": float(np.mean([lg[-1]["judge/gate_skips"] for lg in logs])) if all(logs) else math.nan,
+                "ratio": ratio_ci(rlvr, arm),
+                "judge_auc_last": logged(logs, lambda lg: lg[-1]["judge/auc"]),
+                "acc_ref": logged(logs, lambda lg: np.mean([r["judge/accuracy_reference"] for r in lg])),
+                "acc_gen": logged(logs, lambda lg: np.mean([r["judge/accuracy_generated"] for r in lg])),
+                "skips": logged(logs, lambda lg: lg[-1]["judge/gate_skips"]),
                 "verif_end": judge_auc[max(judge_auc)] if judge_auc else (math.nan, math.nan),
                 "wall": float(np.median([run.wall_s for run in runs])),
             }
         )
+    rlvr_gain = mean_ci(rlvr[1].mean(1) - rlvr[0].mean(1))
+    return Curve(rlvr_gain, mean_ci(rlvr[1].mean(1)), rlvr[0].shape[1], rows, training)
 
-    # ------------------------------------------------------------------ write
-    pilot = (len(seeds), steps, every) != tuple(args.full_size)
+
+def report(
+    args: argparse.Namespace,
+    call: Call,
+    cfg,
+    measured: Measured,
+    result: Curve,
+    settings: dict[str, list[str]],
+    wall: float,
+) -> list[str]:
+    """The Markdown: the command, the curve's table with verdicts, the board's rows at the study's settings, the
+    judge over training, every level's AUCs, the temperature grid, and the cost (this call's, the full size's)."""
+    seeds, steps, auc_of = args.seeds, args.steps, measured.auc_of
+    rlvr_gain, rows, training = result.rlvr_gain, result.rows, result.training
+    pilot = (len(seeds), steps, args.every) != tuple(args.full_size)
     title = "# RAL's judge-capacity curve (issue 23)" + (
         " — PILOT (reduced size: a check of the study, not a result)" if pilot else ""
     )
     tuned = (
         (
             f" (chosen by the study's tuning stage on the validation split at these settings, RAL's at level "
-            f"{levels[-1]}: ral_capacity_tuning/TUNING.md)"
+            f"{args.levels[-1]}: ral_capacity_tuning/TUNING.md)"
         )
         if args.tune
         else ""
     )
     lines = [
-        header(study, argv),
+        header(call.study, args.argv),
         "",
         title,
         "",
         f"Multiplication 3×1 digits, one shared SFT warm start, {steps} RL steps, seeds {seeds}, sampling and held-out "
         f"avg@2 at T = {args.temperature}, KL β = {args.beta} to the warm start, the `cpu` board's 20 prompts a step; "
-        f"RAL readout `{args.readout}`, judge {JUDGE}. Per-method settings: {per_method or 'the recipes'}{tuned}. Gains in "
+        f"RAL readout `{args.readout}`, judge {JUDGE}. Per-method settings: {settings or 'the recipes'}{tuned}. Gains in "
         "points over the first held-out evaluation (mean ± 95% t-interval over seeds); ratio = gain / RLVR's gain "
-        f"on each seed (its mean over {rlvr[0].shape[1]:,} held-out examples), t-interval over seeds.",
+        f"on each seed (its mean over {result.n_examples:,} held-out examples), t-interval over seeds.",
         "",
-        f"RLVR gain: {rlvr_gain.format(scale=100, sign=True)} points (final {mean_ci(rlvr[1].mean(1)).format(scale=100)}%).",
+        f"RLVR gain: {rlvr_gain.format(scale=100, sign=True)} points (final {result.rlvr_final.format(scale=100)}%).",
         "",
         "| method | judge AUC before RL | final accuracy | gain | ratio to RLVR | verdict | verification AUC at the end "
         "(probe / policy's answers) | judge/auc ref vs gen (last step) | acc. refs / gens | gate skips | run (s) |",
@@ -810,16 +831,17 @@ def main(argv: list[str] | None = None) -> int:
             f"{verdict(r['ratio'], rlvr_gain, len(seeds))} | {ve} | {number(r['judge_auc_last'])} | {number(r['acc_ref'])} / "
             f"{number(r['acc_gen'])} | {number(r['skips'])} | {r['wall']:.0f} |"
         )
-    level, why = board_level(levels, auc_of)
+    level, why = board_level(args.levels, auc_of)
     lines += ["", *board_lines(call, seeds, level, why, args.temperature, args.beta)]
+    steps_logged = sorted({s for t in training.values() for s in t})
     lines += [
         "## Does the judge's verification AUC rise during co-training?",
         "",
         "Training judge of each checkpoint, mean over seeds: AUC on the validation probe (warm-start answers, as before "
         "RL) / on that evaluation's own held-out answers of the policy. Step 0 = after warm-up, measured before RL.",
         "",
-        "| method | " + " | ".join(f"step {s}" for s in sorted({s for t in training.values() for s in t})) + " |",
-        "| --- |" + " ---: |" * len({s for t in training.values() for s in t}),
+        "| method | " + " | ".join(f"step {s}" for s in steps_logged) + " |",
+        "| --- |" + " ---: |" * len(steps_logged),
     ]
     for method, curve in training.items():
         lines.append(
@@ -827,6 +849,7 @@ def main(argv: list[str] | None = None) -> int:
             + " | ".join(f"{number(a)} / {number(b)}" for a, b in curve.values())
             + " |"
         )
+    probe = measured.probe
     lines += [
         "",
         "## Verification ability of every judge level and readout, before RL",
@@ -838,8 +861,8 @@ def main(argv: list[str] | None = None) -> int:
         "| level | what | " + " | ".join(f"{r} (build / warm)" for r in READOUTS) + " |",
         "| --- | --- |" + " ---: |" * len(READOUTS),
     ]
-    for name in sorted(measured, key=lambda n: auc_of[n]):
-        cells = [next(j for j in judges if j["level"] == name and j["readout"] == r) for r in READOUTS]
+    for name in sorted(args.measure_levels, key=lambda n: auc_of[n]):
+        cells = [next(j for j in measured.judges if j["level"] == name and j["readout"] == r) for r in READOUTS]
         lines.append(
             f"| {name} | {LEVELS[name].what} | "
             + " | ".join(f"{number(c['auc_start'])} / {number(c['auc_warm'])}" for c in cells)
@@ -847,7 +870,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     lines += [
         "",
-        f"## The warm start against the temperature (stage 1: {len(rl_examples)} RL prompts × 4 samples)",
+        f"## The warm start against the temperature (stage 1: {measured.n_prompts} RL prompts × 4 samples)",
         "",
         "| T | malformed | accuracy | accuracy on valid answers | wrong answers that recur in the prompt's samples |",
         "| ---: | ---: | ---: | ---: | ---: |",
@@ -855,19 +878,31 @@ def main(argv: list[str] | None = None) -> int:
     lines += [
         f"| {t['temperature']} | {t['malformed']:.3f} | {t['accuracy']:.3f} | {t['valid_accuracy']:.3f} | "
         f"{t['wrong_recurring']:.3f} (of {t['n_wrong']}) |"
-        for t in temps
+        for t in measured.temperatures
     ]
-    wall = time.perf_counter() - wall_start
-    per_step = {m: float(np.median([result(m, s).wall_s for s in seeds])) / steps for m in methods}
+    return [
+        *lines,
+        "",
+        *cost_lines(args, call, wall),
+        "",
+        "![RAL / RLVR gain ratio against judge AUC](ral_capacity.png)",
+        "",
+    ]
+
+
+def cost_lines(args: argparse.Namespace, call: Call, wall: float) -> list[str]:
+    """This call's wall time, each method's median run time a step, and the full size's estimated run time (a RAL
+    level not run here costed at the median step of the RAL levels that were)."""
+    methods = [e.method for e in call.study.rows]
+    per_step = {
+        m: float(np.median([call.results[RunKey(None, m, s)].wall_s for s in args.seeds])) / args.steps for m in methods
+    }
     n_full, steps_full, every_full = args.full_size
-    # the full size's methods: RLVR, the control, every level, a frozen-judge row for the best level; a RAL
-    # method not run here is costed at the median step of the RAL levels that were
     ral_steps = [v for m, v in per_step.items() if m.startswith("RAL ") and m != "RAL format-only"]
     ral_step = float(np.median(ral_steps)) if ral_steps else per_step["RAL format-only"]
     full_methods = ["RLVR", "RAL format-only", *[f"RAL {n}" for n in LEVELS], "RAL frozen judge"]
     full = sum(per_step.get(m, ral_step) * steps_full * n_full for m in full_methods)
-    lines += [
-        "",
+    return [
         f"Cost: this invocation {wall / 60:.1f} min wall (finished runs reused); runs' median wall per step "
         + ", ".join(f"{m} {v:.2f} s" for m, v in per_step.items())
         + f". Estimated full size ({n_full} seeds × {steps_full} steps × {len(full_methods)} methods = "
@@ -875,49 +910,71 @@ def main(argv: list[str] | None = None) -> int:
         f"{full / 3600:.1f} h of run time, ≈ {full / 3600 / args.jobs:.1f} h wall on {args.jobs} jobs (per-step "
         f"cost scaled from this size; evaluations every {every_full} steps; judge pretraining and measurement "
         "of levels not measured here come on top).",
-        "",
-        "![RAL / RLVR gain ratio against judge AUC](ral_capacity.png)",
-        "",
     ]
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "ral_capacity.md").write_text("\n".join(lines))
-    with open(args.out / "ral_capacity.csv", "w", newline="") as f:
+
+
+def write_tables(out: Path, call: Call, seeds: list[int], measured: Measured) -> None:
+    """The CSVs beside the Markdown: each run's first and final held-out accuracy (``ral_capacity.csv``), every
+    level's AUCs by readout (``ral_capacity_judges.csv``) and the temperature grid."""
+    with open(out / "ral_capacity.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["method", "judge_auc_before_rl", "seed", "first_accuracy", "final_accuracy", "gain"])
-        for m in methods:
-            first, last = tables(m)
-            level = level_of(m)
+        for m in [e.method for e in call.study.rows]:
+            first, last = held_out(call, m, seeds)
             for s, a, b in zip(seeds, first.mean(1), last.mean(1)):
-                w.writerow([m, auc_of.get(level, ""), s, float(a), float(b), float(b - a)])
-    with open(args.out / "ral_capacity_judges.csv", "w", newline="") as f:
+                w.writerow([m, measured.auc_of.get(level_of(m), ""), s, float(a), float(b), float(b - a)])
+    columns = ["level", "readout", "auc_start", "auc_warm", "warm_judge_auc", "warm_accuracy", "seconds"]
+    with open(out / "ral_capacity_judges.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["level", "readout", "auc_start", "auc_warm", "warm_judge_auc", "warm_accuracy", "seconds"])
-        w.writerows(
-            [
-                [
-                    j["level"],
-                    j["readout"],
-                    j["auc_start"],
-                    j["auc_warm"],
-                    j["warm_judge_auc"],
-                    j["warm_accuracy"],
-                    j["seconds"],
-                ]
-                for j in judges
-            ]
-        )
-    with open(args.out / "ral_capacity_temperature.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(temps[0]))
+        w.writerow(columns)
+        w.writerows([[j[c] for c in columns] for j in measured.judges])
+    with open(out / "ral_capacity_temperature.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(measured.temperatures[0]))
         w.writeheader()
-        w.writerows(temps)
-    plot(args.out / "ral_capacity.png", rows, training, auc_of, rlvr_gain)
+        w.writerows(measured.temperatures)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run (or reuse) every stage, then write the tables and the plot."""
+    args = parse(argv)
+    per_method = settings_of(args.settings)
+    wall_start = time.perf_counter()
+    shared = shared_settings(args)
+    cfg = load_config(RAL_RECIPE, shared)
+    task = build_task(cfg.task)
+    policy_dir = sft(RAL_RECIPE, shared)
+    measured = measure(args, cfg, task, policy_dir, shared)
+    if args.measure_only:
+        print(json.dumps({"temperature": measured.temperatures, "judges": measured.judges}, indent=1))
+        return 0
+    args.levels = sorted(args.levels, key=lambda n: measured.auc_of[n])
+    frozen = args.frozen if args.frozen is not None else ([] if args.quick else args.levels[-1:])
+
+    # 4. RL: the study declared at the measured levels, run by the shared path (RUNS/<row>[-settings]/seed<s>)
+    readout = judge_overrides(READOUTS[args.readout])
+    levels = {n: [*level_overrides(n, cfg.task.multiplication, args.judge_cache), *readout] for n in args.levels}
+    study = declare(levels, frozen, shared)
+    methods = {e.method: list(e.overrides) for e in study.rows}
+    if args.tune:
+        per_method = tuned_settings(methods, args.levels[-1], shared, args, args.command)
+    at = {"out": args.runs, "seeds": args.seeds, "rows": None, "levels": None, "set": []}  # --override is in shared
+    call = sweep(study, argparse.Namespace(**{**vars(args), **at}), settings=per_method)
+
+    # 5-7. the judge over training, the curve, the board's rows; then the report
+    result = curve(call, list(methods), args.seeds, measured, policy_dir)
+    lines = report(args, call, cfg, measured, result, per_method, time.perf_counter() - wall_start)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "ral_capacity.md").write_text("\n".join(lines))
+    write_tables(args.out, call, args.seeds, measured)
+    plot(args.out / "ral_capacity.png", result, measured.auc_of)
     print("\n".join(lines))
     return 0
 
 
-def plot(path: Path, rows: list[dict], training: dict, auc_of: dict, rlvr_gain: Estimate) -> None:
+def plot(path: Path, result: Curve, auc_of: dict[str, float]) -> None:
     """Left: ratio vs judge AUC with the format-only line (the held-out gains instead, RLVR's as a line, when
     no ratio is defined because RLVR's gain is not above 0); right: the judge's probe AUC over training."""
+    rows, training, rlvr_gain = result.rows, result.training, result.rlvr_gain
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
     curve = [r for r in rows if r["method"].removeprefix("RAL ") in auc_of and not r["method"].endswith("frozen judge")]
     as_ratio = all(math.isfinite(r["ratio"].mean) for r in rows)
