@@ -2,6 +2,7 @@
 
     python benchmarks/grpo_vs_trl.py --out benchmarks/results/grpo_vs_trl.txt     # S1 and S2, 2 + 5 steps
     python benchmarks/grpo_vs_trl.py --settings S2 --release-heap false            # rewardzoo with the heap release off
+    python benchmarks/grpo_vs_trl.py --settings S3 --huge-pages both               # both sides' tensors on huge pages
 
 Both sides train the same saved model (S1/S2: rewardzoo's tiny Qwen3 factory model; S3: SmolLM2;
 float32) from the same prompts of the multiplication task (S1/S2: 8 prompts × 8 completions, 64 rows;
