@@ -2,6 +2,7 @@
 
     python benchmarks/grpo_vs_trl.py --out benchmarks/results/grpo_vs_trl.txt     # S1 and S2, 2 + 5 steps
     python benchmarks/grpo_vs_trl.py --settings S2 --release-heap false            # rewardzoo with the heap release off
+    python benchmarks/grpo_vs_trl.py --settings S3 --huge-pages both               # both sides' tensors on huge pages
 
 Both sides train the same saved model (S1/S2: rewardzoo's tiny Qwen3 factory model; S3: SmolLM2;
 float32) from the same prompts of the multiplication task (S1/S2: 8 prompts × 8 completions, 64 rows;
@@ -195,6 +196,23 @@ def prompts(setting: str, model_dir: Path | None = None) -> list:
     return as_chat_task(cfg, build_task(cfg.task)).train[: s.prompts]
 
 
+HUGE_PAGES_ENV = "THP_MEM_ALLOC_ENABLE"
+"""torch's switch for CPU tensors on transparent huge pages (read once, at torch's first CPU allocation)."""
+HUGE_PAGES: dict[str, dict[str, bool | None]] = {
+    "environment": {"rewardzoo": None, "trl": None},
+    "rewardzoo": {"rewardzoo": True, "trl": False},
+    "both": {"rewardzoo": True, "trl": True},
+    "neither": {"rewardzoo": False, "trl": False},
+}
+"""``--huge-pages``: each side's ``THP_MEM_ALLOC_ENABLE``, 1 or 0 (None: as the benchmark's own environment has it;
+torch's default is off)."""
+
+
+def huge_pages() -> bool:
+    """Whether this process's torch puts CPU tensors of 2 MiB or more on huge pages (its environment switch)."""
+    return os.environ.get(HUGE_PAGES_ENV, "0").strip() not in ("", "0")
+
+
 def run_rewardzoo(
     setting: str, model_dir: Path, run_dir: Path, total_steps: int, release_heap: str = "auto", threads: int = 0
 ) -> None:
@@ -256,6 +274,7 @@ def run_rewardzoo(
             "rss": peak_rss_bytes(),
             "threads": torch.get_num_threads(),
             "release_heap": trainer.release_heap,
+            "huge_pages": huge_pages(),
         }
     )
     for _ in range(total_steps):
@@ -351,7 +370,9 @@ def run_trl(setting: str, model_dir: Path, run_dir: Path, total_steps: int, thre
 
         def on_train_begin(self, args, state, control, **kwargs):
             trainer.optimizer.step = clock.wrap("optimizer", trainer.optimizer.step)
-            send({"ready": True, "rss": peak_rss_bytes(), "threads": torch.get_num_threads()})
+            send(
+                {"ready": True, "rss": peak_rss_bytes(), "threads": torch.get_num_threads(), "huge_pages": huge_pages()}
+            )
             control.should_training_stop = not wait_for_go()
 
         def on_step_begin(self, args, state, control, **kwargs):
@@ -377,7 +398,18 @@ def run_trl(setting: str, model_dir: Path, run_dir: Path, total_steps: int, thre
 class Side:
     """A child process running one side, driven one step at a time."""
 
-    def __init__(self, name: str, setting: str, model_dir: Path, run_dir: Path, total_steps: int, extra: list[str]):
+    def __init__(
+        self,
+        name: str,
+        setting: str,
+        model_dir: Path,
+        run_dir: Path,
+        total_steps: int,
+        extra: list[str],
+        huge_pages: bool | None = None,
+    ):
+        """Start the side's process (``huge_pages``: ``THP_MEM_ALLOC_ENABLE`` 1 or 0 in its environment; None
+        leaves the benchmark's own)."""
         self.name = name
         cmd = [
             sys.executable,
@@ -394,8 +426,16 @@ class Side:
             str(total_steps),
             *extra,
         ]
+        env = dict(os.environ)
+        if huge_pages is not None:
+            env[HUGE_PAGES_ENV] = str(int(huge_pages))
         self.proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1]
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[1],
+            env=env,
         )
         self.ready = self.read()
 
@@ -422,9 +462,16 @@ class Side:
 
 
 def compare(
-    setting: str, warmup: int, steps: int, root: Path, release_heap: str = "auto", threads: int = 0
+    setting: str,
+    warmup: int,
+    steps: int,
+    root: Path,
+    release_heap: str = "auto",
+    threads: int = 0,
+    huge_pages: str = "environment",
 ) -> list[str]:
-    """Alternate the two sides on one setting; the report lines."""
+    """Alternate the two sides on one setting; the report lines (``huge_pages``: which sides put CPU tensors on
+    huge pages, :data:`HUGE_PAGES`)."""
     from rewardzoo.eval import mean_ci
 
     model_dir = make_model_dir(setting, root)
@@ -432,7 +479,15 @@ def compare(
     extra = ["--threads", str(threads)]
     rz_extra = extra + ["--release-heap", release_heap]
     sides = [
-        Side(name, setting, model_dir, root / f"{setting}-{name}", total, rz_extra if name == "rewardzoo" else extra)
+        Side(
+            name,
+            setting,
+            model_dir,
+            root / f"{setting}-{name}",
+            total,
+            rz_extra if name == "rewardzoo" else extra,
+            HUGE_PAGES[huge_pages][name],
+        )
         for name in ("rewardzoo", "trl")
     ]
     rows = {s.name: [] for s in sides}
@@ -473,6 +528,10 @@ def compare(
         "",
         f"rewardzoo's grpo.release_heap: {release_heap} (the heap {'was' if released else 'was not'} released)",
         "",
+        "CPU tensors of 2 MiB or more on huge pages (THP_MEM_ALLOC_ENABLE): "
+        + ", ".join(f"{side.name} {'yes' if side.ready['huge_pages'] else 'no'}" for side in sides)
+        + f" (--huge-pages {huge_pages})",
+        "",
         f"rewardzoo/trl: speed {speed:.2f}, peak memory {memory:.3f}",
         "",
     ]
@@ -492,6 +551,13 @@ def main() -> int:
         default="auto",
         help="rewardzoo's grpo.release_heap (default auto: the library's default, on from a 32,768-entry "
         "vocabulary; true: lower peak memory on the CPU, slower small steps)",
+    )
+    parser.add_argument(
+        "--huge-pages",
+        choices=list(HUGE_PAGES),
+        default="environment",
+        help="which sides put CPU tensors of 2 MiB or more on transparent huge pages, torch's THP_MEM_ALLOC_ENABLE "
+        "(default environment: as this process's environment has it, torch's default off; rewardzoo; both; neither)",
     )
     parser.add_argument(
         "--threads",
@@ -533,7 +599,9 @@ def main() -> int:
     print("\n".join(lines), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for setting in args.settings:
-            report = compare(setting, args.warmup, args.steps, Path(tmp), args.release_heap, args.threads)
+            report = compare(
+                setting, args.warmup, args.steps, Path(tmp), args.release_heap, args.threads, args.huge_pages
+            )
             print("\n".join(report), flush=True)
             lines += report
     if args.out:

@@ -73,8 +73,8 @@ def test_gpu_check_smoke_runs_every_check_on_cpu(tmp_path):
 
 @pytest.mark.slow
 def test_grpo_vs_trl_one_step_each(tmp_path):
-    """One untimed and one timed S1 step on each side (a real TRL GRPOTrainer in its own process):
-    the report has both rows and ends with the ratio line."""
+    """One untimed and one timed S1 step on each side (a real TRL GRPOTrainer in its own process), both on huge
+    pages: the report has both rows, says each side's huge pages, and ends with the ratio line."""
     out = tmp_path / "grpo_vs_trl.txt"
     proc = subprocess.run(
         [
@@ -86,6 +86,8 @@ def test_grpo_vs_trl_one_step_each(tmp_path):
             "1",
             "--steps",
             "1",
+            "--huge-pages",
+            "both",
             "--out",
             str(out),
         ],
@@ -96,12 +98,18 @@ def test_grpo_vs_trl_one_step_each(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = out.read_text().splitlines()
-    assert lines[0] == "# command: python benchmarks/grpo_vs_trl.py --settings S1 --warmup 1 --steps 1 --out " + str(
-        out
+    assert (
+        lines[0]
+        == "# command: python benchmarks/grpo_vs_trl.py --settings S1 --warmup 1 --steps 1 --huge-pages both --out "
+        + str(out)
     )
     assert any(line.startswith("| rewardzoo |") for line in lines) and any(line.startswith("| trl |") for line in lines)
     assert lines[-1].startswith("rewardzoo/trl: speed ")
     assert "rewardzoo's grpo.release_heap: auto (the heap was not released)" in lines  # vocabulary 100: off by default
+    assert (
+        "CPU tensors of 2 MiB or more on huge pages (THP_MEM_ALLOC_ENABLE): rewardzoo yes, trl yes (--huge-pages both)"
+        in lines
+    )
 
 
 def test_heap_release_alternates_both_sides_and_reports_the_ratio(tmp_path, fast_overrides):
