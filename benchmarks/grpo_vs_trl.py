@@ -214,10 +214,21 @@ def huge_pages() -> bool:
 
 
 def run_rewardzoo(
-    setting: str, model_dir: Path, run_dir: Path, total_steps: int, release_heap: str = "auto", threads: int = 0
+    setting: str,
+    model_dir: Path,
+    run_dir: Path,
+    total_steps: int,
+    release_heap: str = "auto",
+    threads: int = 0,
+    recompute: str = "auto",
+    trims: str = "auto",
 ) -> None:
     """rewardzoo's Trainer, one ``train_step`` per ``go`` (``grpo.release_heap`` as asked: ``auto`` leaves
-    the default, which decides by the vocabulary; ``threads`` 0 = torch's default)."""
+    the default, which decides by the vocabulary; ``threads`` 0 = torch's default; ``recompute``: the lean
+    forward's recomputation in the backward pass, ``auto`` as the trainer ties it to the memory mode, or forced
+    on or off through its log-prob module; ``trims``: the heap trims at the trainer's release points, forced on or
+    off apart from the 1 MiB mmap threshold the memory mode sets when the trainer is built; both are measurements
+    the configuration has no key for)."""
     import torch
 
     from rewardzoo.core.engines import hf as hf_engine
@@ -262,6 +273,11 @@ def run_rewardzoo(
     trainer = Trainer(
         cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share), init_dir=init, prompts=examples
     )
+    released = trainer.release_heap  # the memory mode as built: the mmap threshold, and by default the trims
+    if recompute != "auto":
+        trainer.module.recompute = recompute == "true"
+    if trims != "auto":
+        trainer.release_heap = trims == "true"  # what the trainer's release points read
     clock = PhaseClock()
     hf_engine.decode = clock.wrap("generate", hf_engine.decode)  # the HF engine's decode loop (default sampler)
     trainer.policy.generate = clock.wrap("generate", trainer.policy.generate)  # its generate path
@@ -273,7 +289,9 @@ def run_rewardzoo(
             "ready": True,
             "rss": peak_rss_bytes(),
             "threads": torch.get_num_threads(),
-            "release_heap": trainer.release_heap,
+            "release_heap": released,
+            "trims": trainer.release_heap,
+            "recompute": trainer.module.recompute and not s.lora,  # LoRA's frozen base layers never recompute
             "huge_pages": huge_pages(),
         }
     )
@@ -469,6 +487,8 @@ def compare(
     release_heap: str = "auto",
     threads: int = 0,
     huge_pages: str = "environment",
+    recompute: str = "auto",
+    trims: str = "auto",
 ) -> list[str]:
     """Alternate the two sides on one setting; the report lines (``huge_pages``: which sides put CPU tensors on
     huge pages, :data:`HUGE_PAGES`)."""
@@ -477,7 +497,7 @@ def compare(
     model_dir = make_model_dir(setting, root)
     total = warmup + steps
     extra = ["--threads", str(threads)]
-    rz_extra = extra + ["--release-heap", release_heap]
+    rz_extra = extra + ["--release-heap", release_heap, "--recompute", recompute, "--trims", trims]
     sides = [
         Side(
             name,
@@ -523,10 +543,14 @@ def compare(
         raise RuntimeError(f"{setting} must force {max_new} tokens on both sides; got {medians}")
     speed = medians["trl"]["step"] / medians["rewardzoo"]["step"]
     memory = peaks["rewardzoo"] / peaks["trl"]
-    released = next(side.ready["release_heap"] for side in sides if side.name == "rewardzoo")
+    ready = next(side.ready for side in sides if side.name == "rewardzoo")
+    released = ready["release_heap"]
     lines += [
         "",
         f"rewardzoo's grpo.release_heap: {release_heap} (the heap {'was' if released else 'was not'} released)",
+        "",
+        f"rewardzoo's recomputation in the backward pass: {recompute} ({'on' if ready['recompute'] else 'off'}); "
+        f"heap trims: {trims} ({'on' if ready['trims'] else 'off'})",
         "",
         "CPU tensors of 2 MiB or more on huge pages (THP_MEM_ALLOC_ENABLE): "
         + ", ".join(f"{side.name} {'yes' if side.ready['huge_pages'] else 'no'}" for side in sides)
@@ -551,6 +575,20 @@ def main() -> int:
         default="auto",
         help="rewardzoo's grpo.release_heap (default auto: the library's default, on from a 32,768-entry "
         "vocabulary; true: lower peak memory on the CPU, slower small steps)",
+    )
+    parser.add_argument(
+        "--recompute",
+        choices=["auto", "true", "false"],
+        default="auto",
+        help="rewardzoo's lean forward recomputing its elementwise intermediates in the backward pass (default auto: "
+        "in the memory mode, for fully trained layers; true/false force it, which no configuration key does)",
+    )
+    parser.add_argument(
+        "--trims",
+        choices=["auto", "true", "false"],
+        default="auto",
+        help="rewardzoo's heap trims at the trainer's release points (default auto: with the memory mode; true/false "
+        "force them apart from the mode's 1 MiB mmap threshold, which no configuration key does)",
     )
     parser.add_argument(
         "--huge-pages",
@@ -581,6 +619,8 @@ def main() -> int:
                 args.total_steps,
                 args.release_heap,
                 args.threads,
+                args.recompute,
+                args.trims,
             )
         else:
             run_trl(args.setting, Path(args.model_dir), Path(args.run_dir), args.total_steps, args.threads)
@@ -600,7 +640,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for setting in args.settings:
             report = compare(
-                setting, args.warmup, args.steps, Path(tmp), args.release_heap, args.threads, args.huge_pages
+                setting,
+                args.warmup,
+                args.steps,
+                Path(tmp),
+                args.release_heap,
+                args.threads,
+                args.huge_pages,
+                args.recompute,
+                args.trims,
             )
             print("\n".join(report), flush=True)
             lines += report

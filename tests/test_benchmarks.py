@@ -106,6 +106,7 @@ def test_grpo_vs_trl_one_step_each(tmp_path):
     assert any(line.startswith("| rewardzoo |") for line in lines) and any(line.startswith("| trl |") for line in lines)
     assert lines[-1].startswith("rewardzoo/trl: speed ")
     assert "rewardzoo's grpo.release_heap: auto (the heap was not released)" in lines  # vocabulary 100: off by default
+    assert "rewardzoo's recomputation in the backward pass: auto (off); heap trims: auto (off)" in lines  # memory mode
     assert (
         "CPU tensors of 2 MiB or more on huge pages (THP_MEM_ALLOC_ENABLE): rewardzoo yes, trl yes (--huge-pages both)"
         in lines
