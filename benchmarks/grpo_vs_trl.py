@@ -196,6 +196,38 @@ def prompts(setting: str, model_dir: Path | None = None) -> list:
     return as_chat_task(cfg, build_task(cfg.task)).train[: s.prompts]
 
 
+MEMORY_SWITCHES = {
+    "release-heap": "rewardzoo's grpo.release_heap (default auto: the library's default, on from a 32,768-entry "
+    "vocabulary; true: lower peak memory on the CPU, slower small steps)",
+    "recompute": "rewardzoo's lean forward recomputing its elementwise intermediates in the backward pass (default "
+    "auto: in the memory mode, for fully trained layers; true/false force it, which no configuration key does)",
+    "trims": "rewardzoo's heap trims at the trainer's release points (default auto: with the memory mode; true/false "
+    "force them apart from the mode's 1 MiB mmap threshold, which no configuration key does)",
+}
+"""rewardzoo's memory switches on the command line (each auto, true or false) and what each does."""
+
+
+class Memory(NamedTuple):
+    """rewardzoo's memory switches (:data:`MEMORY_SWITCHES`), each ``auto``, ``true`` or ``false``."""
+
+    release_heap: str = "auto"
+    recompute: str = "auto"
+    trims: str = "auto"
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Memory:
+        """The switches the command line gives."""
+        return cls(args.release_heap, args.recompute, args.trims)
+
+    def argv(self) -> list[str]:
+        """The switches as the rewardzoo side's command line gives them."""
+        return [f"--{name}={value}" for name, value in zip(MEMORY_SWITCHES, self)]
+
+
+DEFAULT_MEMORY = Memory()
+"""Every memory switch at ``auto``: the library's defaults."""
+
+
 HUGE_PAGES_ENV = "THP_MEM_ALLOC_ENABLE"
 """torch's switch for CPU tensors on transparent huge pages (read once, at torch's first CPU allocation)."""
 HUGE_PAGES: dict[str, dict[str, bool | None]] = {
@@ -218,12 +250,10 @@ def run_rewardzoo(
     model_dir: Path,
     run_dir: Path,
     total_steps: int,
-    release_heap: str = "auto",
+    memory: Memory = DEFAULT_MEMORY,
     threads: int = 0,
-    recompute: str = "auto",
-    trims: str = "auto",
 ) -> None:
-    """rewardzoo's Trainer, one ``train_step`` per ``go`` (``grpo.release_heap`` as asked: ``auto`` leaves
+    """rewardzoo's Trainer, one ``train_step`` per ``go`` (``memory``: ``grpo.release_heap`` as asked, ``auto`` leaves
     the default, which decides by the vocabulary; ``threads`` 0 = torch's default; ``recompute``: the lean
     forward's recomputation in the backward pass, ``auto`` as the trainer ties it to the memory mode, or forced
     on or off through its log-prob module; ``trims``: the heap trims at the trainer's release points, forced on or
@@ -266,7 +296,7 @@ def run_rewardzoo(
             "sampling.top_k=0",
             f"sampling.max_new_tokens={s.max_new}",
         ]
-        + ([] if release_heap == "auto" else [f"grpo.release_heap={release_heap}"]),
+        + ([] if memory.release_heap == "auto" else [f"grpo.release_heap={memory.release_heap}"]),
     )
     examples = prompts(setting, model_dir)
     init = model_dir if s.model == "tiny" else None  # a real model loads by its name (model.name), LoRA on top
@@ -274,10 +304,10 @@ def run_rewardzoo(
         cfg, task=build_task(cfg.task), reward=FunctionReward(digit_share), init_dir=init, prompts=examples
     )
     released = trainer.release_heap  # the memory mode as built: the mmap threshold, and by default the trims
-    if recompute != "auto":
-        trainer.module.recompute = recompute == "true"
-    if trims != "auto":
-        trainer.release_heap = trims == "true"  # what the trainer's release points read
+    if memory.recompute != "auto":
+        trainer.module.recompute = memory.recompute == "true"
+    if memory.trims != "auto":
+        trainer.release_heap = memory.trims == "true"  # what the trainer's release points read
     clock = PhaseClock()
     hf_engine.decode = clock.wrap("generate", hf_engine.decode)  # the HF engine's decode loop (default sampler)
     trainer.policy.generate = clock.wrap("generate", trainer.policy.generate)  # its generate path
@@ -484,11 +514,9 @@ def compare(
     warmup: int,
     steps: int,
     root: Path,
-    release_heap: str = "auto",
+    memory: Memory = DEFAULT_MEMORY,
     threads: int = 0,
     huge_pages: str = "environment",
-    recompute: str = "auto",
-    trims: str = "auto",
 ) -> list[str]:
     """Alternate the two sides on one setting; the report lines (``huge_pages``: which sides put CPU tensors on
     huge pages, :data:`HUGE_PAGES`)."""
@@ -497,7 +525,7 @@ def compare(
     model_dir = make_model_dir(setting, root)
     total = warmup + steps
     extra = ["--threads", str(threads)]
-    rz_extra = extra + ["--release-heap", release_heap, "--recompute", recompute, "--trims", trims]
+    rz_extra = extra + memory.argv()
     sides = [
         Side(
             name,
@@ -547,10 +575,10 @@ def compare(
     released = ready["release_heap"]
     lines += [
         "",
-        f"rewardzoo's grpo.release_heap: {release_heap} (the heap {'was' if released else 'was not'} released)",
+        f"rewardzoo's grpo.release_heap: {memory.release_heap} (the heap {'was' if released else 'was not'} released)",
         "",
-        f"rewardzoo's recomputation in the backward pass: {recompute} ({'on' if ready['recompute'] else 'off'}); "
-        f"heap trims: {trims} ({'on' if ready['trims'] else 'off'})",
+        f"rewardzoo's recomputation in the backward pass: {memory.recompute} "
+        f"({'on' if ready['recompute'] else 'off'}); heap trims: {memory.trims} ({'on' if ready['trims'] else 'off'})",
         "",
         "CPU tensors of 2 MiB or more on huge pages (THP_MEM_ALLOC_ENABLE): "
         + ", ".join(f"{side.name} {'yes' if side.ready['huge_pages'] else 'no'}" for side in sides)
@@ -569,27 +597,8 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps per side")
     parser.add_argument("--steps", type=int, default=5, help="timed steps per side")
     parser.add_argument("--out", help="also write the report to this file")
-    parser.add_argument(
-        "--release-heap",
-        choices=["auto", "true", "false"],
-        default="auto",
-        help="rewardzoo's grpo.release_heap (default auto: the library's default, on from a 32,768-entry "
-        "vocabulary; true: lower peak memory on the CPU, slower small steps)",
-    )
-    parser.add_argument(
-        "--recompute",
-        choices=["auto", "true", "false"],
-        default="auto",
-        help="rewardzoo's lean forward recomputing its elementwise intermediates in the backward pass (default auto: "
-        "in the memory mode, for fully trained layers; true/false force it, which no configuration key does)",
-    )
-    parser.add_argument(
-        "--trims",
-        choices=["auto", "true", "false"],
-        default="auto",
-        help="rewardzoo's heap trims at the trainer's release points (default auto: with the memory mode; true/false "
-        "force them apart from the mode's 1 MiB mmap threshold, which no configuration key does)",
-    )
+    for name, what in MEMORY_SWITCHES.items():
+        parser.add_argument(f"--{name}", choices=["auto", "true", "false"], default="auto", help=what)
     parser.add_argument(
         "--huge-pages",
         choices=list(HUGE_PAGES),
@@ -617,10 +626,8 @@ def main() -> int:
                 Path(args.model_dir),
                 Path(args.run_dir),
                 args.total_steps,
-                args.release_heap,
+                Memory.from_args(args),
                 args.threads,
-                args.recompute,
-                args.trims,
             )
         else:
             run_trl(args.setting, Path(args.model_dir), Path(args.run_dir), args.total_steps, args.threads)
@@ -640,15 +647,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for setting in args.settings:
             report = compare(
-                setting,
-                args.warmup,
-                args.steps,
-                Path(tmp),
-                args.release_heap,
-                args.threads,
-                args.huge_pages,
-                args.recompute,
-                args.trims,
+                setting, args.warmup, args.steps, Path(tmp), Memory.from_args(args), args.threads, args.huge_pages
             )
             print("\n".join(report), flush=True)
             lines += report
