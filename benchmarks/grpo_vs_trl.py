@@ -570,7 +570,7 @@ def compare(
     if forced and any(m["completion_length"] != max_new for m in medians.values()):
         raise RuntimeError(f"{setting} must force {max_new} tokens on both sides; got {medians}")
     speed = medians["trl"]["step"] / medians["rewardzoo"]["step"]
-    memory = peaks["rewardzoo"] / peaks["trl"]
+    memory_ratio = peaks["rewardzoo"] / peaks["trl"]
     ready = next(side.ready for side in sides if side.name == "rewardzoo")
     released = ready["release_heap"]
     lines += [
@@ -584,7 +584,7 @@ def compare(
         + ", ".join(f"{side.name} {'yes' if side.ready['huge_pages'] else 'no'}" for side in sides)
         + f" (--huge-pages {huge_pages})",
         "",
-        f"rewardzoo/trl: speed {speed:.2f}, peak memory {memory:.3f}",
+        f"rewardzoo/trl: speed {speed:.2f}, peak memory {memory_ratio:.3f}",
         "",
     ]
     return lines
