@@ -217,11 +217,11 @@ class Memory(NamedTuple):
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Memory:
         """The switches the command line gives."""
-        return cls(args.release_heap, args.recompute, args.trims)
+        return cls(*(getattr(args, field) for field in cls._fields))
 
     def argv(self) -> list[str]:
         """The switches as the rewardzoo side's command line gives them."""
-        return [f"--{name}={value}" for name, value in zip(MEMORY_SWITCHES, self)]
+        return [f"--{field.replace('_', '-')}={value}" for field, value in zip(self._fields, self)]
 
 
 DEFAULT_MEMORY = Memory()
@@ -253,12 +253,9 @@ def run_rewardzoo(
     memory: Memory = DEFAULT_MEMORY,
     threads: int = 0,
 ) -> None:
-    """rewardzoo's Trainer, one ``train_step`` per ``go`` (``memory``: ``grpo.release_heap`` as asked, ``auto`` leaves
-    the default, which decides by the vocabulary; ``threads`` 0 = torch's default; ``recompute``: the lean
-    forward's recomputation in the backward pass, ``auto`` as the trainer ties it to the memory mode, or forced
-    on or off through its log-prob module; ``trims``: the heap trims at the trainer's release points, forced on or
-    off apart from the 1 MiB mmap threshold the memory mode sets when the trainer is built; both are measurements
-    the configuration has no key for)."""
+    """rewardzoo's Trainer, one ``train_step`` per ``go`` (``memory``: the switches of :data:`MEMORY_SWITCHES`,
+    ``grpo.release_heap`` through the configuration, the recomputation and the trims through the built trainer's
+    log-prob module and release points; ``threads`` 0 = torch's default)."""
     import torch
 
     from rewardzoo.core.engines import hf as hf_engine
