@@ -3,6 +3,7 @@
     python benchmarks/grpo_vs_trl.py --out benchmarks/results/grpo_vs_trl.txt     # S1 and S2, 2 + 5 steps
     python benchmarks/grpo_vs_trl.py --settings S2 --release-heap false            # rewardzoo with the heap release off
     python benchmarks/grpo_vs_trl.py --settings S3 --huge-pages both               # both sides' tensors on huge pages
+    python benchmarks/grpo_vs_trl.py --settings S3 --mmap-threshold 4              # the memory mode's threshold at 4 MiB
 
 Both sides train the same saved model (S1/S2: rewardzoo's tiny Qwen3 factory model; S3: SmolLM2;
 float32) from the same prompts of the multiplication task (S1/S2: 8 prompts × 8 completions, 64 rows;
@@ -47,6 +48,7 @@ step times), Y = rewardzoo peak RSS ÷ TRL peak RSS.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -206,13 +208,34 @@ MEMORY_SWITCHES = {
 }
 """rewardzoo's memory switches on the command line (each auto, true or false) and what each does."""
 
+MMAP_THRESHOLD_HELP = (
+    "the memory mode's mmap threshold in MiB (default auto: the library's 1 MiB, map_large_blocks; a number moves it, "
+    "which no configuration key does: blocks below it are reused from the heap, blocks of it or more go back to the OS "
+    "when freed)"
+)
+
+
+def mmap_threshold(value: str) -> str:
+    """``--mmap-threshold``: ``auto`` or a positive number of MiB (argparse's type; a clear error otherwise)."""
+    if value == "auto":
+        return value
+    try:
+        ok = float(value) > 0
+    except ValueError:
+        ok = False
+    if not ok:
+        raise argparse.ArgumentTypeError(f"give auto or a positive number of MiB, not {value!r}")
+    return value
+
 
 class Memory(NamedTuple):
-    """rewardzoo's memory switches (:data:`MEMORY_SWITCHES`), each ``auto``, ``true`` or ``false``."""
+    """rewardzoo's memory switches: those of :data:`MEMORY_SWITCHES`, each ``auto``, ``true`` or ``false``, and
+    the memory mode's mmap threshold (``auto`` or MiB, :data:`MMAP_THRESHOLD_HELP`)."""
 
     release_heap: str = "auto"
     recompute: str = "auto"
     trims: str = "auto"
+    mmap_threshold: str = "auto"
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Memory:
@@ -258,7 +281,9 @@ def run_rewardzoo(
     log-prob module and release points; ``threads`` 0 = torch's default)."""
     import torch
 
+    from rewardzoo.core import trainer as trainer_module
     from rewardzoo.core.engines import hf as hf_engine
+    from rewardzoo.core.memory import map_large_blocks
     from rewardzoo.core.trainer import Trainer
     from rewardzoo.rewards.functions import FunctionReward
     from rewardzoo.zoo import build_task, load_config
@@ -295,6 +320,10 @@ def run_rewardzoo(
         ]
         + ([] if memory.release_heap == "auto" else [f"grpo.release_heap={memory.release_heap}"]),
     )
+    if memory.mmap_threshold != "auto":  # what the trainer calls when it is built in the memory mode
+        trainer_module.map_large_blocks = functools.partial(
+            map_large_blocks, threshold=round(float(memory.mmap_threshold) * 2**20)
+        )
     examples = prompts(setting, model_dir)
     init = model_dir if s.model == "tiny" else None  # a real model loads by its name (model.name), LoRA on top
     trainer = Trainer(
@@ -317,6 +346,7 @@ def run_rewardzoo(
             "rss": peak_rss_bytes(),
             "threads": torch.get_num_threads(),
             "release_heap": released,
+            "mmap_threshold": memory.mmap_threshold if released else None,
             "trims": trainer.release_heap,
             "recompute": trainer.module.recompute and not s.lora,  # LoRA's frozen base layers never recompute
             "huge_pages": huge_pages(),
@@ -572,7 +602,9 @@ def compare(
     released = ready["release_heap"]
     lines += [
         "",
-        f"rewardzoo's grpo.release_heap: {memory.release_heap} (the heap {'was' if released else 'was not'} released)",
+        f"rewardzoo's grpo.release_heap: {memory.release_heap} (the heap {'was' if released else 'was not'} released"
+        + (f"; mmap threshold {ready['mmap_threshold']} MiB" if released and memory.mmap_threshold != "auto" else "")
+        + ")",
         "",
         f"rewardzoo's recomputation in the backward pass: {memory.recompute} "
         f"({'on' if ready['recompute'] else 'off'}); heap trims: {memory.trims} ({'on' if ready['trims'] else 'off'})",
@@ -596,6 +628,7 @@ def main() -> int:
     parser.add_argument("--out", help="also write the report to this file")
     for name, what in MEMORY_SWITCHES.items():
         parser.add_argument(f"--{name}", choices=["auto", "true", "false"], default="auto", help=what)
+    parser.add_argument("--mmap-threshold", type=mmap_threshold, default="auto", help=MMAP_THRESHOLD_HELP)
     parser.add_argument(
         "--huge-pages",
         choices=list(HUGE_PAGES),

@@ -113,6 +113,27 @@ def test_grpo_vs_trl_one_step_each(tmp_path):
     )
 
 
+@pytest.mark.slow
+def test_grpo_vs_trl_moves_the_mmap_threshold(tmp_path):
+    """The memory mode forced on with the mmap threshold moved to 2 MiB: the rewardzoo process reports the threshold
+    it was built with; a threshold that is no positive number is refused before any side starts."""
+    script = [sys.executable, str(BENCH / "grpo_vs_trl.py"), "--settings", "S1", "--warmup", "1", "--steps", "1"]
+    bad = subprocess.run([*script, "--mmap-threshold", "0"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "give auto or a positive number of MiB, not '0'" in bad.stderr
+    out = tmp_path / "grpo_vs_trl.txt"
+    proc = subprocess.run(
+        [*script, "--release-heap", "true", "--mmap-threshold", "2", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = out.read_text().splitlines()
+    assert "rewardzoo's grpo.release_heap: true (the heap was released; mmap threshold 2 MiB)" in lines
+    assert lines[-1].startswith("rewardzoo/trl: speed ")
+
+
 def test_heap_release_alternates_both_sides_and_reports_the_ratio(tmp_path, fast_overrides):
     """Tiny run (no SFT): both rows of the table, the ratio line and the release points' figures."""
     out = tmp_path / "heap_release.txt"
