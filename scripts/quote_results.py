@@ -228,6 +228,17 @@ def ral_capacity_judges(path: Path, page_dir: Path = ROOT) -> str:
     return f"From [{rel}]({href}):\n\n{section}\n"
 
 
+def phase_peaks(path: Path, page_dir: Path = ROOT) -> str:
+    """Where rewardzoo's step peaks in memory, from ``benchmarks/phase_peaks.py``'s file: its heading (as the
+    caption) and its table, copied."""
+    text = path.read_text()
+    rel, href = _cited(path, page_dir)
+    heading = re.search(r"^## (.+)$", text, re.M)
+    if heading is None:
+        raise ValueError(f"{rel} has no '## ' heading: not a phase_peaks.py report")
+    return f"From [{rel}]({href}), {heading[1]}:\n\n{text[heading.end() :].strip()}\n"
+
+
 GENERATORS: dict[str, Callable[[Path, Path], str]] = {
     "board-summary": board_summary,
     "time-summary": time_summary,
@@ -236,6 +247,7 @@ GENERATORS: dict[str, Callable[[Path, Path], str]] = {
     "tie-break": tie_break,
     "ral-capacity": ral_capacity,
     "ral-capacity-judges": ral_capacity_judges,
+    "phase-peaks": phase_peaks,
 }
 """What a generated block can be: name → function of the result file it reads and the page's folder."""
 

@@ -360,3 +360,30 @@ def test_tie_break_counts_the_rows_the_tie_break_moved_off_the_best_mean(tmp_pat
     assert "| toy ([tuning.csv](../../" in lines[8] and lines[8].endswith("| 2 | 1 | 1 | 1 | 2 |")
     assert "| multiplication | B | max | grpo.lr=0.001 | 0.400 | grpo.lr=0.0005 | 0.567 | 2 | lowest |" in lines
     assert t.best_mean.round(3).tolist() == [0.55, 0.567]
+
+
+@pytest.mark.slow
+def test_phase_peaks_reads_every_phase_of_two_memory_settings(tmp_path):
+    """Two memory settings of S1, each in its own process: every phase has a peak and an end figure for each, the
+    step's peak is the largest phase peak, and a malformed setting is refused before any process starts."""
+    script = [sys.executable, str(BENCH / "phase_peaks.py"), "--setting", "S1", "--steps", "1"]
+    bad = subprocess.run([*script, "--memory", "auto", "trims=maybe"], cwd=ROOT, capture_output=True, text=True)
+    assert bad.returncode == 1 and "trims is auto, true or false, not 'maybe'" in bad.stderr
+    out = tmp_path / "phase_peaks.md"
+    proc = subprocess.run(
+        [*script, "--memory", "auto", "release-heap=true,mmap-threshold=2", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = out.read_text().splitlines()
+    assert lines[0].startswith("# command: python benchmarks/phase_peaks.py --setting S1")
+    rows = {line.split(" | ")[0].lstrip("| "): line.strip("| ").split(" | ")[1:] for line in lines if line[:2] == "| "}
+    assert list(rows)[2:] == ["rollout", "score", "forward", "backward", "optimizer", "the step's peak"]
+    for setting in range(2):
+        peaks = [float(rows[phase][setting].split(" / ")[0]) for phase in ("rollout", "score", "forward")]
+        peaks += [float(rows[phase][setting].split(" / ")[0]) for phase in ("backward", "optimizer")]
+        assert all(p > 0 for p in peaks)
+        assert float(rows["the step's peak"][setting]) == pytest.approx(max(peaks), abs=1e-3)

@@ -159,3 +159,20 @@ def test_the_judge_capacity_curve_is_generated_from_its_report(tmp_path):
         QUOTES["ral_capacity"](other, tmp_path)
     with pytest.raises(ValueError, match="not a ral_capacity.py report"):
         QUOTES["ral_capacity_judges"](other, tmp_path)
+
+
+def test_the_phase_peaks_are_generated_from_their_report(tmp_path):
+    """docs/performance.md's table of where the S3 step peaks is benchmarks/phase_peaks.py's report, row by row: a
+    changed peak is caught, and a file without the report's heading is refused."""
+    page = (ROOT / "docs/performance.md").read_text()
+    (block,) = [b for b in QUOTES["blocks"](page) if b[1] == "phase-peaks"]
+    report = (ROOT / block[2]).read_text()
+    rows = [line for line in report.splitlines() if line.startswith("| ")]
+    assert len(rows) == 8 and all(row in block[3] for row in rows)  # header, rule, 5 phases, the step
+    backward = next(x for x in block[3].splitlines() if x.startswith("| backward |"))
+    changed = page.replace(backward, backward.replace("2.", "1.", 1))
+    assert changed != page and QUOTES["regenerate"](changed, ROOT / "docs") == page
+    other = tmp_path / "phase_peaks.md"
+    other.write_text("| phase | auto |\n| --- | ---: |\n| forward | 1.0 / 1.0 |\n")
+    with pytest.raises(ValueError, match="not a phase_peaks.py report"):
+        QUOTES["phase_peaks"](other, tmp_path)
