@@ -12,6 +12,13 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 
 
+def bench(name: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run benchmarks/<name> with the given arguments in its own process from the repository root (output captured)."""
+    return subprocess.run(
+        [sys.executable, str(BENCH / name), *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
+
+
 def run_script(name: str, *args: str, monkeypatch) -> None:
     """Run benchmarks/<name> as __main__ in this process with the given arguments; it must exit 0."""
     monkeypatch.chdir(ROOT)
@@ -76,24 +83,18 @@ def test_grpo_vs_trl_one_step_each(tmp_path):
     """One untimed and one timed S1 step on each side (a real TRL GRPOTrainer in its own process), both on huge
     pages: the report has both rows, says each side's huge pages, and ends with the ratio line."""
     out = tmp_path / "grpo_vs_trl.txt"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH / "grpo_vs_trl.py"),
-            "--settings",
-            "S1",
-            "--warmup",
-            "1",
-            "--steps",
-            "1",
-            "--huge-pages",
-            "both",
-            "--out",
-            str(out),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
+    proc = bench(
+        "grpo_vs_trl.py",
+        "--settings",
+        "S1",
+        "--warmup",
+        "1",
+        "--steps",
+        "1",
+        "--huge-pages",
+        "both",
+        "--out",
+        str(out),
         timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -117,16 +118,12 @@ def test_grpo_vs_trl_one_step_each(tmp_path):
 def test_grpo_vs_trl_moves_the_mmap_threshold(tmp_path):
     """The memory mode forced on with the mmap threshold moved to 2 MiB: the rewardzoo process reports the threshold
     it was built with; a threshold that is no positive number is refused before any side starts."""
-    script = [sys.executable, str(BENCH / "grpo_vs_trl.py"), "--settings", "S1", "--warmup", "1", "--steps", "1"]
-    bad = subprocess.run([*script, "--mmap-threshold", "0"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    s1 = ["--settings", "S1", "--warmup", "1", "--steps", "1"]
+    bad = bench("grpo_vs_trl.py", *s1, "--mmap-threshold", "0", timeout=120)
     assert bad.returncode == 2 and "give auto or a positive number of MiB, not '0'" in bad.stderr
     out = tmp_path / "grpo_vs_trl.txt"
-    proc = subprocess.run(
-        [*script, "--release-heap", "true", "--mmap-threshold", "2", "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
+    proc = bench(
+        "grpo_vs_trl.py", *s1, "--release-heap", "true", "--mmap-threshold", "2", "--out", str(out), timeout=900
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = out.read_text().splitlines()
@@ -134,27 +131,14 @@ def test_grpo_vs_trl_moves_the_mmap_threshold(tmp_path):
     assert lines[-1].startswith("rewardzoo/trl: speed ")
 
 
+ONE_ROUND = ["--rounds", "1", "--steps", "1"]
+"""heap_release.py at its smallest: one round of one timed step per side."""
+
+
 def test_heap_release_alternates_both_sides_and_reports_the_ratio(tmp_path, fast_overrides):
     """Tiny run (no SFT): both rows of the table, the ratio line and the release points' figures."""
     out = tmp_path / "heap_release.txt"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH / "heap_release.py"),
-            "--rounds",
-            "1",
-            "--steps",
-            "1",
-            "--out",
-            str(out),
-            "--override",
-            *fast_overrides,
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = bench("heap_release.py", *ONE_ROUND, "--out", str(out), "--override", *fast_overrides)
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = out.read_text()
     assert text.startswith("# command: python benchmarks/heap_release.py --rounds 1 --steps 1")
@@ -167,26 +151,8 @@ def test_heap_release_compares_the_lean_forward_on_and_off(tmp_path, fast_overri
     """``--switch grpo.lean_forward``: the same table for that switch, and no release-point line
     (neither side releases the heap at the tiny model's vocabulary)."""
     out = tmp_path / "lean.txt"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH / "heap_release.py"),
-            "--rounds",
-            "1",
-            "--steps",
-            "1",
-            "--switch",
-            "grpo.lean_forward",
-            "--out",
-            str(out),
-            "--override",
-            *fast_overrides,
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    switch = ["--switch", "grpo.lean_forward"]
+    proc = bench("heap_release.py", *ONE_ROUND, *switch, "--out", str(out), "--override", *fast_overrides)
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = out.read_text()
     assert "| grpo.lean_forward | rollout s (median) |" in text and "| true | " in text and "| false | " in text
@@ -198,22 +164,16 @@ def test_compile_policy_times_eager_and_compiled_and_bounds_their_difference(tmp
     """Tiny run (no SFT): the three processes' rows, compile times, and compiled log-probs and gradients
     close to the eager ones (the script's own check of the compiled path)."""
     out = tmp_path / "compile.txt"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH / "compile_policy.py"),
-            "--batches",
-            "1",
-            "--rounds",
-            "1",
-            "--out",
-            str(out),
-            "--override",
-            *fast_overrides,
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
+    proc = bench(
+        "compile_policy.py",
+        "--batches",
+        "1",
+        "--rounds",
+        "1",
+        "--out",
+        str(out),
+        "--override",
+        *fast_overrides,
         timeout=1200,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -234,22 +194,7 @@ def test_flop_floor_counts_and_times_each_phase(tmp_path, fast_overrides):
     """Tiny run (no SFT): a row per phase with positive FLOPs and times, and floors consistent with the
     printed rate (floor = GFLOP / rate, measured / floor = s / floor)."""
     out = tmp_path / "floor.txt"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH / "flop_floor.py"),
-            "--steps",
-            "1",
-            "--out",
-            str(out),
-            "--override",
-            *fast_overrides,
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = bench("flop_floor.py", "--steps", "1", "--out", str(out), "--override", *fast_overrides, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = out.read_text().splitlines()
     assert lines[0].startswith("# command: python benchmarks/flop_floor.py --steps 1")
@@ -279,24 +224,12 @@ def test_board_time_splits_each_methods_runs_into_their_parts(tmp_path):
     run(tmp_path / "runs/mult/ral/grpo.lr-0.001/seed1", 14.0, [step, step, {"eval/accuracy": 0.5}])  # rest 7
     run(tmp_path / "runs/tuning/mult/ral/grpo.lr-0.001/seed1000", 60.0, [step])
     out = tmp_path / "TIME.md"
-    proc = subprocess.run(
-        [sys.executable, str(BENCH / "board_time.py"), "--runs", str(tmp_path / "runs"), "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = bench("board_time.py", "--runs", str(tmp_path / "runs"), "--out", str(out), timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = out.read_text()
     assert "| mult | ral | 2 | 12.0 | 2.0 | 1.0 | 4.0 | 5.0 |" in text
     assert "Summed wall time: board runs 0.4 min, tuning runs 1.0 min." in text
-    empty = subprocess.run(
-        [sys.executable, str(BENCH / "board_time.py"), "--runs", str(tmp_path / "nothing")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    empty = bench("board_time.py", "--runs", str(tmp_path / "nothing"), timeout=120)
     assert empty.returncode != 0 and "no finished board run" in empty.stderr
 
 
@@ -324,13 +257,7 @@ def test_board_time_counts_one_boards_runs_when_two_boards_share_the_runs_folder
     (board / "tuning.csv").write_text(
         "task,method,setting,seed,split,value,chosen\nmult,RAL,grpo.lr=0.001,1000,v,0.5,True\n"
     )
-    proc = subprocess.run(
-        [sys.executable, str(BENCH / "board_time.py"), "--runs", str(runs), "--board", str(board)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = bench("board_time.py", "--runs", str(runs), "--board", str(board), timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "| mult | ral | 1 | 10.0 |" in proc.stdout and "| mult | sft | 1 | 4.0 |" in proc.stdout
     assert "Summed wall time: board runs 0.2 min, tuning runs 1.0 min." in proc.stdout
@@ -366,17 +293,11 @@ def test_tie_break_counts_the_rows_the_tie_break_moved_off_the_best_mean(tmp_pat
 def test_phase_peaks_reads_every_phase_of_two_memory_settings(tmp_path):
     """Two memory settings of S1, each in its own process: every phase has a peak and an end figure for each, the
     step's peak is the largest phase peak, and a malformed setting is refused before any process starts."""
-    script = [sys.executable, str(BENCH / "phase_peaks.py"), "--setting", "S1", "--steps", "1"]
-    bad = subprocess.run([*script, "--memory", "auto", "trims=maybe"], cwd=ROOT, capture_output=True, text=True)
+    s1 = ["--setting", "S1", "--steps", "1"]
+    bad = bench("phase_peaks.py", *s1, "--memory", "auto", "trims=maybe", timeout=120)
     assert bad.returncode == 1 and "trims is auto, true or false, not 'maybe'" in bad.stderr
     out = tmp_path / "phase_peaks.md"
-    proc = subprocess.run(
-        [*script, "--memory", "auto", "release-heap=true,mmap-threshold=2", "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = bench("phase_peaks.py", *s1, "--memory", "auto", "release-heap=true,mmap-threshold=2", "--out", str(out))
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = out.read_text().splitlines()
     assert lines[0].startswith("# command: python benchmarks/phase_peaks.py --setting S1")
