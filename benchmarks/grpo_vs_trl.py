@@ -206,7 +206,9 @@ MEMORY_SWITCHES = {
     "trims": "rewardzoo's heap trims at the trainer's release points (default auto: with the memory mode; true/false "
     "force them apart from the mode's 1 MiB mmap threshold, which no configuration key does)",
 }
-"""rewardzoo's memory switches on the command line (each auto, true or false) and what each does."""
+"""rewardzoo's memory switches on the command line (each one of :data:`SWITCH_VALUES`) and what each does."""
+SWITCH_VALUES = ("auto", "true", "false")
+"""What a memory switch can be set to (auto: the library's default)."""
 
 MMAP_THRESHOLD_HELP = (
     "the memory mode's mmap threshold in MiB (default auto: the library's 1 MiB, map_large_blocks; a number moves it, "
@@ -627,7 +629,7 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=5, help="timed steps per side")
     parser.add_argument("--out", help="also write the report to this file")
     for name, what in MEMORY_SWITCHES.items():
-        parser.add_argument(f"--{name}", choices=["auto", "true", "false"], default="auto", help=what)
+        parser.add_argument(f"--{name}", choices=SWITCH_VALUES, default="auto", help=what)
     parser.add_argument("--mmap-threshold", type=mmap_threshold, default="auto", help=MMAP_THRESHOLD_HELP)
     parser.add_argument(
         "--huge-pages",

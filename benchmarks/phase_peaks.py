@@ -61,7 +61,7 @@ def memory_of(item: str) -> bench.Memory:
                 bench.mmap_threshold(value)
             except argparse.ArgumentTypeError as err:
                 raise SystemExit(f"--memory {item!r}: mmap-threshold: {err}") from None
-        elif value not in ("auto", "true", "false"):
+        elif value not in bench.SWITCH_VALUES:
             raise SystemExit(f"--memory {item!r}: {name.replace('_', '-')} is auto, true or false, not {value!r}")
     return bench.Memory(**fields)
 
