@@ -6,12 +6,16 @@
               (per row), or name=compute_score_batch with reward_model.reward_manager=batch (whole groups)
     OpenRLHF  --remote_rm_url http://127.0.0.1:8000/openrlhf                              no code at all
 
-The service's address is the ``url`` argument, else ``$REWARDZOO_URL``, else http://127.0.0.1:8000.
+The service's address is the ``url`` argument, else ``$REWARDZOO_URL``, else http://127.0.0.1:8000; its
+token (a service started with ``--tokens``) the ``token`` argument, else ``$REWARDZOO_TOKEN``, sent as
+``Authorization: Bearer``; an ``https`` service's certificate is checked against the system's authorities,
+or against ``ca_file`` / ``$REWARDZOO_CA_FILE`` (a self-signed one). Verification is never skipped here.
 This file needs nothing but the standard library (veRL loads it by path), except :class:`RemoteReward`,
 which reads TRL's prompt and completion forms with :mod:`rewardzoo.integrations.trl`.
 
 Exactly once.  Every call sends a fresh ``request_id`` and retries with the same id while the service is
-busy (503) or unreachable (restarting after a kill), for up to ``retry_s`` seconds. The service remembers
+busy (503), throttles this client (429, after its ``Retry-After``) or is unreachable (restarting after a
+kill), for up to ``retry_s`` seconds. The service remembers
 the ids of the requests it answered, in its checkpoint: a retried request it had already scored and
 learned from is answered from that record and not learned from twice; one it had not checkpointed is
 scored by the restored judge — so each batch's update happens once.
@@ -22,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import ssl
 import time
 import urllib.error
 import urllib.request
@@ -35,30 +40,52 @@ def service_url(url: str | None = None) -> str:
     return (url or os.environ.get("REWARDZOO_URL") or DEFAULT_URL).rstrip("/")
 
 
-def post_score(body: dict, url: str | None = None, *, timeout: float = 600.0, retry_s: float = 120.0) -> dict:
+def request_headers(token: str | None = None) -> dict:
+    """The JSON content type, and ``Authorization: Bearer`` with ``token``, else ``$REWARDZOO_TOKEN``, if any."""
+    token = token or os.environ.get("REWARDZOO_TOKEN")
+    return {"content-type": "application/json", **({"authorization": f"Bearer {token}"} if token else {})}
+
+
+def tls_context(ca_file: str | None = None) -> ssl.SSLContext | None:
+    """A verifying TLS context trusting ``ca_file``, else ``$REWARDZOO_CA_FILE``; None: the system's defaults."""
+    ca_file = ca_file or os.environ.get("REWARDZOO_CA_FILE")
+    return ssl.create_default_context(cafile=ca_file) if ca_file else None
+
+
+def post_score(
+    body: dict,
+    url: str | None = None,
+    *,
+    token: str | None = None,
+    ca_file: str | None = None,
+    timeout: float = 600.0,
+    retry_s: float = 120.0,
+) -> dict:
     """``POST /score`` with ``body`` (a ``request_id`` is added when absent) and the service's answer;
-    retried while the service is busy or unreachable for ``retry_s`` seconds; any other error is a
-    RuntimeError carrying the service's message."""
+    retried while the service is busy, throttling, or unreachable for ``retry_s`` seconds; any other error
+    is a RuntimeError carrying the service's message."""
     base = service_url(url)
     body = {"request_id": uuid.uuid4().hex, **body}
-    data = json.dumps(body).encode()
+    data, headers, context = json.dumps(body).encode(), request_headers(token), tls_context(ca_file)
     deadline, delay = time.monotonic() + retry_s, 0.1
     while True:
-        request = urllib.request.Request(f"{base}/score", data=data, headers={"content-type": "application/json"})
+        request = urllib.request.Request(f"{base}/score", data=data, headers=headers)
+        wait = delay
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
+            with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as err:
             detail = err.read().decode(errors="replace")
-            if err.code != 503 or time.monotonic() > deadline:
+            if err.code not in (429, 503) or time.monotonic() > deadline:
                 raise RuntimeError(f"rewardzoo serve at {base} answered {err.code}: {detail}") from None
+            wait = max(delay, float(err.headers.get("Retry-After") or 0))
         except (urllib.error.URLError, ConnectionError, TimeoutError) as err:
             if time.monotonic() > deadline:
                 raise RuntimeError(
                     f"rewardzoo serve at {base} is unreachable ({err}); start it with `rewardzoo serve "
                     f"RECIPE --port PORT` and pass its URL"
                 ) from err
-        time.sleep(delay)
+        time.sleep(min(wait, max(deadline - time.monotonic(), 0.0) + 0.01))
         delay = min(2 * delay, 2.0)
 
 
@@ -77,10 +104,12 @@ class RemoteReward:
         reference_column: str | None = "reference",
         num_generations: int | None = None,
         name: str = "rewardzoo",
+        token: str | None = None,
+        ca_file: str | None = None,
         timeout: float = 600.0,
     ):
         self.url, self.reference_column, self.num_generations = url, reference_column, num_generations
-        self.timeout = timeout
+        self.token, self.ca_file, self.timeout = token, ca_file, timeout
         self.__name__ = name
 
     def body(self, prompts: list, completions: list, columns: dict) -> dict:
@@ -107,7 +136,9 @@ class RemoteReward:
     async def __call__(self, prompts: list, completions: list, **columns) -> list[float]:
         """Score TRL's rows at the service (which learns from them); one float per row."""
         body = self.body(prompts, completions, columns)
-        got = await asyncio.to_thread(post_score, body, self.url, timeout=self.timeout)
+        got = await asyncio.to_thread(
+            post_score, body, self.url, token=self.token, ca_file=self.ca_file, timeout=self.timeout
+        )
         log_metric = columns.get("log_metric")
         if log_metric is not None:
             for key, values in got["components"].items():
@@ -138,6 +169,7 @@ def compute_score(
     extra_info: dict | None = None,
     *,
     url: str | None = None,
+    token: str | None = None,
     prompt_key: str = "prompt",
     **_,
 ) -> dict:
@@ -149,12 +181,20 @@ def compute_score(
         "completions": [solution_str],
         "references": [None if ground_truth is None else str(ground_truth)],
     }
-    got = post_score(body, url)
+    got = post_score(body, url, token=token)
     return {"score": got["rewards"][0], **{k: v[0] for k, v in got["components"].items()}}
 
 
 def compute_score_batch(
-    data_sources, solution_strs, ground_truths, extra_infos, *, url: str | None = None, prompt_key: str = "prompt", **_
+    data_sources,
+    solution_strs,
+    ground_truths,
+    extra_infos,
+    *,
+    url: str | None = None,
+    token: str | None = None,
+    prompt_key: str = "prompt",
+    **_,
 ) -> list[dict]:
     """veRL's batched ``custom_reward_function`` (``reward_model.reward_manager=batch``): the whole batch in
     one request, consecutive rows of one prompt as a group (veRL repeats each prompt's rollouts together)."""
@@ -163,6 +203,6 @@ def compute_score_batch(
         "completions": list(solution_strs),
         "references": [None if g is None else str(g) for g in ground_truths],
     }
-    got = post_score(body, url)
+    got = post_score(body, url, token=token)
     parts = got["components"]
     return [{"score": r, **{k: v[i] for k, v in parts.items()}} for i, r in enumerate(got["rewards"])]

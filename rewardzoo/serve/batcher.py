@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from rewardzoo.core.types import Rollouts
-from rewardzoo.serve.service import RewardService
+from rewardzoo.serve.service import Part, RewardService
 
 
 class Busy(Exception):
@@ -31,7 +31,8 @@ class Busy(Exception):
 class _Pending:
     rows: Rollouts
     step: int | None
-    request_id: str | None
+    part: Part
+    learn: bool
     future: asyncio.Future
     arrived: float
 
@@ -63,9 +64,12 @@ class Batcher:
                 pass
         await asyncio.get_running_loop().run_in_executor(None, self.executor.shutdown)
 
-    async def submit(self, rows: Rollouts, step: int | None = None, request_id: str | None = None) -> dict:
+    async def submit(
+        self, rows: Rollouts, step: int | None = None, part: Part | None = None, learn: bool = True
+    ) -> dict:
         """Queue one request's rows and wait for its share of the batch they join
-        (:meth:`~rewardzoo.serve.service.Processed.share`)."""
+        (:meth:`~rewardzoo.serve.service.Processed.share`); ``learn=False`` rows join only batches that are
+        scored, never learned from."""
         n = len(rows)
         if self.rows_waiting + n > self.cfg.max_queue_rows:
             raise Busy(
@@ -73,18 +77,24 @@ class Batcher:
                 f"--max-queue-rows); retry in a moment"
             )
         loop = asyncio.get_running_loop()
-        pending = _Pending(rows, step, request_id, loop.create_future(), loop.time())
+        part = part or Part(None, n)
+        pending = _Pending(rows, step, part, learn, loop.create_future(), loop.time())
         self.waiting.append(pending)
         self.rows_waiting += n
         self._wake.set()
         return await asyncio.shield(pending.future)
 
     def _take(self) -> list[_Pending]:
-        """The next batch's requests: first come, first served, while they fit and share a step."""
+        """The next batch's requests: first come, first served, while they fit and share a step and whether
+        they are learned from."""
         taken, rows = [], 0
         while self.waiting:
             head = self.waiting[0]
-            if taken and (rows + len(head.rows) > self.cfg.max_batch_rows or head.step != taken[0].step):
+            if taken and (
+                rows + len(head.rows) > self.cfg.max_batch_rows
+                or head.step != taken[0].step
+                or head.learn != taken[0].learn
+            ):
                 break
             taken.append(self.waiting.pop(0))
             rows += len(head.rows)
@@ -94,7 +104,7 @@ class Batcher:
     def _process(self, taken: list[_Pending]):
         """The worker's part: merge the requests' rows into one batch and process it."""
         batch = self.service.merge([p.rows for p in taken], taken[0].step)
-        return self.service.process(batch, [(p.request_id, len(p.rows)) for p in taken])
+        return self.service.process(batch, [p.part for p in taken], learn=taken[0].learn)
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()

@@ -49,6 +49,7 @@ from rewardzoo.core.models import load_policy
 from rewardzoo.core.trainer import make_accelerator, namespaced
 from rewardzoo.core.types import NonFiniteError, Reward, RewardOutput, Rollouts, TaskProtocol, check_reward
 from rewardzoo.recipes import starting_weights, task_for
+from rewardzoo.serve.audit import Audit, read_jsonl
 from rewardzoo.zoo import REWARDS, RewardContext, TrainConfig, build_reward, load_config
 
 
@@ -77,7 +78,21 @@ class ServeConfig:
     keep: int = 2
     """Checkpoints kept."""
     learn: bool = True
-    """Run the reward's ``update`` (and warm-up) on what it scores; false: a frozen reward."""
+    """Run the reward's ``update`` (and warm-up) on what it scores; false (``--no-learn``): a frozen reward,
+    and a request asking to learn is refused (403)."""
+    max_requests_per_s: float = 0.0
+    """Requests a second one client may send (429 with Retry-After beyond; 0: no cap)."""
+    max_update_share: float = 1.0
+    """The largest share of the judge's updates one client may have over ``share_window_s`` (429 beyond; 1: no
+    cap): :mod:`rewardzoo.serve.limits`."""
+    share_window_s: float = 60.0
+    """The window, in seconds, over which a client's share of the updates is counted."""
+    share_min_rows: int = 256
+    """The share is of at least this many rows: a client alone learns at most ``max_update_share`` of them per
+    window."""
+    body_timeout_s: float = 30.0
+    """Seconds a request body may take to arrive (a slow body is answered 408, so slow senders cannot hold the
+    service's connections)."""
 
     def validate(self) -> None:
         """Reject limits that cannot work, naming the flag."""
@@ -91,13 +106,22 @@ class ServeConfig:
         ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name.replace('_', '-')} must be at least 1; got {getattr(self, name)}")
-        if self.max_wait_ms < 0 or self.group_size < 0:
-            raise ConfigError("--max-wait-ms and --group-size must be >= 0")
+        if self.max_wait_ms < 0 or self.group_size < 0 or self.max_requests_per_s < 0:
+            raise ConfigError("--max-wait-ms, --group-size and --max-requests-per-s must be >= 0")
+        if not 0 < self.max_update_share <= 1:
+            raise ConfigError(f"--max-update-share must be in (0, 1]; got {self.max_update_share}")
+        if self.share_window_s <= 0 or self.body_timeout_s <= 0 or self.share_min_rows < 1:
+            raise ConfigError("--share-window-s and --body-timeout-s must be > 0, --share-min-rows at least 1")
         if self.max_queue_rows < self.max_request_rows:
             raise ConfigError(
                 f"--max-queue-rows ({self.max_queue_rows}) must be at least --max-request-rows "
                 f"({self.max_request_rows}), or a largest request could never be queued"
             )
+
+
+def answer_key(client: str, request_id: str) -> str:
+    """The key of a remembered answer: request ids are the client's own, so one client never reads another's."""
+    return f"{client}/{request_id}"
 
 
 REMEMBERED = 256
@@ -126,6 +150,36 @@ def build_served_reward(cfg: TrainConfig, task: TaskProtocol) -> Reward:
         policy, tokenizer = load_policy(cfg.model, init, seed=cfg.seed)
         bind_policy(policy.to(accelerator.device).eval(), tokenizer)
     return reward
+
+
+@dataclass
+class Part:
+    """One request's place in a batch: its id, rows, client, and the rows whose references the client supplied
+    (``(row, prompt, reference)``, audited when learned from)."""
+
+    request_id: str | None
+    rows: int
+    client: str = "anonymous"
+    client_references: list[tuple[int, str, str]] = field(default_factory=list)
+
+
+def read_reference_store(path: str | Path) -> dict[str, str]:
+    """A reference store: a JSONL file of ``{"prompt": ..., "reference": ...}`` lines (``--references``)."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"--references {path}: no such file; give a JSONL file of prompt and reference lines")
+    store = {}
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            store[str(row["prompt"])] = str(row["reference"])
+        except (ValueError, KeyError, TypeError):
+            raise ConfigError(
+                f"{path}:{number}: expected a JSON object with 'prompt' and 'reference'; got {line[:80]!r}"
+            ) from None
+    return store
 
 
 @dataclass
@@ -164,6 +218,7 @@ class RewardService:
         *,
         task: TaskProtocol | None = None,
         reward: Reward | None = None,
+        references: str | Path | None = None,
     ):
         self.cfg = cfg
         self.serve = serve = serve or ServeConfig()
@@ -181,6 +236,15 @@ class RewardService:
         self.examples = {
             e.prompt: e for split in ("train", "eval", "validation") for e in getattr(self.task, split, None) or []
         }
+        self.references = {p: e.reference for p, e in self.examples.items() if e.reference is not None}
+        """The service's own references, by prompt: the task's data, then the reference store (``--references``)."""
+        for prompt, reference in (read_reference_store(references) if references else {}).items():
+            if self.references.setdefault(prompt, reference) != reference:
+                raise ConfigError(
+                    f"--references gives {prompt[:60]!r} the reference {reference!r}, but the task's is "
+                    f"{self.references[prompt]!r}; remove the line or fix it"
+                )
+        self.audit = Audit(self.out_dir)
         self.accelerator = make_accelerator()
         self.batches = 0
         """Batches scored and learned from so far (the newest checkpoint's step after a restart)."""
@@ -225,9 +289,14 @@ class RewardService:
         known = [self.examples.get(p) for p in prompts]
         if references is None:
             references = [None] * n
-        references = [
-            r if r is not None else (e.reference if e is not None else None) for r, e in zip(references, known)
-        ]
+        references = [r if r is not None else self.references.get(p) for r, p in zip(references, prompts)]
+        unplaced = [i for i, r in enumerate(references) if r is None and known[i] is None]
+        if unplaced:
+            raise ValueError(
+                f"rows {unplaced[:8]} have a prompt that is not one of the task's examples and no reference "
+                f"(first: {prompts[unplaced[0]][:60]!r}), so the reward cannot place them; send their "
+                f"references, or start the service with --references FILE"
+            )
         meta = [
             m if m is not None else (e.meta if e is not None else {})
             for m, e in zip(meta if meta is not None else [None] * n, known)
@@ -247,6 +316,14 @@ class RewardService:
             meta=meta,
             step=0,
         )
+
+    def client_references(self, prompts: list[str], references: list[str | None] | None) -> list[tuple[int, str, str]]:
+        """The rows whose reference is the client's own, not the service's: (row, prompt, reference) for each
+        reference that differs from the service's for that prompt, or that it has none for."""
+        if references is None:
+            return []
+        pairs = enumerate(zip(prompts, references))
+        return [(i, p, r) for i, (p, r) in pairs if r is not None and self.references.get(p) != r]
 
     def _check_groups(self, ids: torch.Tensor, prompts: list[str]) -> None:
         """Every group holds one prompt, and (with ``group_size``) exactly that many rows: a group split
@@ -303,11 +380,14 @@ class RewardService:
         out.rewards = out.rewards.float()
         return out
 
-    def process(self, batch: Rollouts, requests: list[tuple[str | None, int]] = ()) -> Processed:
-        """Warm up (first batch only), score, update, log and checkpoint one batch. ``requests`` are the
-        (request id, rows) of the requests merged into it, in order: each id's answer is remembered with the
-        checkpoint. When anything fails, the reward is put back to its newest checkpoint and the error raised:
-        nothing half-learned stays."""
+    def process(self, batch: Rollouts, requests: list[Part] = (), *, learn: bool = True) -> Processed:
+        """Warm up (first batch only), score, update, audit, log and checkpoint one batch. ``requests`` are the
+        parts of the requests merged into it, in order: each one's audit line is written (fsync'd) before the
+        checkpoint, and each id's answer remembered with it. ``learn=False`` (or ``--no-learn``) only scores:
+        the judge, its step and its checkpoint stay as they are. When anything fails, the reward is put back to
+        its newest checkpoint and the error raised: nothing half-learned stays."""
+        if not (learn and self.serve.learn):
+            return self._score_only(batch, requests)
         t0 = time.perf_counter()
         try:
             warm: dict[str, float] = {}
@@ -316,7 +396,7 @@ class RewardService:
                     warm = self.reward.update(batch, self.score(batch))
                 warm = {f"warmup/{k}": v for k, v in warm.items()}
             out = self.score(batch)
-            learned = namespaced(self.reward.update(batch, out)) if self.serve.learn else {}
+            learned = namespaced(self.reward.update(batch, out))
         except Exception:
             self._resume()
             raise
@@ -336,17 +416,45 @@ class RewardService:
         )
         processed = Processed(batch=self.batches, out=out, answers=batch.answers, learned={**warm, **learned})
         start = 0
-        for request_id, n in requests:
-            if request_id is not None:
-                self.answered[request_id] = {
-                    k: v for k, v in processed.share(start, start + n).items() if k not in ("metrics", "learned")
+        for part in requests:
+            self.audit.write(
+                {
+                    "client": part.client,
+                    "request_id": part.request_id,
+                    "rows": part.rows,
+                    "event": "learned",
+                    "judge_step": self.batches,
+                    "client_references": [[start + i, p, r] for i, p, r in part.client_references],
+                },
+                sync=True,
+            )
+            if part.request_id is not None:
+                self.answered[answer_key(part.client, part.request_id)] = {
+                    k: v
+                    for k, v in processed.share(start, start + part.rows).items()
+                    if k not in ("metrics", "learned")
                 }
-            start += n
+            start += part.rows
         while len(self.answered) > REMEMBERED:
             self.answered.popitem(last=False)
         if self.batches % self.serve.checkpoint_every == 0:
             self.save()
         return processed
+
+    def _score_only(self, batch: Rollouts, requests: list[Part]) -> Processed:
+        """Score a batch with the judge as it is (no warm-up, no update, no checkpoint); audit each request."""
+        out = self.score(batch)
+        for part in requests:
+            self.audit.write(
+                {
+                    "client": part.client,
+                    "request_id": part.request_id,
+                    "rows": part.rows,
+                    "event": "scored",
+                    "judge_step": self.batches,
+                }
+            )
+        return Processed(batch=self.batches, out=out, answers=batch.answers)
 
     # ------------------------------------------------------------------ state on disk
     def save(self) -> Path:
@@ -387,14 +495,7 @@ class RewardService:
 
     def log_rows(self) -> list[dict]:
         """The lines of ``serve_log.jsonl`` (a torn last line from a kill is skipped)."""
-        path = self.out_dir / "serve_log.jsonl"
-        rows = []
-        for line in path.read_text().splitlines() if path.exists() else []:
-            try:
-                rows.append(json.loads(line))
-            except ValueError:
-                continue
-        return rows
+        return read_jsonl(self.out_dir / "serve_log.jsonl")
 
     def _log(self, row: dict) -> None:
         with open(self.out_dir / "serve_log.jsonl", "a") as f:
