@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -35,13 +36,24 @@ def free_port() -> int:
 
 
 class Served:
-    """A started service: its URL, process and log file; :meth:`kill` (SIGKILL) and :meth:`start` again."""
+    """A started service: its URL, process and log file; :meth:`kill` (SIGKILL) and :meth:`start` again.
+    ``token`` is sent with :meth:`health`; ``ca_file`` (a service started with ``--ssl-certfile``) makes the
+    URL https and is trusted by :meth:`health`."""
 
-    def __init__(self, out_dir: Path, recipe: str = RECIPE, overrides: list[str] | None = None, flags: list[str] = ()):
+    def __init__(
+        self,
+        out_dir: Path,
+        recipe: str = RECIPE,
+        overrides: list[str] | None = None,
+        flags: list[str] = (),
+        token: str | None = None,
+        ca_file: str | None = None,
+    ):
         self.out_dir, self.recipe = Path(out_dir), recipe
         self.overrides = OVERRIDES if overrides is None else overrides
         self.flags, self.port = list(flags), free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.token, self.ca_file = token, ca_file
+        self.url = f"{'https' if ca_file else 'http'}://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen | None = None
         self.log = self.out_dir.parent / f"{self.out_dir.name}.serve.log"
 
@@ -80,8 +92,11 @@ class Served:
         raise TimeoutError(f"rewardzoo serve did not answer in {timeout} s:\n{self.log.read_text()}")
 
     def health(self) -> dict:
-        """``GET /health``."""
-        with urllib.request.urlopen(f"{self.url}/health", timeout=10) as r:
+        """``GET /health`` (with the token, if any)."""
+        headers = {"authorization": f"Bearer {self.token}"} if self.token else {}
+        context = ssl.create_default_context(cafile=self.ca_file) if self.ca_file else None
+        request = urllib.request.Request(f"{self.url}/health", headers=headers)
+        with urllib.request.urlopen(request, timeout=10, context=context) as r:
             return json.loads(r.read())
 
     def kill(self) -> None:
@@ -100,17 +115,27 @@ class Served:
 
 
 @contextmanager
-def serving(out_dir: Path, recipe: str = RECIPE, overrides: list[str] | None = None, flags: list[str] = ()):
+def serving(
+    out_dir: Path,
+    recipe: str = RECIPE,
+    overrides: list[str] | None = None,
+    flags: list[str] = (),
+    token: str | None = None,
+    ca_file: str | None = None,
+):
     """A started :class:`Served`, stopped on exit."""
-    served = Served(out_dir, recipe, overrides, flags).start()
+    served = Served(out_dir, recipe, overrides, flags, token, ca_file).start()
     try:
         yield served
     finally:
         served.stop()
 
 
-def post(url: str, body: dict | bytes, path: str = "/score", headers: dict | None = None) -> tuple[int, dict]:
-    """(status, JSON body) of one POST, errors included (no retry)."""
+def post(
+    url: str, body: dict | bytes, path: str = "/score", headers: dict | None = None, token: str | None = None
+) -> tuple[int, dict]:
+    """(status, JSON body) of one POST, errors included (no retry); ``token`` goes in ``Authorization: Bearer``."""
+    headers = {**({"authorization": f"Bearer {token}"} if token else {}), **(headers or {})}
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
     request = urllib.request.Request(
         f"{url}{path}", data=data, headers={"content-type": "application/json", **(headers or {})}

@@ -37,18 +37,24 @@ def batch_rows(b: int) -> tuple[list[str], list[str]]:
 
 def in_process(n_batches: int):
     """The reward built as a recipe builds it, driven as the core drives it (warm-up rounds on the first batch,
-    then score → update per batch); returns the rewards of each batch and the reward."""
+    then score → update per batch) over batches 0 … n_batches − 1; returns the rewards of each batch and the reward."""
+    return in_process_on([dict(zip(("prompts", "completions"), batch_rows(b))) for b in range(n_batches)])
+
+
+def in_process_on(bodies: list[dict]):
+    """:func:`in_process` over these ``/score`` bodies, in order (their references, else the task's)."""
     reward = build_reward(CFG.reward, TASK, RewardContext(seed=CFG.seed, init_dir=None, device="cpu"))
     examples = {e.prompt: e for e in TASK.train}
     rewards = []
-    for b in range(n_batches):
-        prompts, completions = batch_rows(b)
+    for b, body in enumerate(bodies):
+        prompts, completions = body["prompts"], body["completions"]
+        references = body.get("references") or [examples[p].reference for p in prompts]
         batch = Rollouts(
             prompts=prompts,
             completions=completions,
             answers=[TASK.parse(c) for c in completions],
-            references=[examples[p].reference for p in prompts],
-            group_ids=torch.arange(P).repeat_interleave(G),
+            references=references,
+            group_ids=torch.arange(len(prompts) // G).repeat_interleave(G),
             meta=[examples[p].meta for p in prompts],
             step=b,
         )
