@@ -1,4 +1,5 @@
-"""The trainers' own code calling ``rewardzoo serve`` (a real service on 127.0.0.1): TRL's GRPOTrainer with
+"""The trainers' own code calling ``rewardzoo serve`` (a real service on 127.0.0.1, started with ``--tokens``: each
+adapter passes its token, and the audit log names it): TRL's GRPOTrainer with
 the async :class:`~rewardzoo.integrations.remote.RemoteReward`, OpenRLHF's remote reward client
 (``--remote_rm_url``), and veRL's naive and batch reward managers loading
 :mod:`rewardzoo.integrations.remote` by path as their ``custom_reward_function``. Each is skipped when its
@@ -17,6 +18,8 @@ import torch
 
 from rewardzoo.core.models import ModelConfig, load_policy
 from rewardzoo.integrations import remote
+from rewardzoo.serve.audit import audit_rows
+from rewardzoo.serve.auth import new_token
 from tests.helpers.serving import serving
 from tests.helpers.trl_config import cpu_grpo_config
 from tests.serve.test_serve_service import TASK, batch_rows
@@ -33,10 +36,22 @@ def _trainer_module(name: str):
     return pytest.importorskip(name, exc_type=ImportError)
 
 
+CLIENTS = ("trl", "openrlhf", "verl")
+
+
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
-    with serving(tmp_path_factory.mktemp("adapters") / "svc") as served:
+    """A tokened service; ``served.tokens`` holds one learn token per trainer."""
+    path = tmp_path_factory.mktemp("adapters") / "tokens.txt"
+    tokens = {name: new_token(path, name, "learn") for name in CLIENTS}
+    with serving(path.parent / "svc", flags=["--tokens", str(path)], token=tokens["trl"]) as served:
+        served.tokens = tokens
         yield served
+
+
+def last_client(service) -> str:
+    """The client the audit log's newest line names."""
+    return audit_rows(service.out_dir)[-1]["client"]
 
 
 def test_trl_grpo_trainer_trains_with_the_served_reward(service, tmp_path):
@@ -46,7 +61,7 @@ def test_trl_grpo_trainer_trains_with_the_served_reward(service, tmp_path):
     trl = pytest.importorskip("trl")
     from trl.trainer.utils import is_async_callable
 
-    reward = remote.RemoteReward(service.url, num_generations=4, name="ral")
+    reward = remote.RemoteReward(service.url, num_generations=4, name="ral", token=service.tokens["trl"])
     assert is_async_callable(reward)
     dataset = datasets.Dataset.from_list([{"prompt": e.prompt, "reference": e.reference} for e in TASK.train[:8]])
     model, tokenizer = load_policy(ModelConfig(name="tiny"))
@@ -56,24 +71,27 @@ def test_trl_grpo_trainer_trains_with_the_served_reward(service, tmp_path):
         model=model, processing_class=tokenizer, train_dataset=dataset, args=args, reward_funcs=[reward]
     )
     trainer.train()
-    assert service.health()["batches"] - before == 2
+    assert service.health()["batches"] - before == 2 and last_client(service) == "trl"
     logged = {k for row in trainer.state.log_history for k in row}
     assert {"rewards/ral/mean", "ral/judge_prob"} <= logged
 
 
 def test_openrlhf_remote_reward_client_reads_the_served_rewards(service):
     """OpenRLHF's own HTTP client of ``--remote_rm_url`` (SingleTurnAgentExecutor) against /openrlhf: its
-    query is the prompt and the response decoded with special tokens; the reply is what it reads."""
+    query is the prompt and the response decoded with special tokens; the reply is what it reads. It sends no
+    headers of its own, so the token rides in the URL (``http://openrlhf:TOKEN@host/openrlhf``), which its aiohttp
+    client sends as HTTP Basic."""
     agent = _trainer_module("openrlhf.utils.agent")
     prompts, completions = batch_rows(0)
     queries = [p + c + "<eos>" for p, c in zip(prompts, completions)]
     labels = [TASK.train[i // 4].reference for i in range(len(prompts))]
-    executor = agent.SingleTurnAgentExecutor(f"{service.url}/openrlhf")
+    authed = service.url.replace("http://", f"http://openrlhf:{service.tokens['openrlhf']}@")
+    executor = agent.SingleTurnAgentExecutor(f"{authed}/openrlhf")
     before = service.health()["batches"]
     [answer] = asyncio.run(executor._fetch_rewards_via_http(queries, prompts, labels))
     assert len(answer["rewards"]) == len(answer["scores"]) == 16 and answer["rewards"][3::4] == [0.0] * 4
     assert answer["rewards"][0] > 0 and set(answer["extra_logs"]) == {"judge_prob"}
-    assert service.health()["batches"] - before == 1
+    assert service.health()["batches"] - before == 1 and last_client(service) == "openrlhf"
 
 
 def verl_batch(tokenizer):
@@ -120,7 +138,7 @@ def test_verl_reward_loop_scores_rows_concurrently_and_the_service_batches_them(
                 "custom_reward_function": {
                     "path": remote.__file__,
                     "name": "compute_score",
-                    "reward_kwargs": {"url": service.url},
+                    "reward_kwargs": {"url": service.url, "token": service.tokens["verl"]},
                 }
             }
         }
@@ -135,7 +153,7 @@ def test_verl_reward_loop_scores_rows_concurrently_and_the_service_batches_them(
     rewards = [r["reward_score"] for r in results]
     assert rewards[3::4] == [0.0] * 4 and rewards[0] > 0
     assert [r["reward_extra_info"]["judge_prob"] for r in results] == rewards
-    assert 1 <= service.health()["batches"] - before < 16
+    assert 1 <= service.health()["batches"] - before < 16 and last_client(service) == "verl"
 
 
 @pytest.mark.parametrize("manager,name", [("naive", "compute_score"), ("batch", "compute_score_batch")])
@@ -152,7 +170,11 @@ def test_verl_reward_managers_load_the_remote_function_by_path(service, manager,
     config = OmegaConf.create(
         {
             "reward": {
-                "custom_reward_function": {"path": remote.__file__, "name": name, "reward_kwargs": {"url": service.url}}
+                "custom_reward_function": {
+                    "path": remote.__file__,
+                    "name": name,
+                    "reward_kwargs": {"url": service.url, "token": service.tokens["verl"]},
+                }
             }
         }
     )
@@ -166,4 +188,4 @@ def test_verl_reward_managers_load_the_remote_function_by_path(service, manager,
     assert out["reward_tensor"].sum().item() == pytest.approx(sum(rewards), abs=1e-5)
     assert rewards[3::4] == [0.0] * 4 and rewards[0] > 0
     assert out["reward_extra_info"]["judge_prob"] == pytest.approx(rewards, abs=1e-6)
-    assert service.health()["batches"] - before == (16 if manager == "naive" else 1)
+    assert service.health()["batches"] - before == (16 if manager == "naive" else 1) and last_client(service) == "verl"
