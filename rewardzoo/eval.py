@@ -26,6 +26,7 @@ boards' own per-seed effects; docs/metrics.md states the rule that follows):
     fieller_ci(a, b)              ā / b̄ of paired per-seed values with Fieller's interval (the t-test of a − θb)
     ratio_bootstrap_t(a, b)       ā / b̄ with a studentized bootstrap interval over seeds
     hodges_lehmann_ci(values)     the Hodges–Lehmann centre with the Wilcoxon signed-rank interval
+    signed_rank_p(values, above)  the exact one-sided signed-rank p-value that interval inverts
     trimmed_mean_ci(values)       the 20%-trimmed mean with Yuen's interval
     sign_flip_ci(values)          the mean with the interval that inverts the sign-flip permutation test
     seed_bootstrap_ci(values)     the mean with a percentile / basic / BCa bootstrap over seeds (scipy)
@@ -465,6 +466,26 @@ def hodges_lehmann_ci(values: Sequence[float] | np.ndarray, level: float = 0.95)
     if k < 1:
         return Estimate(centre, -math.inf, math.inf, n, level)
     return Estimate(centre, float(walsh[k - 1]), float(walsh[walsh.size - k]), n, level)
+
+
+def signed_rank_p(values: Sequence[float] | np.ndarray, above: bool = True) -> float:
+    """The exact one-sided signed-rank p-value that the per-seed values' centre lies above 0 (``above``) or below it,
+    counted on the Walsh averages so that it agrees with :func:`hodges_lehmann_ci` by construction: T = the number of
+    Walsh averages beyond 0 on that side, p = P(T⁺ ≥ T) under :func:`signed_rank_null` (for untied values without a
+    zero, scipy's exact ``wilcoxon`` p-value).  The interval lies above 0 exactly when this p-value (``above``) is at
+    most (1 − level)/2.  NaN for no values.
+
+    >>> signed_rank_p([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])  # every Walsh average above 0: P(T⁺ = 21) = 1/64
+    0.015625
+    """
+    x = np.asarray(values, dtype=np.float64)  # [S]
+    n = x.size
+    if n == 0:
+        return math.nan
+    i, j = np.triu_indices(n)
+    walsh = (x[i] + x[j]) / 2  # [M]
+    beyond = int(np.sum(walsh > 0 if above else walsh < 0))
+    return float(signed_rank_null(n)[beyond:].sum())
 
 
 def trimmed_mean_ci(values: Sequence[float] | np.ndarray, proportion: float = 0.2, level: float = 0.95) -> Estimate:

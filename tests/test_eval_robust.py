@@ -23,6 +23,7 @@ from rewardzoo.eval import (
     seed_bootstrap_ci,
     sign_flip_ci,
     signed_rank_null,
+    signed_rank_p,
     trimmed_mean_ci,
 )
 
@@ -110,6 +111,18 @@ def test_hodges_lehmann_excludes_zero_exactly_when_the_exact_signed_rank_test_re
     up = scipy_stats.wilcoxon(x, alternative="greater", method="exact").pvalue
     down = scipy_stats.wilcoxon(x, alternative="less", method="exact").pvalue
     assert (e.low > 0) == (up <= ALPHA_HALF) and (e.high < 0) == (down <= ALPHA_HALF)
+    assert signed_rank_p(x) == pytest.approx(up) and signed_rank_p(x, above=False) == pytest.approx(down)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-4, 4), min_size=6, max_size=14))
+def test_signed_rank_p_agrees_with_the_interval_even_with_ties(ints):
+    """Counted on the Walsh averages, the p-value and the Hodges–Lehmann interval decide alike, ties and zeros
+    included: the interval lies above 0 ⇔ p (above) ≤ 2.5%."""
+    x = np.array(ints, dtype=float)
+    e = hodges_lehmann_ci(x)
+    assert (e.low > 0) == (signed_rank_p(x) <= ALPHA_HALF)
+    assert (e.high < 0) == (signed_rank_p(x, above=False) <= ALPHA_HALF)
 
 
 def test_trimmed_mean_by_hand():
