@@ -64,12 +64,53 @@ def post_score(
     """``POST /score`` with ``body`` (a ``request_id`` is added when absent) and the service's answer;
     retried while the service is busy, throttling, or unreachable for ``retry_s`` seconds; any other error
     is a RuntimeError carrying the service's message."""
-    base = service_url(url)
     body = {"request_id": uuid.uuid4().hex, **body}
+    return post_json("/score", body, url, token=token, ca_file=ca_file, timeout=timeout, retry_s=retry_s)
+
+
+def push_policy(
+    policy,
+    url: str | None = None,
+    *,
+    token: str | None = None,
+    ca_file: str | None = None,
+    timeout: float = 600.0,
+    retry_s: float = 120.0,
+) -> dict:
+    """``POST /policy``: the policy's current trainable parameters (with LoRA, its adapters), so that a served
+    reward reading the policy (RcRL's bonuses and self-judge) follows the policy being trained; ``policy`` is
+    a module or a dict of tensors by parameter name. Needs a ``learn`` token; the answer is the service's
+    ``policy_version``."""
+    import base64
+    import io
+
+    import torch
+
+    state = policy if isinstance(policy, dict) else {n: p for n, p in policy.named_parameters() if p.requires_grad}
+    buffer = io.BytesIO()
+    torch.save({n: t.detach().cpu() for n, t in state.items()}, buffer)
+    body = {"state": base64.b64encode(buffer.getvalue()).decode()}
+    return post_json("/policy", body, url, token=token, ca_file=ca_file, timeout=timeout, retry_s=retry_s)
+
+
+def post_json(
+    path: str,
+    body: dict,
+    url: str | None = None,
+    *,
+    token: str | None = None,
+    ca_file: str | None = None,
+    timeout: float = 600.0,
+    retry_s: float = 120.0,
+) -> dict:
+    """POST ``body`` to the service's ``path``, retried while it is busy (503), throttling this client (429,
+    after its Retry-After) or unreachable, for ``retry_s`` seconds; a RuntimeError with the service's message
+    otherwise (a certificate that fails verification at once)."""
+    base = service_url(url)
     data, headers, context = json.dumps(body).encode(), request_headers(token), tls_context(ca_file)
     deadline, delay = time.monotonic() + retry_s, 0.1
     while True:
-        request = urllib.request.Request(f"{base}/score", data=data, headers=headers)
+        request = urllib.request.Request(f"{base}{path}", data=data, headers=headers)
         wait = delay
         try:
             with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
@@ -79,14 +120,22 @@ def post_score(
             if err.code not in (429, 503) or time.monotonic() > deadline:
                 raise RuntimeError(f"rewardzoo serve at {base} answered {err.code}: {detail}") from None
             wait = max(delay, float(err.headers.get("Retry-After") or 0))
-        except (urllib.error.URLError, ConnectionError, TimeoutError) as err:
-            if time.monotonic() > deadline:
+        except urllib.error.URLError as err:
+            if isinstance(err.reason, ssl.SSLError):
                 raise RuntimeError(
-                    f"rewardzoo serve at {base} is unreachable ({err}); start it with `rewardzoo serve "
-                    f"RECIPE --port PORT` and pass its URL"
+                    f"rewardzoo serve at {base}: TLS failed ({err.reason}); pass ca_file (or $REWARDZOO_CA_FILE) "
+                    f"with the service's certificate"
                 ) from err
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"rewardzoo serve at {base} is unreachable ({err}); {START_IT}") from err
+        except (ConnectionError, TimeoutError) as err:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"rewardzoo serve at {base} is unreachable ({err}); {START_IT}") from err
         time.sleep(min(wait, max(deadline - time.monotonic(), 0.0) + 0.01))
         delay = min(2 * delay, 2.0)
+
+
+START_IT = "start it with `rewardzoo serve RECIPE --port PORT` and pass its URL"
 
 
 # ------------------------------------------------------------------ TRL

@@ -8,6 +8,8 @@ request limits.
                       "learned": {...}, "batch": 7, "batch_rows": 64}
     POST /openrlhf   OpenRLHF's remote reward model: {"query": [...], "prompts": [...], "labels": [...]}
                   →  {"rewards": [...], "scores": [...], "extra_logs": {"name": [...]}}
+    POST /policy     {"state": "<base64 of torch.save({name: tensor})>"}: the trainer's current trainable
+                     parameters (LoRA adapters), for rewards that read the policy  →  {"policy_version": 3}
     GET  /health     {"status": "ok"}; with a valid token (or without --tokens): the reward, batches done,
                      warm-up, lost updates, the limits
 
@@ -38,7 +40,11 @@ group-comparing rewards (RcRL) cannot be served this way and refuse such rows (a
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
+import io
 import json
+import pickle
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -75,6 +81,29 @@ class Refused(Exception):
     def __init__(self, status: int, detail: str, client: Client | None = None, headers: dict | None = None):
         super().__init__(detail)
         self.status, self.detail, self.client, self.headers = status, detail, client, headers or {}
+
+
+class PolicyRequest(BaseModel):
+    """The body of ``POST /policy``: a ``torch.save`` of the policy's trainable parameters, base64."""
+
+    model_config = ConfigDict(extra="forbid")
+    state: str
+
+
+def policy_state(body: PolicyRequest) -> dict:
+    """The pushed tensors (``torch.load(weights_only=True)``: tensors only, never code); a ValueError otherwise."""
+    import torch
+
+    try:
+        state = torch.load(io.BytesIO(base64.b64decode(body.state, validate=True)), weights_only=True)
+    except (binascii.Error, pickle.UnpicklingError, RuntimeError, EOFError, ValueError) as err:
+        raise ValueError(
+            f"state is not a base64 torch.save of tensors ({type(err).__name__}); send "
+            f"rewardzoo.integrations.remote.push_policy's body"
+        ) from None
+    if not isinstance(state, dict) or not state:
+        raise ValueError("state must hold a dict of tensors by parameter name")
+    return state
 
 
 class OpenRLHFRequest(BaseModel):
@@ -269,6 +298,20 @@ def create_app(service: RewardService, eos: tuple[str, ...] = EOS_STRINGS, token
         own = service.client_references(body.prompts, body.references)
         learn = learns(client, body.learn, len(rows), own)
         return await batcher.submit(rows, body.step, Part(body.request_id, len(rows), client.name, own), learn)
+
+    @app.post("/policy")
+    async def policy(body: PolicyRequest, request: Request) -> dict:
+        client = caller(request)
+        if not client.may_learn or not cfg.learn:
+            raise Refused(
+                403,
+                f"client {client.name!r} may not move the served policy (a learn token, a learning service)",
+                client,
+            )
+        state = policy_state(body)
+        loop = asyncio.get_running_loop()  # on the judge's worker: never while a batch is being scored
+        version = await loop.run_in_executor(batcher.executor, service.push_policy, state, client.name)
+        return {"policy_version": version, "tensors": len(state)}
 
     @app.post("/openrlhf")
     async def openrlhf(body: OpenRLHFRequest, request: Request) -> dict:

@@ -139,17 +139,20 @@ def serve_config_for(recipe_or_reward: str, overrides: list[str] | None = None) 
     return load_config(recipe_or_reward, overrides)
 
 
-def build_served_reward(cfg: TrainConfig, task: TaskProtocol) -> Reward:
+def build_served_reward(cfg: TrainConfig, task: TaskProtocol) -> tuple[Reward, torch.nn.Module | None]:
     """The reward exactly as :func:`rewardzoo.recipes.make_trainer` builds it (the recipe's seed, starting
-    weights and device), bound to the starting policy when it reads the policy."""
+    weights and device), bound to the starting policy when it reads the policy; and that policy (None when the
+    reward does not read it), which :meth:`RewardService.push_policy` moves to the trainer's."""
     accelerator = make_accelerator()
     init = starting_weights(cfg, task, accelerator)
     reward = build_reward(cfg.reward, task, RewardContext(seed=cfg.seed, init_dir=init, device=str(accelerator.device)))
     bind_policy = getattr(reward, "bind_policy", None)
-    if bind_policy is not None:
-        policy, tokenizer = load_policy(cfg.model, init, seed=cfg.seed)
-        bind_policy(policy.to(accelerator.device).eval(), tokenizer)
-    return reward
+    if bind_policy is None:
+        return reward, None
+    policy, tokenizer = load_policy(cfg.model, init, seed=cfg.seed)
+    policy = policy.to(accelerator.device).eval()
+    bind_policy(policy, tokenizer)
+    return reward, policy
 
 
 @dataclass
@@ -229,7 +232,7 @@ class RewardService:
         self._check_out_dir()
         self.task = task_for(cfg, task)
         try:
-            self.reward = build_served_reward(cfg, self.task) if reward is None else reward
+            self.reward, self.policy = build_served_reward(cfg, self.task) if reward is None else (reward, None)
         except ValueError as err:  # a reward setting its build cannot satisfy: said before the service listens
             raise ConfigError(f"reward.{cfg.reward.name}: {err}") from err
         check_reward(self.reward)
@@ -255,7 +258,10 @@ class RewardService:
         self.answered: OrderedDict[str, dict] = OrderedDict()
         """What the newest requests that carried a ``request_id`` were answered (the last :data:`REMEMBERED`),
         saved with the reward: a retried request is answered from here, not learned from twice."""
+        self.policy_version = 0
+        """Policy states pushed so far (:meth:`push_policy`); the newest is in ``out_dir/policy.pt``."""
         self._resume()
+        self._resume_policy()
 
     # ------------------------------------------------------------------ rows in
     def rows(
@@ -456,6 +462,55 @@ class RewardService:
             )
         return Processed(batch=self.batches, out=out, answers=batch.answers)
 
+    # ------------------------------------------------------------------ the policy, pushed by the trainer
+    def push_policy(self, state: dict[str, torch.Tensor], client: str = "anonymous") -> int:
+        """Load the trainer's current trainable parameters (with LoRA, its adapters) into the policy the reward
+        reads, so RcRL's self-judge and the bonuses follow the policy being trained (with LoRA the self-judge is
+        the policy with adapters off, as in-process); saved atomically to ``out_dir/policy.pt`` (a restart
+        resumes it) and audited. A ValueError, before anything changes, for a reward that reads no policy or
+        a state that is not a subset of the policy's trainable parameters with their shapes."""
+        if self.policy is None:
+            raise ValueError(
+                f"reward {self.cfg.reward.name} does not read the policy (no bind_policy), so there is nothing to "
+                f"push; only RcRL's self-judge and the bonuses follow the policy"
+            )
+        own = {n: p for n, p in self.policy.named_parameters() if p.requires_grad}
+        unknown = sorted(set(state) - set(own))
+        if unknown:
+            raise ValueError(
+                f"{len(unknown)} pushed tensors are not trainable parameters of the served policy (first: "
+                f"{unknown[0]!r}); push named_parameters() with requires_grad, of the same model and LoRA settings"
+            )
+        bad = [n for n, t in state.items() if not isinstance(t, torch.Tensor) or t.shape != own[n].shape]
+        if bad:
+            raise ValueError(f"pushed tensor {bad[0]!r} is not a tensor of shape {tuple(own[bad[0]].shape)}")
+        with torch.no_grad():
+            for n, t in state.items():
+                own[n].copy_(t.to(own[n].device, own[n].dtype))
+        self.policy_version += 1
+        tmp = self.out_dir / "policy.pt.tmp"
+        with open(tmp, "wb") as f:
+            torch.save({"version": self.policy_version, "state": state}, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.out_dir / "policy.pt")
+        self.audit.write(
+            {"client": client, "event": "policy", "policy_version": self.policy_version, "tensors": len(state)},
+            sync=True,
+        )
+        return self.policy_version
+
+    def _resume_policy(self) -> None:
+        """Load the newest pushed policy state, if any (a restart follows the trainer's policy, not the start)."""
+        path = self.out_dir / "policy.pt"
+        if self.policy is not None and path.exists():
+            saved = torch.load(path, weights_only=True)
+            own = dict(self.policy.named_parameters())
+            with torch.no_grad():
+                for n, t in saved["state"].items():
+                    own[n].copy_(t)
+            self.policy_version = saved["version"]
+
     # ------------------------------------------------------------------ state on disk
     def save(self) -> Path:
         """An atomic checkpoint of the reward after :attr:`batches` batches."""
@@ -529,5 +584,6 @@ class RewardService:
             "learn": self.serve.learn,
             "group_size": self.serve.group_size,
             "lost_updates": self.lost,
+            "policy_version": self.policy_version,
             "settings": dataclasses.asdict(self.serve),
         }
