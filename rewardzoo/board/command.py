@@ -41,12 +41,16 @@ def _by_hand(texts: list[str]) -> dict[tuple[str, str], Setting]:
 
 
 def seed_list(text: str) -> list[int]:
-    """``--tuning-seeds 2000,2001,2002``: the seeds, in order."""
+    """``--tuning-seeds 2000,2001,2002``: the seeds, in order; ``12-53`` stands for 12, 13, …, 53."""
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        found = []
+        for part in (x.strip() for x in text.split(",") if x.strip()):
+            low, dash, high = part.partition("-")
+            found += list(range(int(low), int(high) + 1)) if dash and low else [int(part)]
+        return found
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"seeds are comma-separated integers, e.g. 2000,2001,2002; got {text!r}"
+            f"seeds are comma-separated integers or ranges, e.g. 2000,2001,2002 or 12-53; got {text!r}"
         ) from None
 
 
@@ -148,13 +152,27 @@ def main(argv: list[str] | None = None) -> int:
         help="rewrite LEADERBOARD.md beside this leaderboard.csv from it alone, train nothing; several CSVs "
         "(one board run in parts over disjoint seeds) merge into --out's leaderboard.csv and LEADERBOARD.md",
     )
+    parser.add_argument(
+        "--registered-seeds",
+        type=seed_list,
+        help="with --report-from: the board's pre-registered seeds, e.g. 12-53; a read on fewer is refused "
+        "unless --interim",
+    )
+    parser.add_argument(
+        "--interim",
+        action="store_true",
+        help="with --report-from and --registered-seeds: read before every pre-registered seed has landed, "
+        "labelled as an interim read (never a verdict)",
+    )
     args = parser.parse_args(argv)
     command = "rewardzoo leaderboard " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    if args.interim and args.registered_seeds is None:
+        parser.error("--interim labels a read on part of the pre-registered seeds: give them with --registered-seeds")
     if args.report_from is not None:
         if len(args.report_from) > 1 and args.out is None:
             parser.error("several --report-from CSVs merge into a new board: name its folder with --out DIR")
         try:
-            print(report_from_csv(args.report_from, command, args.out).read_text())
+            print(report_from_csv(args.report_from, command, args.out, args.registered_seeds, args.interim).read_text())
         except (OSError, ValueError) as err:
             parser.error(str(err))
         return 0
@@ -194,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         tune_only=args.tune_only,
         executor=executor,
         keep_checkpoints=args.keep_checkpoints,
+        part=args.reported_seeds is not None,
     )
     print(path.read_text())
     return 0

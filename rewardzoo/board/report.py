@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 from rewardzoo.board.claims import claim_lines
+from rewardzoo.board.reading import check_look
 from rewardzoo.board.rows import QUICK_LR_FACTORS
 from rewardzoo.board.runs import SHARED, board_entries, specs
 from rewardzoo.board.stability import check, stability_lines
@@ -17,6 +18,14 @@ from rewardzoo.board.table import markdown, plot_curves, read_csvs, tables, tabl
 from rewardzoo.board.tuning import grid_points, tune
 from rewardzoo.protocol import TUNING_SEED_BASE, TUNING_SEEDS, Choice, Grid, Setting
 from rewardzoo.sweep import Executor, run_sweep
+
+PART_NOTE = (
+    "A part of a board run in parts (`--reported-seeds`): its progress only — the runs done and their cost below. "
+    "No claim is read from a part; the board is read once, on all its pre-registered seeds "
+    '(`--report-from` over every part\'s leaderboard.csv; docs/metrics.md, "How a verdict is read").'
+)
+"""What a part's LEADERBOARD.md says instead of the claims: a board run in parts shows no claim number until it is
+read whole."""
 
 
 def leaderboard(
@@ -37,6 +46,7 @@ def leaderboard(
     tune_only: bool = False,
     executor: Executor | None = None,
     keep_checkpoints: bool = False,
+    part: bool = False,
 ) -> Path:
     """Run (or resume) a preset under the protocol and write LEADERBOARD.md, leaderboard.csv, the curves,
     TUNING.md and tuning.csv into ``out``; the run directories go under ``runs`` (default ``out/runs``);
@@ -107,6 +117,8 @@ def leaderboard(
             ]
     if quick:
         lines += ["No verdicts: `--quick` checks the command, not the science (1 seed, a few steps).", ""]
+    elif part:
+        lines += [PART_NOTE, ""]
     else:
         checks = check(entries, tabs, results, seeds, choices, tune_seeds, runs, quick, jobs) if tuning else {}
         lines += claim_lines(tabs, results, seeds, frozenset(c for c, k in checks.items() if not k.holds))
@@ -145,17 +157,26 @@ def check_seeds(seeds: list[int], tune_seeds: list[int]) -> None:
         )
 
 
-def report_from_csv(paths: Path | list[Path], command: str = "", out: Path | None = None) -> Path:
+def report_from_csv(
+    paths: Path | list[Path],
+    command: str = "",
+    out: Path | None = None,
+    registered: list[int] | None = None,
+    interim: bool = False,
+) -> Path:
     """Rewrite ``LEADERBOARD.md`` from a board's ``leaderboard.csv`` alone: the tables and every positive control
     and claim with today's intervals (t over seeds, :mod:`rewardzoo.board.claims`), read from the per-seed final
     values (the run directories are not needed; a claim that needs per-example rows says how it was read instead).
     Several CSVs, the parts of one board run over disjoint seeds (``--reported-seeds``), merge into one board
     (checked by :func:`~rewardzoo.board.table.read_csvs` before anything is written) whose ``leaderboard.csv`` and
     ``LEADERBOARD.md`` go to ``out``; one CSV's report goes beside it unless ``out`` is given. The commands that
-    trained the runs are kept from each part's LEADERBOARD.md (its first line, or its ``Runs:`` lines). Returns the
-    path of the LEADERBOARD.md written."""
+    trained the runs are kept from each part's LEADERBOARD.md (its first line, or its ``Runs:`` lines). With the
+    board's pre-registered seeds (``registered``), a read on fewer of them is refused unless ``interim``, and an
+    interim read is labelled as one (:func:`rewardzoo.board.reading.check_look`). Returns the path of the
+    LEADERBOARD.md written."""
     paths = [paths] if isinstance(paths, Path) else list(paths)
     tabs, seeds, wall = tables_from_csv(paths)
+    look = check_look(registered, seeds, interim) if registered is not None else ""
     rows = read_csvs(paths)
     target = out if out is not None else paths[0].parent
     md = target / "LEADERBOARD.md"
@@ -188,6 +209,7 @@ def report_from_csv(paths: Path | list[Path], command: str = "", out: Path | Non
         lines += markdown(task, table, len(seeds))
         if (target / f"curves_{task}.png").is_file():
             lines += [f"![{task}](curves_{task}.png)", ""]
+    lines += [f"*{look[0].upper()}{look[1:]}*: every number below may change when the rest land.", ""] if look else []
     lines += claim_lines(tabs, None, seeds)
     lines += [
         "",
