@@ -1,4 +1,4 @@
-"""The HTTP face of ``rewardzoo serve`` (FastAPI, served by uvicorn): three routes, who may call them, and the
+"""The HTTP face of ``rewardzoo serve`` (FastAPI, served by uvicorn): four routes, who may call them, and the
 request limits.
 
     POST /score      {"prompts": [...], "completions": [...], "references": [...], "group_ids": [...],

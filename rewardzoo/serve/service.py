@@ -9,10 +9,14 @@ What the trainer does and the service does the same way:
 
 * the task's format parser turns each completion into its answer (``task.parse``), so callers send raw
   completions; a row's reference and meta data are the caller's, else those of the task example whose
-  prompt it is (so a caller that only knows the prompt text still gives the reward what the trainer would);
+  prompt it is, or the reference store's (``--references``), so a caller that only knows the prompt text
+  still gives the reward what the trainer would; a row with neither is refused (422), never scored 0;
+  references that differ from the service's own are the client's (:meth:`RewardService.client_references`),
+  which the app lets train the judge only for a ``learn+references`` token;
 * the reward is ``build_reward(cfg.reward, task, RewardContext(seed, starting weights, device))``, the
   starting weights being the recipe's (``init_from``, or its cached SFT warm start); a reward that reads
-  the policy (RcRL's self-judge, the bonuses: ``bind_policy``) is bound to the starting policy, once;
+  the policy (RcRL's self-judge, the bonuses: ``bind_policy``) is bound to the starting policy, once, which
+  the trainer moves by pushing its trainable parameters (:meth:`RewardService.push_policy`);
 * ``score`` is checked (one finite float per row) before ``update`` runs, and a batch whose ``score`` or
   ``update`` fails leaves the reward as its last checkpoint holds it (it is reloaded), so a judge never
   learns from a batch it could not score.
