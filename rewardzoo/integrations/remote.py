@@ -52,35 +52,17 @@ def tls_context(ca_file: str | None = None) -> ssl.SSLContext | None:
     return ssl.create_default_context(cafile=ca_file) if ca_file else None
 
 
-def post_score(
-    body: dict,
-    url: str | None = None,
-    *,
-    token: str | None = None,
-    ca_file: str | None = None,
-    timeout: float = 600.0,
-    retry_s: float = 120.0,
-) -> dict:
+def post_score(body: dict, url: str | None = None, **options) -> dict:
     """``POST /score`` with ``body`` (a ``request_id`` is added when absent) and the service's answer;
-    retried while the service is busy, throttling, or unreachable for ``retry_s`` seconds; any other error
-    is a RuntimeError carrying the service's message."""
-    body = {"request_id": uuid.uuid4().hex, **body}
-    return post_json("/score", body, url, token=token, ca_file=ca_file, timeout=timeout, retry_s=retry_s)
+    ``options`` (``token``, ``ca_file``, ``timeout``, ``retry_s``) as for :func:`post_json`."""
+    return post_json("/score", {"request_id": uuid.uuid4().hex, **body}, url, **options)
 
 
-def push_policy(
-    policy,
-    url: str | None = None,
-    *,
-    token: str | None = None,
-    ca_file: str | None = None,
-    timeout: float = 600.0,
-    retry_s: float = 120.0,
-) -> dict:
+def push_policy(policy, url: str | None = None, **options) -> dict:
     """``POST /policy``: the policy's current trainable parameters (with LoRA, its adapters), so that a served
     reward reading the policy (RcRL's bonuses and self-judge) follows the policy being trained; ``policy`` is
     a module or a dict of tensors by parameter name. Needs a ``learn`` token; the answer is the service's
-    ``policy_version``."""
+    ``policy_version``; ``options`` as for :func:`post_json`."""
     import base64
     import io
 
@@ -89,8 +71,7 @@ def push_policy(
     state = policy if isinstance(policy, dict) else {n: p for n, p in policy.named_parameters() if p.requires_grad}
     buffer = io.BytesIO()
     torch.save({n: t.detach().cpu() for n, t in state.items()}, buffer)
-    body = {"state": base64.b64encode(buffer.getvalue()).decode()}
-    return post_json("/policy", body, url, token=token, ca_file=ca_file, timeout=timeout, retry_s=retry_s)
+    return post_json("/policy", {"state": base64.b64encode(buffer.getvalue()).decode()}, url, **options)
 
 
 def post_json(

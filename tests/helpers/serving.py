@@ -115,16 +115,9 @@ class Served:
 
 
 @contextmanager
-def serving(
-    out_dir: Path,
-    recipe: str = RECIPE,
-    overrides: list[str] | None = None,
-    flags: list[str] = (),
-    token: str | None = None,
-    ca_file: str | None = None,
-):
-    """A started :class:`Served`, stopped on exit."""
-    served = Served(out_dir, recipe, overrides, flags, token, ca_file).start()
+def serving(out_dir: Path, *args, **kwargs):
+    """A started :class:`Served` (its arguments), stopped on exit."""
+    served = Served(out_dir, *args, **kwargs).start()
     try:
         yield served
     finally:

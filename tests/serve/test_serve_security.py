@@ -16,9 +16,10 @@ import urllib.error
 import urllib.request
 
 import pytest
+import torch
 
 from rewardzoo.cli import main as cli_main
-from rewardzoo.integrations.remote import post_score
+from rewardzoo.integrations.remote import post_score, push_policy
 from rewardzoo.serve.audit import audit_rows
 from rewardzoo.serve.auth import new_token
 from tests.helpers.serving import post, serving
@@ -39,12 +40,12 @@ def poisoned(b: int) -> dict:
     return {"prompts": prompts, "completions": completions, "references": [str(int(refs[p]) + 1) for p in prompts]}
 
 
-def refusal(url: str, body: dict, token: str | None = None) -> tuple[int, str, str | None]:
+def refusal(url: str, body: dict, token: str | None = None, context=None) -> tuple[int, str, str | None]:
     """(status, detail, Retry-After) of a POST /score expected to be refused."""
     headers = {"content-type": "application/json", **({"authorization": f"Bearer {token}"} if token else {})}
     request = urllib.request.Request(f"{url}/score", data=json.dumps(body).encode(), headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=120) as r:
+        with urllib.request.urlopen(request, timeout=120, context=context) as r:
             return r.status, "", None
     except urllib.error.HTTPError as err:
         return err.code, json.loads(err.read())["detail"], err.headers.get("Retry-After")
@@ -196,31 +197,48 @@ def test_a_poisoner_over_its_share_is_throttled_and_the_judge_equals_the_allowed
     assert learned == [("trainer", 1), ("poison", 2), ("poison", 3), ("trainer", 4), ("poison", 5)]
 
 
-def test_a_no_learn_service_serves_the_frozen_judge(tmp_path):
-    with serving(tmp_path / "svc", flags=["--no-learn"]) as served:
-        code, detail, _ = refusal(served.url, body_of(0, learn=True))
-        assert code == 403 and "frozen judge (--no-learn)" in detail
-        first = post_score(body_of(0), served.url)
-        again = post_score(body_of(0), served.url)
-        assert first["rewards"] == again["rewards"] and served.health()["batches"] == 0
-    assert [r["event"] for r in audit_rows(tmp_path / "svc")] == ["refused", "scored", "scored"]
-
-
-def test_tls_with_a_self_signed_certificate_made_here(tmp_path):
-    """HTTPS with a certificate made by openssl for 127.0.0.1: a client trusting it (ca_file) is served; one that
-    does not is refused by its own verification (never skipped by default)."""
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+@pytest.fixture(scope="module")
+def frozen_over_tls(tmp_path_factory):
+    """A --no-learn service over HTTPS with a certificate made by openssl for 127.0.0.1; (service, cert path)."""
+    where = tmp_path_factory.mktemp("tls")
+    cert, key = where / "cert.pem", where / "key.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert)]
         + ["-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
         check=True,
         capture_output=True,
     )
-    flags = ["--ssl-certfile", str(cert), "--ssl-keyfile", str(key)]
-    with serving(tmp_path / "svc", flags=flags, ca_file=str(cert)) as served:
-        assert served.url.startswith("https://")
-        got = post_score(body_of(0), served.url, ca_file=str(cert))
-        assert len(got["rewards"]) == 16
-        with pytest.raises(urllib.error.URLError) as err:
-            urllib.request.urlopen(f"{served.url}/health", timeout=10)
-        assert isinstance(err.value.reason, ssl.SSLCertVerificationError)
+    flags = ["--no-learn", "--ssl-certfile", str(cert), "--ssl-keyfile", str(key)]
+    with serving(where / "svc", flags=flags, ca_file=str(cert)) as served:
+        yield served, str(cert)
+
+
+def test_tls_with_a_self_signed_certificate_made_here(frozen_over_tls):
+    """A client trusting the certificate (ca_file) is served; one that does not is refused by its own
+    verification (never skipped by default), at once rather than after retries."""
+    served, cert = frozen_over_tls
+    assert served.url.startswith("https://")
+    assert len(post_score(body_of(0), served.url, ca_file=cert)["rewards"]) == 16
+    with pytest.raises(urllib.error.URLError) as err:
+        urllib.request.urlopen(f"{served.url}/health", timeout=10)
+    assert isinstance(err.value.reason, ssl.SSLCertVerificationError)
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match="TLS failed"):
+        post_score(body_of(0), served.url)
+    assert time.monotonic() - t0 < 5
+
+
+def test_a_no_learn_service_serves_the_frozen_judge(frozen_over_tls):
+    served, cert = frozen_over_tls
+    code, detail, _ = refusal(served.url, body_of(1, learn=True), context=ssl.create_default_context(cafile=cert))
+    assert code == 403 and "frozen judge (--no-learn)" in detail
+    first = post_score(body_of(1), served.url, ca_file=cert)
+    again = post_score(body_of(1), served.url, ca_file=cert)
+    assert first["rewards"] == again["rewards"] and served.health()["batches"] == 0
+    assert {r["event"] for r in audit_rows(served.out_dir)} == {"refused", "scored"}
+
+
+def test_a_reward_that_reads_no_policy_refuses_a_push(secured):
+    served, made = secured
+    with pytest.raises(RuntimeError, match="422.*does not read the policy"):
+        push_policy({"w": torch.zeros(2)}, served.url, token=made["trainer"])
