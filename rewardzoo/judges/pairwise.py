@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import ClassVar, Protocol
@@ -78,6 +78,7 @@ from rewardzoo.core.model_store import resolve_model
 from rewardzoo.core.models import DTYPES, ReferencePolicy, check_model_source
 from rewardzoo.core.types import derive_seed
 from rewardzoo.eval import bradley_terry
+from rewardzoo.judges.prefix_tree import build_tree, read_tree, tree_tokens
 from rewardzoo.judges.rubric import Criterion
 from rewardzoo.tasks.checks.writing import judge_view, tokens
 
@@ -560,15 +561,21 @@ class LMJudge:
         model: Callable[[], contextlib.AbstractContextManager[torch.nn.Module]],
         tokenizer,
         cfg: LMJudgeConfig | None = None,
+        share_prefixes: bool = True,
     ):
-        """``model()`` yields the module to run (e.g. ``ReferencePolicy(policy).active``)."""
+        """``model()`` yields the module to run (e.g. ``ReferencePolicy(policy).active``).  ``share_prefixes``
+        reads a batch's questions through a KV-cache prefix tree (:mod:`rewardzoo.judges.prefix_tree`: the
+        same verdicts to float rounding, each shared prefix read once); False reads each question as its own
+        full input (a measurement switch, no configuration key: ``benchmarks/perf/judge_prefix.py``)."""
         self.cfg = cfg = cfg or LMJudgeConfig()
         check_section(cfg, "judge.lm")
         self.model = model
         self.tokenizer = tokenizer
+        self.share_prefixes = share_prefixes
         self.pair_shared, self.pair_ids = answer_tokens(tokenizer, cfg.answer_prefix, cfg.choices)
         self.abs_shared, self.abs_ids = answer_tokens(tokenizer, cfg.answer_prefix, cfg.absolute_choices)
         self.calls = 0
+        self.tokens_read = 0  # tokens run through the model so far, padding excluded (not checkpointed)
 
     @classmethod
     def self_judge(cls, policy: torch.nn.Module, tokenizer, cfg: LMJudgeConfig | None = None) -> LMJudge:
@@ -626,8 +633,11 @@ class LMJudge:
         second: list[str],
         step: int = 0,
     ) -> Verdicts:
-        """J = P(A) / (P(A) + P(B)) at the position after the answer prefix (deterministic: ``step`` is unused)."""
-        return self._read(self.pairwise_texts(criterion, prompts, first, second), self.pair_shared, self.pair_ids)
+        """J = P(A) / (P(A) + P(B)) at the position after the answer prefix (deterministic: ``step`` is unused).
+        Comparisons sharing a prompt, and then a first response, share their opening tokens."""
+        keys = [(p, a) for p, a in zip(prompts, first)]
+        texts = self.pairwise_texts(criterion, prompts, first, second)
+        return self._read(texts, keys, self.pair_shared, self.pair_ids)
 
     def score(
         self, criterion: Criterion, prompts: list[str], metas: list[dict], texts: list[str], step: int = 0
@@ -642,39 +652,56 @@ class LMJudge:
             )
             for p, t in zip(prompts, texts)
         ]
-        return self._read([self.judge_text(b) for b in bodies], self.abs_shared, self.abs_ids)
+        keys = [(p,) for p in prompts]
+        return self._read([self.judge_text(b) for b in bodies], keys, self.abs_shared, self.abs_ids)
 
     @torch.no_grad()
-    def choice_probs(self, texts: list[str], shared: list[int], ids: list[int]) -> torch.Tensor:
-        """[M, 2] next-token probabilities of the two answer tokens after each text (+ the shared tokens)."""
-        tok, out = self.tokenizer, []
+    def choice_probs(
+        self, texts: list[str], keys: list[tuple[Hashable, ...]], shared: list[int], ids: list[int]
+    ) -> torch.Tensor:
+        """[M, 2] next-token probabilities of the two answer tokens after each text (+ the shared tokens).
+        ``keys`` group the texts, coarsest first, into those likely to share opening tokens (one tuple per
+        text); only the prefix tree reads them, and they never change a probability beyond float rounding."""
+        tok = self.tokenizer
+        seqs = [(tok(t)["input_ids"] + shared)[-self.cfg.max_length :] for t in texts]
         with self.model() as model:
             was_training = model.training
             model.eval()
-            device = next(model.parameters()).device
-            for s in range(0, len(texts), self.cfg.batch_size):
-                seqs = [
-                    (tok(t)["input_ids"] + shared)[-self.cfg.max_length :] for t in texts[s : s + self.cfg.batch_size]
-                ]
-                S = max(map(len, seqs))
-                input_ids = torch.full((len(seqs), S), tok.pad_token_id, dtype=torch.long)  # [b, S] left-padded
-                mask = torch.zeros(len(seqs), S, dtype=torch.long)  # [b, S]
-                for i, q in enumerate(seqs):
-                    input_ids[i, S - len(q) :] = torch.tensor(q)
-                    mask[i, S - len(q) :] = 1
-                positions = (mask.cumsum(1) - 1).clamp(min=0)  # [b, S]
-                logits = model(
-                    input_ids=input_ids.to(device),
-                    attention_mask=mask.to(device),
-                    position_ids=positions.to(device),
-                    logits_to_keep=1,
-                ).logits[:, -1]  # [b, V]
-                out.append(torch.softmax(logits.double(), dim=-1)[:, ids].cpu())  # [b, 2]
+            if self.share_prefixes:
+                roots = build_tree(seqs, [("",) + k for k in keys])  # one more level: what every question shares
+                probs = read_tree(model, roots, len(seqs), ids, self.cfg.batch_size, tok.pad_token_id)  # [M, 2]
+                self.tokens_read += tree_tokens(roots)
+            else:
+                self.tokens_read += sum(map(len, seqs))
+                probs = torch.cat(
+                    [
+                        self._read_each(model, seqs[s : s + self.cfg.batch_size], ids)
+                        for s in range(0, len(seqs), self.cfg.batch_size)
+                    ]
+                )  # [M, 2]
             model.train(was_training)
-        return torch.cat(out)  # [M, 2]
+        return probs  # [M, 2]
 
-    def _read(self, texts: list[str], shared: list[int], ids: list[int]) -> Verdicts:
-        probs = self.choice_probs(texts, shared, ids)  # [M, 2]
+    def _read_each(self, model: torch.nn.Module, seqs: list[list[int]], ids: list[int]) -> torch.Tensor:
+        """[b, 2] the answer tokens' probabilities, each sequence read whole, left-padded into one forward pass."""
+        device = next(model.parameters()).device
+        S = max(map(len, seqs))
+        input_ids = torch.full((len(seqs), S), self.tokenizer.pad_token_id, dtype=torch.long)  # [b, S] left-padded
+        mask = torch.zeros(len(seqs), S, dtype=torch.long)  # [b, S]
+        for i, q in enumerate(seqs):
+            input_ids[i, S - len(q) :] = torch.tensor(q)
+            mask[i, S - len(q) :] = 1
+        positions = (mask.cumsum(1) - 1).clamp(min=0)  # [b, S]
+        logits = model(
+            input_ids=input_ids.to(device),
+            attention_mask=mask.to(device),
+            position_ids=positions.to(device),
+            logits_to_keep=1,
+        ).logits[:, -1]  # [b, V]
+        return torch.softmax(logits.double(), dim=-1)[:, ids].cpu()  # [b, 2]
+
+    def _read(self, texts: list[str], keys: list[tuple], shared: list[int], ids: list[int]) -> Verdicts:
+        probs = self.choice_probs(texts, keys, shared, ids)  # [M, 2]
         mass = probs.sum(1)  # [M]
         failed = mass < self.cfg.min_choice_mass  # [M]
         self.calls += len(texts)
