@@ -20,7 +20,8 @@ Below :data:`MIN_SEEDS` seeds no 95% signed-rank interval exists (2⁻ⁿ > 2.5%
 Beside every decided verdict (:func:`robustness`): the companion, how many seeds' removal flips the verdict
 (:func:`rewardzoo.eval.leave_one_out_flips`), and each row's collapse count on the declared end-point
 (:data:`COLLAPSE_BELOW`).  A decided verdict one seed's removal flips reads *reproduced (fragile)* (or *not
-reproduced (fragile)*) and is never bolded (:func:`label`).
+reproduced (fragile)*) and is never bolded (:func:`label`).  A decided verdict whose interval, drawn back from the
+claim's own margins shifted to 0, errs on its decided side beyond its 2.5% is not signed (:func:`over_claims`).
 
 A family of claims is read at the adjusted level (:func:`adjust`): Holm's step-down over the family, or the fixed
 sequence where the family declares an order; the table shows both readings.  A positive control is a gate, never a
@@ -197,6 +198,29 @@ def robustness(reading: Reading, collapses: dict[str, int], scale: float = 1.0, 
             f"collapsed (< {100 * COLLAPSE_BELOW:.0f}%): " + ", ".join(f"{row} {n}" for row, n in collapses.items())
         )
     return "; ".join(parts)
+
+
+def own_seed_error(reading: Reading, reps: int = 4000, seed: int = 0) -> tuple[float, float]:
+    """How often the verdict's interval errs on the claim's own seeds: the margins shifted so their pseudo-median is
+    0 (a null world built from them), ``reps`` claims of as many seeds drawn from it with replacement, and the rates
+    at which the Hodges–Lehmann interval lies wholly above 0 (a false *reproduced*) and wholly below (a false *not
+    reproduced*) — each promised at most 2.5% (benchmarks/audits/interval_coverage.py runs this on every pool)."""
+    m = reading.margins
+    world = m - float(np.median((m[:, None] + m[None, :]) / 2))  # [S]
+    draws = np.random.default_rng(seed).integers(0, m.size, size=(reps, m.size))  # [R, S]
+    bounds = [hodges_lehmann_ci(world[idx], LEVEL) for idx in draws]
+    return sum(e.low > 0 for e in bounds) / reps, sum(e.high < 0 for e in bounds) / reps
+
+
+def over_claims(reading: Reading, reps: int = 4000) -> bool:
+    """Whether a decided verdict's interval errs on its decided side beyond 2.5% plus the Monte-Carlo error (two
+    standard errors of a 2.5% rate at ``reps`` draws) on the claim's own seeds (:func:`own_seed_error`): such a
+    verdict is not signed, and reads *undecided (over-claims on its seeds)*."""
+    if not reading.decided:
+        return False
+    above, below = own_seed_error(reading, reps)
+    bound = ALPHA / 2 + 2 * math.sqrt(ALPHA / 2 * (1 - ALPHA / 2) / reps)
+    return (above if reading.word == "reproduced" else below) > bound
 
 
 def check_look(registered: Sequence[int], present: Sequence[int], interim: bool) -> str:

@@ -13,6 +13,8 @@ from rewardzoo.board.reading import (
     check_look,
     label,
     margins,
+    over_claims,
+    own_seed_error,
     read,
     robustness,
     word,
@@ -99,3 +101,14 @@ def test_one_look_refuses_a_subset_without_interim():
     with pytest.raises(ValueError, match="were not pre-registered"):
         check_look(registered, [11, 12], interim=True)
     assert math.isnan(read("difference", (np.array([]),), 0.0).p_value)
+
+
+def test_own_seed_error_of_a_symmetric_claim_stays_within_its_promise():
+    """Twelve margins symmetric about +2 points: drawn back from them shifted to 0, the interval errs about 2.5% a
+    side or less, so the verdict is signed; an undecided reading never over-claims."""
+    m = 0.02 + np.array([-0.03, -0.02, -0.015, -0.01, -0.005, 0.0, 0.0, 0.005, 0.01, 0.015, 0.02, 0.03])
+    r = read("difference", (m,), 0.0)
+    above, below = own_seed_error(r, reps=1000)
+    assert above <= 0.035 and below <= 0.035 and not over_claims(r, reps=1000)
+    flat = read("difference", (m - 0.02,), 0.0)
+    assert flat.word == "undecided (CI)" and not over_claims(flat)
