@@ -45,7 +45,7 @@ from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBase
 from rewardzoo.core.advantages import ADVANTAGE_TYPES
 from rewardzoo.core.distributed import DistributedConfig, check_combination
 from rewardzoo.core.engines.config import SamplingConfig, check_vllm_setup
-from rewardzoo.core.loss import KL_ESTIMATORS, LOSS_TYPES
+from rewardzoo.core.loss import IS_LEVELS, KL_ESTIMATORS, LOSS_TYPES, SEQUENCE_LEVEL_LOSSES
 from rewardzoo.core.models import ModelConfig
 
 LR_SCHEDULES = ("constant", "cosine")
@@ -106,6 +106,8 @@ class GRPOConfig:
         "epsilon_high": "[0, inf)",
         "beta": "[0, inf)",
         "is_cap": "(0, inf)",
+        "sapo_temperature_pos": "(0, inf)",
+        "sapo_temperature_neg": "(0, inf)",
         "lr": "(0, inf)",
         "weight_decay": "[0, inf)",
         "adam_betas": "[0, 1)",
@@ -146,7 +148,17 @@ class GRPOConfig:
     advantage: str = "grpo"
     """Advantage normalisation: grpo, dr_grpo, bnpo or pooled (core/advantages.py)."""
     loss_type: str = "grpo"
-    """Loss aggregation: grpo (sequence mean), dapo (token mean) or dr_grpo (sum / N·L)."""
+    """Policy loss (core/loss.py): grpo (sequence mean), dapo (token mean), dr_grpo (sum / N·L), luspo
+    (sequence sum, mean over rows; needs importance_sampling_level=sequence), cispo (clipped IS weight
+    on log π, token mean; epsilon_high is the cap) or sapo (soft gate, sequence mean).  GSPO is grpo
+    with importance_sampling_level=sequence."""
+    importance_sampling_level: str = "token"
+    """The ratio of the surrogate: token (ρ_t per token) or sequence (GSPO's length-normalized sequence
+    ratio, clipped per row; only with loss_type grpo, sapo or luspo)."""
+    sapo_temperature_pos: float = 1.0
+    """SAPO's gate temperature τ for rows with a positive advantage (TRL's default)."""
+    sapo_temperature_neg: float = 1.05
+    """SAPO's gate temperature τ for rows with a non-positive advantage (TRL's default)."""
     epsilon_low: float = 0.2
     """Lower clip range ε_low of the ratio."""
     epsilon_high: float = 0.2
@@ -195,6 +207,16 @@ class GRPOConfig:
             raise ValueError(f"adam_betas must be two numbers [beta1, beta2] in [0, 1); got {list(self.adam_betas)}")
         choice(self.advantage, ADVANTAGE_TYPES, "advantage")
         choice(self.loss_type, LOSS_TYPES, "loss_type")
+        choice(self.importance_sampling_level, IS_LEVELS, "importance_sampling_level")
+        if self.importance_sampling_level == "sequence" and self.loss_type not in SEQUENCE_LEVEL_LOSSES:
+            raise ValueError(
+                f"grpo.importance_sampling_level=sequence needs a per-sequence loss {SEQUENCE_LEVEL_LOSSES}; "
+                f"loss_type={self.loss_type} would sum the sequence ratio once per token: set loss_type=grpo (GSPO)"
+            )
+        if self.loss_type == "luspo" and self.importance_sampling_level != "sequence":
+            raise ValueError(
+                "grpo.loss_type=luspo is a sequence-level loss: set grpo.importance_sampling_level=sequence"
+            )
         choice(self.kl_estimator, KL_ESTIMATORS, "kl_estimator")
         choice(self.lr_schedule, LR_SCHEDULES, "lr_schedule")
 

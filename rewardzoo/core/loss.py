@@ -40,7 +40,36 @@ Aggregation (names as TRL uses them).  To make micro-batching exact, every varia
     dapo     Σ_i Σ_t ℓ_it m_it / Σ_i Σ_t m_it                token mean over the global batch
     dr_grpo  Σ_i Σ_t ℓ_it m_it / (N · max_completion_length)
 
-Summing the micro-batch losses of a step therefore gives exactly the one-batch loss.
+    luspo    Σ_i Σ_t ℓ_it m_it / N                           per-sequence token sum, then mean
+    cispo    as dapo;   sapo   as grpo
+
+Summing the micro-batch losses of a step therefore gives exactly the one-batch loss.  TRL's ``bnpo``
+is dapo's token mean taken per micro-batch instead of over the step; with a global normalizer it *is*
+dapo, so it is not a separate type here.
+
+Importance-sampling level (GSPO, Zheng et al. 2025, eq. 7; TRL's ``importance_sampling_level``).
+``token`` uses ρ_t above; ``sequence`` replaces it by one ratio per row, the length-normalized sum
+of token log-ratios, clipped per sequence:
+
+    s_i = exp( Σ_t m_it (log π_θ(y_it) − log π_old(y_it)) / Σ_t m_it )      [n, 1]
+
+GSPO is ``loss_type=grpo`` with ``importance_sampling_level=sequence``.  The sequence level only
+applies to the per-sequence means (grpo, sapo, luspo): under dapo / dr_grpo / cispo a sequence
+weight would be summed once per token, so ``GRPOConfig.validate`` refuses that combination (TRL only
+warns).  With ``k3_ratio`` the KL term is weighted by the same ratio (s_i or ρ_t), as TRL's
+``use_bias_correction_kl``.
+
+Other objectives (w is ρ_t or s_i, sg = stop-gradient):
+
+    cispo  ℓ_t = −sg(min(w, ε_high)) · A · log π_θ(y_t)       (MiniMax-M1, Chen et al. 2025, eq. 4:
+           the clipped IS weight keeps every token's gradient; ε_high is the cap, as in TRL)
+    sapo   ℓ_t = −(4/τ) σ(τ (w − 1)) · A,  τ = τ_pos if A > 0 else τ_neg
+           (Soft Adaptive Policy Optimization, Gao et al. 2025: a smooth gate in place of the clip;
+           its gradient at w = 1 is the plain policy gradient)
+    luspo  the clipped surrogate with a per-sequence token *sum* (length-unbiased sequence policy
+           optimization), meant for ``importance_sampling_level=sequence``, which the config requires.
+
+Not implemented: TRL's ``vespo`` (its sequence-level gamma weights).
 """
 
 from __future__ import annotations
@@ -49,7 +78,9 @@ from dataclasses import dataclass
 
 import torch
 
-LOSS_TYPES = ("grpo", "dapo", "dr_grpo")
+LOSS_TYPES = ("grpo", "dapo", "dr_grpo", "luspo", "cispo", "sapo")
+IS_LEVELS = ("token", "sequence")
+SEQUENCE_LEVEL_LOSSES = ("grpo", "sapo", "luspo")  # the per-sequence means a sequence ratio fits
 KL_ESTIMATORS = ("k3_ratio", "k2", "k3", "k1")
 
 
@@ -80,6 +111,16 @@ def kl_penalty(
     raise ValueError(f"kl estimator must be one of {KL_ESTIMATORS}, got {estimator!r}")
 
 
+def log_importance_weights(logp: torch.Tensor, old_logp: torch.Tensor, mask: torch.Tensor, level: str) -> torch.Tensor:
+    """log ρ_t per token ([n, T]) or GSPO's length-normalized log s_i per row ([n, 1])."""
+    log_ratio = logp - old_logp  # [n, T]
+    if level == "token":
+        return log_ratio  # [n, T]
+    if level == "sequence":
+        return ((log_ratio * mask).sum(1) / mask.sum(1).clamp(min=1)).unsqueeze(1)  # [n, 1]
+    raise ValueError(f"importance sampling level must be one of {IS_LEVELS}, got {level!r}")
+
+
 def expected_kl_gradient(logits: torch.Tensor, ref_logits: torch.Tensor, estimator: str = "k3_ratio") -> torch.Tensor:
     """E_{y~π}[∇_θ k(y)]: what β·k pulls on average, exactly, for a categorical policy π = softmax(θ)
     with θ = ``logits [V]`` against π_ref = softmax(``ref_logits [V]``), on-policy (π_old = π).
@@ -102,14 +143,12 @@ def truncated_is_weights(old_logp: torch.Tensor, sampling_logp: torch.Tensor, ca
 
 
 def clipped_surrogate(
-    logp: torch.Tensor,  # [n, T] log π_θ of the sampled tokens
-    old_logp: torch.Tensor,  # [n, T] log π_old (no gradient)
+    ratio: torch.Tensor,  # [n, T] ρ_t, or [n, 1] s_i
     advantages: torch.Tensor,  # [n]
     eps_low: float,
     eps_high: float,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Per-token clipped surrogate loss, and where the low / high clip was active ([n, T] each)."""
-    ratio = torch.exp(logp - old_logp)  # [n, T]
+    """Clipped surrogate loss, and where the low / high clip was active (each shaped as ``ratio``)."""
     adv = advantages.unsqueeze(1)  # [n, 1]
     unclipped = ratio * adv  # [n, T]
     clipped = ratio.clamp(1 - eps_low, 1 + eps_high) * adv  # [n, T]
@@ -119,14 +158,32 @@ def clipped_surrogate(
     return loss, low, high
 
 
+def cispo_surrogate(
+    ratio: torch.Tensor, logp: torch.Tensor, advantages: torch.Tensor, cap: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """CISPO's −sg(min(w, cap)) · A · log π_θ ([n, T]) and where the cap was active (shaped as ``ratio``)."""
+    adv = advantages.unsqueeze(1)  # [n, 1]
+    loss = -ratio.clamp(max=cap).detach() * adv * logp  # [n, T]
+    return loss, (ratio > cap) & (adv > 0)
+
+
+def sapo_surrogate(ratio: torch.Tensor, advantages: torch.Tensor, tau_pos: float, tau_neg: float) -> torch.Tensor:
+    """SAPO's soft gate −(4/τ) σ(τ (w − 1)) · A (shaped as ``ratio``)."""
+    adv = advantages.unsqueeze(1)  # [n, 1]
+    tau = torch.where(adv > 0, tau_pos, tau_neg)  # [n, 1]
+    return -torch.sigmoid(tau * (ratio - 1)) * 4 / tau * adv  # [n, T]
+
+
 def aggregate(per_token: torch.Tensor, mask: torch.Tensor, loss_type: str, norm: LossNormalizer) -> torch.Tensor:
     """This micro-batch's share of the step loss (see the module docstring for the formulas)."""
     masked = per_token * mask  # [n, T]
-    if loss_type == "grpo":
+    if loss_type in ("grpo", "sapo"):
         per_seq = masked.sum(1) / mask.sum(1).clamp(min=1)  # [n]
         return per_seq.sum() / norm.num_sequences
-    if loss_type == "dapo":
+    if loss_type in ("dapo", "cispo"):
         return masked.sum() / max(norm.num_tokens, 1)
+    if loss_type == "luspo":
+        return masked.sum() / norm.num_sequences
     if loss_type == "dr_grpo":
         return masked.sum() / (norm.num_sequences * norm.max_completion_length)
     raise ValueError(f"loss type must be one of {LOSS_TYPES}, got {loss_type!r}")
@@ -146,13 +203,25 @@ def policy_loss(
     ref_logp: torch.Tensor | None = None,  # [n, T], required when beta > 0
     kl_estimator: str = "k3_ratio",
     is_weights: torch.Tensor | None = None,  # [n, T] truncated IS weights, or None
+    importance_sampling_level: str = "token",
+    sapo_tau_pos: float = 1.0,
+    sapo_tau_neg: float = 1.05,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The micro-batch's share of the GRPO step loss and summed statistics for the log.
 
     The statistics are sums over real tokens (``*_sum``), so the trainer can add them over
-    micro-batches and processes and divide by the token count once.
+    micro-batches and processes and divide by the token count once.  ``sapo_tau_*`` are SAPO's
+    temperatures (TRL's defaults); for cispo, ``eps_high`` is the IS-weight cap.
     """
-    per_token, low, high = clipped_surrogate(logp, old_logp, advantages, eps_low, eps_high)  # [n, T] each
+    ratio = torch.exp(log_importance_weights(logp, old_logp, mask, importance_sampling_level))  # [n, T] or [n, 1]
+    false = torch.zeros_like(mask)  # [n, T]
+    if loss_type == "cispo":
+        per_token, high = cispo_surrogate(ratio, logp, advantages, eps_high)  # [n, T], ratio's shape
+        low = false
+    elif loss_type == "sapo":
+        per_token, low, high = sapo_surrogate(ratio, advantages, sapo_tau_pos, sapo_tau_neg), false, false
+    else:
+        per_token, low, high = clipped_surrogate(ratio, advantages, eps_low, eps_high)  # ratio's shape each
     if is_weights is not None:
         per_token = per_token * is_weights  # [n, T]
     stats = {
@@ -163,7 +232,10 @@ def policy_loss(
     if beta > 0:
         if ref_logp is None:
             raise ValueError("beta > 0 needs the reference log-probs (ref_logp)")
-        kl = kl_penalty(logp, ref_logp, old_logp, kl_estimator)  # [n, T]
+        if kl_estimator == "k3_ratio":  # weighted by the loss's own ratio, token or sequence
+            kl = ratio * kl_penalty(logp, ref_logp, old_logp, "k3")  # [n, T]
+        else:
+            kl = kl_penalty(logp, ref_logp, old_logp, kl_estimator)  # [n, T]
         per_token = per_token + beta * kl  # [n, T]
         stats["kl_sum"] = (kl.detach() * mask).sum()
     if is_weights is not None:

@@ -487,6 +487,9 @@ class Trainer:
                     ref_logp=None if ref is None else ref[j],
                     kl_estimator=g.kl_estimator,
                     is_weights=is_w,
+                    importance_sampling_level=g.importance_sampling_level,
+                    sapo_tau_pos=g.sapo_temperature_pos,
+                    sapo_tau_neg=g.sapo_temperature_neg,
                 )
                 self._release_heap()  # the forward's freed logits chunks, before the backward allocates gradients
                 self.acc.backward(loss * scale)

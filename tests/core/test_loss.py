@@ -29,12 +29,12 @@ def test_clipped_surrogate_hand_computed():
     logp = torch.log(torch.tensor([[1.5, 0.5], [1.1, 0.5]]))
     old = torch.zeros(2, 2)
     adv = torch.tensor([1.0, -1.0])
-    loss, low, high = clipped_surrogate(logp[:1], old[:1], adv[:1], 0.2, 0.3)
+    loss, low, high = clipped_surrogate(torch.exp(logp[:1] - old[:1]), adv[:1], 0.2, 0.3)
     assert loss[0, 0].item() == pytest.approx(-1.3)
     assert high[0, 0] and not low[0, 0]
-    loss, low, high = clipped_surrogate(logp[:1, 1:], old[:1, 1:], adv[1:], 0.2, 0.3)
+    loss, low, high = clipped_surrogate(torch.exp(logp[:1, 1:] - old[:1, 1:]), adv[1:], 0.2, 0.3)
     assert loss.item() == pytest.approx(0.8) and low.item()
-    loss, _, _ = clipped_surrogate(logp[1:], old[1:], torch.tensor([2.0]), 0.2, 0.3)
+    loss, _, _ = clipped_surrogate(torch.exp(logp[1:] - old[1:]), torch.tensor([2.0]), 0.2, 0.3)
     assert loss[0, 0].item() == pytest.approx(-2.2)
     assert loss[0, 1].item() == pytest.approx(-1.0)  # ratio 0.5, A = 2 → 0.5·2
 
