@@ -47,7 +47,7 @@ Summing the micro-batch losses of a step therefore gives exactly the one-batch l
 is dapo's token mean taken per micro-batch instead of over the step; with a global normalizer it *is*
 dapo, so it is not a separate type here.
 
-Importance-sampling level (GSPO, Zheng et al. 2025, eq. 7; TRL's ``importance_sampling_level``).
+Importance-sampling level (GSPO, Zheng et al. 2025, arXiv 2507.18071; TRL's ``importance_sampling_level``).
 ``token`` uses ρ_t above; ``sequence`` replaces it by one ratio per row, the length-normalized sum
 of token log-ratios, clipped per sequence:
 
@@ -61,13 +61,13 @@ warns).  With ``k3_ratio`` the KL term is weighted by the same ratio (s_i or ρ_
 
 Other objectives (w is ρ_t or s_i, sg = stop-gradient):
 
-    cispo  ℓ_t = −sg(min(w, ε_high)) · A · log π_θ(y_t)       (MiniMax-M1, Chen et al. 2025, eq. 4:
+    cispo  ℓ_t = −sg(min(w, ε_high)) · A · log π_θ(y_t)       (MiniMax-M1, MiniMax 2025, arXiv 2506.13585:
            the clipped IS weight keeps every token's gradient; ε_high is the cap, as in TRL)
     sapo   ℓ_t = −(4/τ) σ(τ (w − 1)) · A,  τ = τ_pos if A > 0 else τ_neg
-           (Soft Adaptive Policy Optimization, Gao et al. 2025: a smooth gate in place of the clip;
+           (Soft Adaptive Policy Optimization, arXiv 2511.20347: a smooth gate in place of the clip;
            its gradient at w = 1 is the plain policy gradient)
     luspo  the clipped surrogate with a per-sequence token *sum* (length-unbiased sequence policy
-           optimization), meant for ``importance_sampling_level=sequence``, which the config requires.
+           optimization, arXiv 2602.05261), meant for ``importance_sampling_level=sequence``, which the config requires.
 
 Not implemented: TRL's ``vespo`` (its sequence-level gamma weights).
 """
