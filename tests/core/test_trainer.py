@@ -96,6 +96,32 @@ def test_micro_batched_update_equals_one_batch_update(fast_config, tmp_path):
         torch.testing.assert_close(results[0][name], results[1][name], rtol=1e-5, atol=1e-6, msg=name)
 
 
+@pytest.mark.parametrize(
+    "loss", [("grpo", "sequence"), ("cispo", "token"), ("sapo", "sequence"), ("luspo", "sequence")]
+)
+def test_new_losses_train_micro_batched_as_one_batch(fast_config, tmp_path, loss):
+    """GSPO, CISPO, SAPO and LUSPO through the trainer at μ = 2: micro-batches of 5 give the one-batch update."""
+    loss_type, level = loss
+    results = []
+    for micro in (32, 5):
+        trainer = make_trainer(
+            fast_config(
+                "steps=1",
+                f"grpo.micro_batch_size={micro}",
+                "grpo.num_iterations=2",
+                "eval.n_examples=1",
+                f"run_dir={tmp_path / f'micro{micro}'}",
+                f"grpo.loss_type={loss_type}",
+                f"grpo.importance_sampling_level={level}",
+                "checkpoint_every=0",
+            )
+        )
+        trainer.train()
+        results.append(params(trainer))
+    for name in results[0]:
+        torch.testing.assert_close(results[0][name], results[1][name], rtol=1e-5, atol=1e-6, msg=name)
+
+
 def test_resume_continues_exactly(fast_config, tmp_path):
     straight = make_trainer(fast_config("steps=4", "checkpoint_every=2", f"run_dir={tmp_path / 'a'}"))
     straight.train()
