@@ -7,6 +7,10 @@ refused; ``rewardzoo serve status DIR`` reads it back.
      "client_references": [[row, "prompt", "reference"], ...]}
     {"time": ..., "client": "eval", "request_id": "...", "rows": 16, "event": "scored", "judge_step": 12}
     {"time": ..., "client": null, "event": "refused", "status": 401, "reason": "..."}
+    {"time": ..., "event": "start", "judge_step": 12}           the service (re)started, its judge at step 12
+
+After a kill, a ``learned`` line whose step is past the next ``start`` line's step is an update the kill cut
+short (the checkpoint lacks it); the retried request is learned again at that step.
 
 A ``learned`` line is written and fsync'd by the judge's worker before the batch's checkpoint, like the
 service's log, so every update on disk has its line (a kill between the two leaves a line whose step the
@@ -63,8 +67,10 @@ def client_counts(rows: list[dict]) -> dict[str, dict[str, int]]:
     """Per client: requests learned from, scored only and refused, rows learned, client references learned."""
     counts: dict[str, Counter] = {}
     for row in rows:
-        c = counts.setdefault(row.get("client") or "(no token)", Counter())
         event = row.get("event")
+        if event == "start":
+            continue
+        c = counts.setdefault(row.get("client") or "(no token)", Counter())
         if event == "refused":
             c[f"refused_{row.get('status')}"] += 1
             continue

@@ -5,15 +5,15 @@ Rate.  A token bucket per client: ``max_requests_per_s`` tokens a second, holdin
 max(1, ``max_requests_per_s``); each request takes one. An empty bucket refuses the request, and
 ``Retry-After`` is the time until the next token (rounded up to whole seconds, as HTTP wants).
 
-Share of the updates.  Over the last ``share_window_s`` seconds, a client's rows that the judge learned from
-(admitted to learn, counting the request being decided) may be at most ``max_update_share`` of
+Share of the updates.  Over the last ``share_window_s`` seconds, a client may start a request the judge
+learns from while its rows learned so far are at most ``max_update_share`` of
 
-    max(all clients' learned rows in the window, counting the request,  share_min_rows)
+    max(all clients' rows learned in the window,  share_min_rows)
 
-so one client cannot dominate what the judge learns, and a client alone learns at most
-``max_update_share · share_min_rows`` rows per window (with ``max_update_share=1``, the default, the cap
-is off). ``Retry-After`` is the time until enough of the client's oldest rows leave the window. The counts
-live in memory: a restarted service starts with an empty window.
+so one client cannot dominate what the judge learns (it overshoots by at most its one request), and a
+client alone learns about ``max_update_share · share_min_rows`` rows per window (with ``max_update_share=1``,
+the default, the cap is off). ``Retry-After`` is the time until enough of the client's oldest rows leave the
+window. The counts live in memory: a restarted service starts with an empty window.
 """
 
 from __future__ import annotations
@@ -68,17 +68,16 @@ class Limits:
         self.buckets[client] = (tokens - 1, now)
 
     def admit_learning(self, client: str, rows: int) -> None:
-        """Count ``rows`` as ``client``'s learned rows, or raise :class:`Limited` when they would put it over its
-        share of the window's updates (module docstring)."""
+        """Count ``rows`` as ``client``'s learned rows, or raise :class:`Limited` when its rows so far are over
+        its share of the window's updates (module docstring)."""
         if self.share >= 1:
             return
         now = self.clock()
         while self.learned and self.learned[0][0] <= now - self.window_s:
             self.learned.popleft()
-        total = sum(n for _, _, n in self.learned) + rows
+        total = sum(n for _, _, n in self.learned)
         mine = [(when, n) for when, who, n in self.learned if who == client]
-        allowed = self.share * max(total, self.min_rows)
-        excess = sum(n for _, n in mine) + rows - allowed
+        excess = sum(n for _, n in mine) - self.share * max(total, self.min_rows)
         if excess > 0:
             freed, wait = 0, self.window_s
             for when, n in mine:  # the client's oldest rows leave the window first

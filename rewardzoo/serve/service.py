@@ -266,6 +266,7 @@ class RewardService:
         """Policy states pushed so far (:meth:`push_policy`); the newest is in ``out_dir/policy.pt``."""
         self._resume()
         self._resume_policy()
+        self.audit.write({"event": "start", "judge_step": self.batches, "policy_version": self.policy_version})
 
     # ------------------------------------------------------------------ rows in
     def rows(

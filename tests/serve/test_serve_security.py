@@ -235,7 +235,7 @@ def test_a_no_learn_service_serves_the_frozen_judge(frozen_over_tls):
     first = post_score(body_of(1), served.url, ca_file=cert)
     again = post_score(body_of(1), served.url, ca_file=cert)
     assert first["rewards"] == again["rewards"] and served.health()["batches"] == 0
-    assert {r["event"] for r in audit_rows(served.out_dir)} == {"refused", "scored"}
+    assert {r["event"] for r in audit_rows(served.out_dir)} == {"start", "refused", "scored"}
 
 
 def test_a_reward_that_reads_no_policy_refuses_a_push(secured):
