@@ -8,6 +8,17 @@ f_1 … f_K with weights w_k:
     r_i = Σ_{k : f_k(i) is not None} w_k · f_k(x_i, y_i)                         (TRL's weighted nansum)
     r_i = mean { r_j : j in group(i), row j scored }   when every f_k(i) is None  (0 if no row of the group is scored)
 
+That is ``aggregation="sum_then_normalize"`` (TRL's default: the trainer's advantage then normalizes
+the sum).  ``aggregation="normalize_then_sum"`` (GDPO-style; TRL's ``multi_objective_aggregation``)
+first normalizes each function within its group, over the rows it scored:
+
+    z_ik = (f_k(i) − mean_g f_k) / (std_g f_k + 1e-4),   r_i = Σ_{k : z_ik defined} w_k · z_ik
+
+(std_g unbiased; a group with one scored row leaves z undefined, as TRL's NaN).  Each group's r then
+has mean 0, so ``grpo.advantage=bnpo`` — (r − mean_g) / (std_batch + 1e-4) — is exactly TRL's
+(r − mean_batch) / (std_batch + 1e-4) on these rewards; ``tests/rewards/test_functions.py`` checks
+it against TRL's own lines.
+
 What each function receives, as keyword arguments (one entry per row, like a TRL dataset column,
 unless said otherwise):
 
@@ -59,6 +70,7 @@ import torch
 from rewardzoo.core.types import FixedReward, NonFiniteError, RewardOutput, Rollouts
 from rewardzoo.rewards.context import RewardContext
 
+AGGREGATIONS = ("sum_then_normalize", "normalize_then_sum")
 RewardFunc = Callable[..., Sequence[float | None]]  # fn(prompts, completions, **columns) -> [N] float | None
 
 
@@ -72,6 +84,10 @@ class CallableRewardConfig:
     """Reward functions as 'package.module:function', each fn(prompts, completions, **columns) -> list[float | None]."""
     weights: list[float] = field(default_factory=list)
     """One weight per function (TRL's reward_weights); empty = all 1."""
+    aggregation: str = "sum_then_normalize"
+    """How the functions combine (TRL's multi_objective_aggregation): sum_then_normalize (the weighted
+    sum) or normalize_then_sum (each function normalized within its group first; pair it with
+    grpo.advantage=bnpo for TRL's advantages)."""
 
     def validate(self) -> None:
         """Raise ValueError/TypeError, saying what to change, unless the named functions import and fit
@@ -120,6 +136,21 @@ def _row_value(value, fn_name: str, row: int) -> float | None:
     return float(value)
 
 
+def group_normalized(values: torch.Tensor, group_ids: torch.Tensor, eps: float = 1e-4) -> torch.Tensor:
+    """Each column of ``values [N, K]`` (NaN = unscored) as (v − mean_g) / (std_g + eps) over its group's
+    scored rows, std unbiased; NaN where unscored or the group has one scored row."""
+    groups = group_ids.unique(return_inverse=True)[1]  # [N] group index 0..P-1
+    scored = (~values.isnan()).to(values.dtype)  # [N, K]
+    v = values.nan_to_num(0.0)  # [N, K]
+    shape = (int(groups.max()) + 1, values.shape[1])
+    count = values.new_zeros(shape).index_add_(0, groups, scored)  # [P, K]
+    mean = values.new_zeros(shape).index_add_(0, groups, v) / count.clamp(min=1)  # [P, K]
+    centred = (v - mean[groups]) * scored  # [N, K]
+    var = values.new_zeros(shape).index_add_(0, groups, centred**2) / (count - 1)  # [P, K] inf/NaN below 2 rows
+    std = torch.where(count > 1, var.sqrt(), torch.nan)  # [P, K]
+    return (values - mean[groups]) / (std[groups] + eps)  # [N, K] NaN where unscored or undefined
+
+
 class FunctionReward(FixedReward):
     """One or several TRL-style reward functions as a rewardzoo reward (see the module docstring).
 
@@ -129,8 +160,15 @@ class FunctionReward(FixedReward):
     """
 
     def __init__(
-        self, funcs: RewardFunc | Sequence[RewardFunc], weights: Sequence[float] | None = None, name: str | None = None
+        self,
+        funcs: RewardFunc | Sequence[RewardFunc],
+        weights: Sequence[float] | None = None,
+        name: str | None = None,
+        aggregation: str = "sum_then_normalize",
     ):
+        if aggregation not in AGGREGATIONS:
+            raise ValueError(f"reward aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
+        self.aggregation = aggregation
         self.funcs = list(funcs) if isinstance(funcs, (list, tuple)) else [funcs]
         if not self.funcs or not all(callable(f) for f in self.funcs):
             raise TypeError(
@@ -154,7 +192,7 @@ class FunctionReward(FixedReward):
         """The functions a :class:`CallableRewardConfig` names by import path (``ctx`` is not needed)."""
         if not cfg.functions:
             raise ValueError("no function named; set reward.callable.functions=[package.module:function, ...]")
-        return cls([load_callable(p) for p in cfg.functions], weights=cfg.weights or None)
+        return cls([load_callable(p) for p in cfg.functions], weights=cfg.weights or None, aggregation=cfg.aggregation)
 
     def columns(self, batch: Rollouts, logged: dict[str, float]) -> dict:
         """The keyword arguments every function is called with (see the module docstring)."""
@@ -205,7 +243,8 @@ class FunctionReward(FixedReward):
         cols = self.columns(batch, logged)
         values = torch.stack([self.call(k, batch, cols) for k in range(len(self.funcs))], dim=1)  # [N, K] NaN = None
         scored = ~values.isnan()  # [N, K]
-        rewards = (values.nan_to_num(0.0) * self.weights).sum(1)  # [N]
+        summed = group_normalized(values, batch.group_ids) if self.aggregation == "normalize_then_sum" else values
+        rewards = (summed.nan_to_num(0.0) * self.weights).sum(1)  # [N]
         unscored = ~scored.any(1)  # [N]
         if unscored.any():
             groups = batch.group_ids.unique(return_inverse=True)[1]  # [N] group index 0..P-1

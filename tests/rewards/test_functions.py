@@ -270,3 +270,54 @@ def test_function_reward_drives_the_rewardzoo_trainer(tmp_path):
     assert math.isfinite(last["reward/mean"]) and "reward/fn/recorded_mean" in last
     changed = [n for n, p in trainer.policy.named_parameters() if not torch.equal(before[n], p)]
     assert len(changed) == len(before)
+
+
+def trl_normalize_then_sum(rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int):
+    """TRL 1.16's ``multi_objective_aggregation="normalize_then_sum"`` advantages, its lines as they stand
+    (grpo_trainer.py, ``_generate_and_score_completions``), contiguous groups of ``num_generations``."""
+    from trl.trainer.utils import nanstd
+
+    grouped = rewards_per_func.view(-1, num_generations, rewards_per_func.shape[1])
+    mean_k = torch.nanmean(grouped, dim=1, keepdim=True)
+    std_k = nanstd(grouped, dim=1, keepdim=True)
+    reward_k = ((grouped - mean_k) / (std_k + 1e-4)).view(-1, rewards_per_func.shape[1])
+    rewards = (reward_k * weights.unsqueeze(0)).nansum(dim=1)
+    rewards[rewards_per_func.isnan().all(1)] = torch.nan
+    advantages = (rewards - torch.nanmean(rewards)) / (nanstd(rewards).expand_as(rewards) + 1e-4)
+    return torch.nan_to_num(advantages, nan=0.0)
+
+
+def test_normalize_then_sum_gives_trls_advantages():
+    """Two functions on different scales (characters, digit count ×100), one returning None on three rows:
+    rewardzoo's rewards under grpo.advantage=bnpo equal TRL's advantages.  (A row that every function
+    leaves unscored still counts in the batch std here: the module docstring's convention 3.)"""
+    pytest.importorskip("trl")
+    completions = ["a1", "bbb22", "c", "dd4444", "e5", "ffffff", "", "g7", "hh", "i999"]
+
+    def digits(prompts, completions, **kwargs):
+        """100 × the number of digits; None on rows 2 and 3, and on the empty row."""
+        return [None if i in (2, 3, 6) else 100.0 * sum(ch.isdigit() for ch in c) for i, c in enumerate(completions)]
+
+    def chars(prompts, completions, **kwargs):
+        """The number of characters."""
+        return [float(len(c)) for c in completions]
+
+    batch = make_batch(completions, group_size=5)
+    weights = [1.0, 0.5]
+    out = FunctionReward([digits, chars], weights=weights, aggregation="normalize_then_sum").score(batch)
+    ours = compute_advantages(out.rewards, batch.group_ids, "bnpo")  # [N]
+    per_func = torch.tensor(
+        [[math.nan if v is None else v for v in f(None, completions)] for f in (digits, chars)]
+    ).T  # [N, K]
+    theirs = trl_normalize_then_sum(per_func, torch.tensor(weights), 5)  # [N]
+    torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-5)
+    assert theirs.abs().max() > 0.5
+    assert out.metrics["reward/fn/digits_mean"] == pytest.approx(sum([100, 200, 100, 0, 100, 300]) / 7)
+    summed = compute_advantages(FunctionReward([digits, chars], weights=weights).score(batch).rewards, batch.group_ids)
+    assert (summed - theirs).abs().max() > 0.1  # the default sums first: a different signal
+
+
+def test_an_unknown_aggregation_is_refused():
+    """A misspelt aggregation fails at construction, naming the choices."""
+    with pytest.raises(ValueError, match="normalize_then_sum"):
+        FunctionReward(length, aggregation="normalise")
