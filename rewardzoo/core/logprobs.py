@@ -18,8 +18,9 @@ buffer, whatever K is: the forward pass exponentiates each chunk once (m = max z
 s = Σ e: logsumexp = m + log s, the same operations as ``torch.logsumexp``, and Σ softmax·z =
 Σ e·z / s), and the backward pass needs the second buffer only when the entropy has a gradient
 (training uses the entropy as a statistic only, so there the logits' buffer becomes p in place).
-Everything is accumulated in fp32 and gradients are cast back to the input dtypes.  :func:`naive_token_logprobs`
-is the reference it is tested (and benchmarked) against.
+Everything is accumulated in fp32 and gradients are cast back to the input dtypes; autocast is
+switched off inside both passes, so an enclosing bf16 autocast region does not put the head in bf16.
+:func:`naive_token_logprobs` is the reference it is tested (and benchmarked) against.
 
 **Prompts shared by their rows.**  A GRPO micro-batch holds G completions of each prompt.  Packed as
 rows of prompt + completion, every prompt position is computed G times, in the forward and in the
@@ -56,6 +57,12 @@ def _acc_dtype(t: torch.Tensor) -> torch.dtype:
     return torch.promote_types(t.dtype, torch.float32)
 
 
+def _no_autocast(t: torch.Tensor) -> torch.autocast:
+    """Autocast switched off on ``t``'s device: the head's matmuls keep their own dtypes (fp32
+    accumulation) even inside an enclosing bf16 autocast region such as the CPU bf16 decoder body."""
+    return torch.autocast(t.device.type, enabled=False)
+
+
 def _chunk_logits(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     acc = _acc_dtype(h)
     z = h.to(acc) @ weight.to(acc).T  # [c, V]
@@ -68,6 +75,12 @@ class FusedTokenLogProbs(torch.autograd.Function):
     @staticmethod
     def forward(ctx, hidden, weight, bias, targets, chunk_size):  # hidden [K, H], weight [V, H], targets [K]
         """Log-prob of each target and the entropy of each row, one chunk of rows (tokens) at a time."""
+        with _no_autocast(hidden):
+            return FusedTokenLogProbs._forward(ctx, hidden, weight, bias, targets, chunk_size)
+
+    @staticmethod
+    def _forward(ctx, hidden, weight, bias, targets, chunk_size):  # hidden [K, H], weight [V, H], targets [K]
+        """The forward pass proper, with autocast off."""
         K = hidden.shape[0]
         acc = _acc_dtype(hidden)
         logp = hidden.new_empty(K, dtype=acc)  # [K]
@@ -90,6 +103,12 @@ class FusedTokenLogProbs(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_logp, grad_entropy):  # [K] each, or None when that output was unused
         """Gradients for hidden, weight and bias, recomputing each chunk's logits from the saved log-sum-exp."""
+        with _no_autocast(ctx.saved_tensors[0]):
+            return FusedTokenLogProbs._backward(ctx, grad_logp, grad_entropy)
+
+    @staticmethod
+    def _backward(ctx, grad_logp, grad_entropy):  # [K] each, or None when that output was unused
+        """The backward pass proper, with autocast off."""
         hidden, weight, bias, targets, lse, entropy = ctx.saved_tensors
         want_h, want_w, want_b = ctx.needs_input_grad[:3]
         if grad_logp is None and grad_entropy is None:

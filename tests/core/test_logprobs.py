@@ -222,3 +222,18 @@ def test_scaling_is_read_from_the_text_config_of_a_composite_model():
     unknown.logits_scaling = 2.0
     scale, why = head_logit_scale(unknown)
     assert scale is None and "convention is not known" in why
+
+
+def test_fused_head_ignores_an_enclosing_cpu_bf16_autocast():
+    """Under torch.autocast("cpu", bfloat16) (the decoder body's bf16 mode) the head still runs in fp32:
+    the log-probs, entropies and gradients equal those computed outside autocast to fp32 rounding,
+    where a bf16 head matmul is off by ~4e-3 (issue #61 item 1)."""
+    h, W, b, y = _inputs(64, 96, 4096, torch.float32, bias=True, scale=0.05)
+    ref_logp, ref_ent, ref_g = _grads(fused_token_logprobs, h, W, b, y, chunk_size=16)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        logp, ent, g = _grads(fused_token_logprobs, h, W, b, y, chunk_size=16)
+    assert logp.dtype == ent.dtype == torch.float32
+    torch.testing.assert_close(logp, ref_logp, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(ent, ref_ent, rtol=1e-5, atol=1e-5)
+    for got, want in zip(g, ref_g, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
