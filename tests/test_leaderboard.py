@@ -227,12 +227,13 @@ def _hf(entries):
 
 
 @pytest.mark.parametrize("preset", ["cpu", "hackable", "gpu"])
-def test_every_preset_s_twins_differ_in_the_reward_only(preset):
+def test_every_preset_s_twins_differ_in_the_reward_only(preset, monkeypatch):
     """Resolve every entry of every task: no two differ outside reward.* (and recipe.*, run_dir, logging,
     seed) except by a named exception — the SFT rows take no RL step; on multiplication VARL keeps its
     paper's dr_grpo and its twin "RLVR (dr_grpo)" runs it too, while RLVR and RAL keep grpo; every hackable row runs
     one advantage (the hackable preset: dr_grpo for all).  A row that
     changes a shared setting breaks the check, naming the key."""
+    monkeypatch.setenv("REWARDZOO_HUB", "1")  # the gpu preset names a hub model (read, never downloaded, here)
     entries = _hf(lb.PRESETS[preset])
     lb.check_twins(entries)
     advantage = {(e.task, e.method): load_config(e.recipe, list(e.overrides)).grpo.advantage for e in entries}
@@ -420,9 +421,11 @@ def test_quick_cpu_preset_runs_end_to_end(tmp_path):
         assert read_metrics(run / "metrics.jsonl")
 
 
-def test_every_preset_entry_is_a_valid_configuration():
+def test_every_preset_entry_is_a_valid_configuration(monkeypatch):
     """Every run of the cpu and gpu presets resolves to a checked config (the gpu one with the hf engine
-    here, where vLLM is not installed; its model name is a hub id, never fetched by the check)."""
+    here, where vLLM is not installed; its model name is a hub id, never fetched by the check, which
+    needs REWARDZOO_HUB=1 to accept it)."""
+    monkeypatch.setenv("REWARDZOO_HUB", "1")
     for preset in ("cpu", "gpu"):
         for spec in lb.specs(_hf(lb.PRESETS[preset]), [0], Path("runs"), quick=preset == "cpu"):
             cfg = spec.config()

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from rewardzoo.core.config import ConfigError, load_structured
-from rewardzoo.core.model_store import KNOWN_MODELS, is_fetched
+from rewardzoo.core.model_store import HUB_VARIABLE, KNOWN_MODELS, UnknownModel, is_fetched
 from rewardzoo.zoo import RECIPES_DIR as ALGORITHMS
 from rewardzoo.zoo import TrainConfig, load_config, shipped_recipe
 
@@ -15,13 +15,21 @@ RECIPES = sorted(ALGORITHMS.glob("*.yaml"))
 
 def load(path) -> TrainConfig:
     """``load_config(path)``; a recipe on a packaged model that is not fetched fails that with the fetch command
-    named, and its values are then read without the model check."""
+    named, and its values are then read without the model check; a recipe on a hub model (not in the local cache)
+    fails without the network naming REWARDZOO_HUB, and loads with it."""
     values = load_structured(TrainConfig, path, None)
     if values.model.name in KNOWN_MODELS and not is_fetched(values.model.name):
         with pytest.raises(ConfigError, match=f"rewardzoo models fetch {values.model.name}"):
             load_config(str(path))
         return values
-    return load_config(str(path))
+    try:
+        return load_config(str(path))
+    except ConfigError as err:
+        if not isinstance(err.__cause__, UnknownModel) or HUB_VARIABLE not in str(err):
+            raise
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(HUB_VARIABLE, "1")
+        return load_config(str(path))
 
 
 def test_the_checkout_s_algorithms_folder_is_the_package_s():

@@ -10,8 +10,10 @@ A name of :data:`KNOWN_MODELS` (``model.name=smollm2-135m-instruct``, a judge's 
     save_pretrained, sha256 of the weights           → manifest.json beside them
 
 Nothing downloads at run time: an absent model fails :func:`resolve_model` (called by every config's
-``validate``, so before any work) with one line naming the command that fetches it.  A hub id or a local
-directory passes through unchanged, to the same loading code.
+``validate``, so before any work) with one line naming the command that fetches it.  A local directory passes
+through unchanged, and a hub id resolves to its snapshot in the local Hugging Face cache; any other name fails
+the same way, in well under a second and without the network, listing the packaged names — unless the user
+asked for the hub with ``REWARDZOO_HUB=1``, when it passes through to the hub client.
 """
 
 from __future__ import annotations
@@ -82,17 +84,57 @@ def is_fetched(name: str) -> bool:
     return (model_dir(name) / MANIFEST).is_file()
 
 
+HUB_VARIABLE = "REWARDZOO_HUB"
+"""The environment variable (``REWARDZOO_HUB=1``) that lets a model name download from the Hugging Face hub."""
+
+
+class UnknownModel(ValueError):
+    """A model name that is neither packaged, nor a local directory, nor a hub model in the local cache, while
+    hub downloads are off."""
+
+
+def hub_allowed() -> bool:
+    """Whether the user asked for hub downloads (``REWARDZOO_HUB=1``; the default is off: nothing reaches for the
+    network unasked)."""
+    return os.environ.get(HUB_VARIABLE, "").strip().lower() in ("1", "true", "yes")
+
+
+def cached_hub_snapshot(name: str) -> str | None:
+    """The local snapshot directory of hub model ``name`` when the Hugging Face cache holds its ``config.json``
+    (read from disk only: no network), else None."""
+    from huggingface_hub import try_to_load_from_cache  # imported here: `import rewardzoo` must stay fast
+
+    try:
+        found = try_to_load_from_cache(name, "config.json")
+    except ValueError:  # not a valid hub id (HFValidationError)
+        return None
+    return str(Path(found).parent) if isinstance(found, str) else None
+
+
 def resolve_model(name: str) -> str:
-    """The directory of a known, fetched model; any other name (``tiny``, a hub id, a path) unchanged.
-    Raises :class:`ModelNotFetched` (one line naming the fetch command) for a known name not fetched."""
-    if name not in KNOWN_MODELS:
+    """Where a model name's weights are, without the network: a packaged model's fetched directory, a cached hub
+    snapshot's directory, and ``tiny`` or anything that looks like a local path unchanged (``REWARDZOO_HUB=1``:
+    any other name unchanged too, for the hub client to download).  Raises :class:`ModelNotFetched` for a packaged
+    name not fetched and :class:`UnknownModel` for any other name — each one line naming what to do."""
+    if name in KNOWN_MODELS:
+        if not is_fetched(name):
+            raise ModelNotFetched(
+                f"model {name!r} is not fetched into {model_dir(name)}; fetch it once with "
+                f"`{fetch_command(name)}` (or `make fetch-model`)"
+            )
+        return str(model_dir(name))
+    if name == "tiny" or not name or Path(name).expanduser().exists() or name.startswith((".", "/", "~")):
         return name
-    if not is_fetched(name):
-        raise ModelNotFetched(
-            f"model {name!r} is not fetched into {model_dir(name)}; fetch it once with "
-            f"`{fetch_command(name)}` (or `make fetch-model`)"
-        )
-    return str(model_dir(name))
+    if name.count("/") > 1 or hub_allowed():
+        return name
+    snapshot = cached_hub_snapshot(name)
+    if snapshot is not None:
+        return snapshot
+    packaged = ", ".join(f"{known} (`{fetch_command(known)}`)" for known in KNOWN_MODELS)
+    raise UnknownModel(
+        f"model {name!r} is neither a packaged model — {packaged} — nor a local directory nor a hub model in the "
+        f"local cache; set {HUB_VARIABLE}=1 to download it from the Hugging Face hub"
+    )
 
 
 def sha256_file(path: Path) -> str:

@@ -34,7 +34,7 @@ from rewardzoo.core.config import check_section
 from rewardzoo.core.models import looks_like_path
 from rewardzoo.core.types import Example
 from rewardzoo.tasks.base import Task
-from rewardzoo.tasks.checks.formats import ANSWER_FORMATS, format_answer
+from rewardzoo.tasks.checks.formats import NUMBER_FORMATS, format_answer
 from rewardzoo.tasks.checks.verifiers import VERIFIERS
 
 _FILE_BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
@@ -73,7 +73,9 @@ class UserTaskConfig:
     """Verifier applied as verifier(answer, reference): exact, last_number, tagged, contains, every_number or
     math_verify (rewardzoo.tasks.checks.verifiers)."""
     answer_format: str = "plain"
-    """'plain' (the whole completion is the answer) or 'tags' (the last <answer>…</answer>)."""
+    """'plain' (the whole completion is the answer), 'tags' (the last <answer>…</answer>) or 'instruct' (what an
+    instruct model states in free text: the last \\boxed{}, else what follows "answer is", else the last '=';
+    rewardzoo.tasks.checks.formats) — the one to use with a chat model (task.chat=true)."""
     n_train: int = 0
     """Keep at most this many training rows (0 = all)."""
     n_eval: int = 0
@@ -86,8 +88,8 @@ class UserTaskConfig:
         The rows themselves are checked when the task is built."""
         if self.verifier not in VERIFIERS:
             raise ValueError(f"verifier must be one of {', '.join(sorted(VERIFIERS))}; got {self.verifier!r}")
-        if self.answer_format not in ANSWER_FORMATS:
-            raise ValueError(f"answer_format must be one of {', '.join(ANSWER_FORMATS)}; got {self.answer_format!r}")
+        if self.answer_format not in NUMBER_FORMATS:
+            raise ValueError(f"answer_format must be one of {', '.join(NUMBER_FORMATS)}; got {self.answer_format!r}")
         if self.verifier == "tagged" and self.answer_format == "tags":
             raise ValueError(
                 "verifier 'tagged' reads <answer> tags itself, but answer_format='tags' already strips "

@@ -165,3 +165,36 @@ def test_shipped_example_file():
     for e in task.train[:50]:
         a, b = (int(x) for x in e.prompt.rstrip("=").split(e.meta["op"]))
         assert int(e.reference) == (a + b if e.meta["op"] == "+" else a - b)
+
+
+def test_instruct_format_reads_the_stated_answer_of_a_free_text_reply(tmp_path):
+    """An instruct model's reply: the verifier (and a judge) see the stated answer, not the whole reply."""
+    path = write_jsonl(tmp_path / "rows.jsonl", [{"prompt": "What is 47 * 6?", "reference": "282"}] * 4)
+    task = UserTask(UserTaskConfig(path=path, verifier="last_number", answer_format="instruct"))
+    example = task.eval[0]
+    assert example.demonstration == "The answer is 282."
+    replies = {
+        "47 * 6 = 282.": "282",
+        "**Answer:** 282": "282",
+        "Let me think. 47 * 6 = 280 + 2, so \\boxed{282}": "282",
+        "47 * 6 = 272": "272",
+    }
+    for reply, answer in replies.items():
+        assert task.parse(reply) == answer
+    assert [task.score_completion(r, example) for r in replies] == [1.0, 1.0, 1.0, 0.0]
+    plain = UserTask(UserTaskConfig(path=path, verifier="exact"))
+    assert plain.score_completion("47 * 6 = 282.", example) == 0.0  # the whole reply is no answer under 'plain'
+    with pytest.raises(ValueError, match="answer_format must be one of plain, tags, instruct; got 'free'"):
+        UserTask(UserTaskConfig(path=path, answer_format="free"))
+
+
+def test_shipped_chat_example_file_holds_every_pair_once_with_its_product():
+    path = EXAMPLE.with_name("multiplication_chat.jsonl")
+    task = UserTask(
+        UserTaskConfig(path=str(path), verifier="last_number", answer_format="instruct", eval_fraction=0.25)
+    )
+    examples = task.train + task.eval
+    assert (len(task.train), len(task.eval)) == (608, 202) and len({e.prompt for e in examples}) == 810
+    for e in examples:
+        a, b = (int(x) for x in e.prompt.removeprefix("What is ").split("?")[0].split(" * "))
+        assert 10 <= a <= 99 and 1 <= b <= 9 and e.reference == str(a * b)
