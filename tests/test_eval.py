@@ -201,18 +201,9 @@ def test_seed_ci_is_a_t_interval_over_per_seed_effects():
 
 
 def _coverage_module():
-    import importlib.util
-    import sys
-    from pathlib import Path
+    from tests.helpers.scripts import load_script
 
-    if "interval_coverage" in sys.modules:
-        return sys.modules["interval_coverage"]
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "interval_coverage.py"
-    spec = importlib.util.spec_from_file_location("interval_coverage", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["interval_coverage"] = module  # its dataclass resolves its annotations there
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/interval_coverage.py")
 
 
 def test_matrix_form_bootstrap_is_bootstrap_ci():

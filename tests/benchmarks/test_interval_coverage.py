@@ -2,24 +2,16 @@
 interval of each kind keeps its one-sided 2.5% (+ the Monte-Carlo error), and the intervals it replaced do not."""
 
 import functools
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
+
+from tests.helpers.scripts import load_script
 
 REPS = 300
 
 
 def _audit():
-    if "interval_coverage" in sys.modules:
-        return sys.modules["interval_coverage"]
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "audits" / "interval_coverage.py"
-    spec = importlib.util.spec_from_file_location("interval_coverage", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["interval_coverage"] = module  # its dataclasses resolve their annotations there
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/audits/interval_coverage.py")
 
 
 @functools.cache

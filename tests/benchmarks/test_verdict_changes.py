@@ -1,24 +1,14 @@
 """benchmarks/audits/verdict_changes.py: the re-read of the committed boards by rewardzoo.board.reading."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.scripts import ROOT, load_script
+
 RESULTS = ROOT / "benchmarks" / "results"
 
 
 def _script():
-    if "verdict_changes" in sys.modules:
-        return sys.modules["verdict_changes"]
-    path = ROOT / "benchmarks" / "audits" / "verdict_changes.py"
-    spec = importlib.util.spec_from_file_location("verdict_changes", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["verdict_changes"] = module  # its dataclass resolves its annotations there
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/audits/verdict_changes.py")
 
 
 def test_the_42_seed_board_re_read():
