@@ -342,6 +342,22 @@ def one_sided_p(margins: Sequence[float] | np.ndarray, above: bool = True) -> fl
     return float(scipy_stats.ttest_1samp(x, 0.0, alternative="greater" if above else "less").pvalue)
 
 
+def _ratio_of_means(
+    name: str, numerator: Sequence[float] | np.ndarray, denominator: Sequence[float] | np.ndarray, level: float
+) -> tuple[np.ndarray, np.ndarray, float, Estimate | None]:
+    """The paired seeds' arrays a, b [S], ā / b̄, and the estimate a ratio interval returns without computing one:
+    NaN for no seeds or b̄ = 0, (−∞, ∞) around ā / b̄ for one seed; ``None`` when an interval is to be computed."""
+    a, b = np.asarray(numerator, dtype=np.float64), np.asarray(denominator, dtype=np.float64)  # [S] each
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"{name} needs two [seeds] arrays of one length; got {a.shape} and {b.shape}")
+    if a.size == 0 or b.mean() == 0:
+        return a, b, math.nan, Estimate(math.nan, math.nan, math.nan, a.size, level)
+    ratio = float(a.mean() / b.mean())
+    if a.size < 2:
+        return a, b, ratio, Estimate(ratio, -math.inf, math.inf, a.size, level)
+    return a, b, ratio, None
+
+
 def fieller_ci(
     numerator: Sequence[float] | np.ndarray, denominator: Sequence[float] | np.ndarray, level: float = 0.95
 ) -> Estimate:
@@ -363,15 +379,10 @@ def fieller_ci(
     >>> fieller_ci([1.0, 2.0, 3.0], [2.0, 4.0, 6.0]).low  # b̄² = 16 < t² v₂₂ = 4.3027² · 4/3 = 24.7: unbounded
     -inf
     """
-    a, b = np.asarray(numerator, dtype=np.float64), np.asarray(denominator, dtype=np.float64)  # [S] each
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"fieller_ci needs two [seeds] arrays of one length; got {a.shape} and {b.shape}")
+    a, b, ratio, degenerate = _ratio_of_means("fieller_ci", numerator, denominator, level)  # [S], [S]
+    if degenerate is not None:
+        return degenerate
     n = a.size
-    if n == 0 or b.mean() == 0:
-        return Estimate(math.nan, math.nan, math.nan, n, level)
-    ratio = float(a.mean() / b.mean())
-    if n < 2:
-        return Estimate(ratio, -math.inf, math.inf, n, level)
     cov = np.cov(a, b, ddof=1) / n  # [2, 2]: the means' variances and covariance
     t2 = float(scipy_stats.t.ppf(0.5 + level / 2, n - 1)) ** 2
     qa = b.mean() ** 2 - t2 * cov[1, 1]
@@ -399,15 +410,10 @@ def ratio_bootstrap_t(
     >>> e = ratio_bootstrap_t([1.0, 2.1, 2.9, 4.2], [2.0, 4.0, 6.0, 8.0]); e.mean, e.low < 0.5 < e.high
     (0.51, True)
     """
-    a, b = np.asarray(numerator, dtype=np.float64), np.asarray(denominator, dtype=np.float64)  # [S] each
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"ratio_bootstrap_t needs two [seeds] arrays of one length; got {a.shape} and {b.shape}")
+    a, b, ratio, degenerate = _ratio_of_means("ratio_bootstrap_t", numerator, denominator, level)  # [S], [S]
+    if degenerate is not None:
+        return degenerate
     n = a.size
-    if n == 0 or b.mean() == 0:
-        return Estimate(math.nan, math.nan, math.nan, n, level)
-    ratio = float(a.mean() / b.mean())
-    if n < 2:
-        return Estimate(ratio, -math.inf, math.inf, n, level)
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, size=(n_boot, n))  # [B, S]
     ra, rb = a[idx], b[idx]  # [B, S] each
