@@ -161,21 +161,18 @@ plt.show()
 # more before it is clipped — rare tokens are where exploration lives.
 
 # %%
-ratio = torch.linspace(0.5, 1.6, 221)
-logp, old = torch.log(ratio).unsqueeze(1), torch.zeros(221, 1)
+ratio = torch.linspace(0.5, 1.6, 221)  # ρ = π_θ / π_old, one token per row: [221]
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.5), sharex=True)
 for ax, advantage in zip(axes, (1.0, -1.0)):
     for eps_high in (0.2, 0.28):
-        loss, low, high = clipped_surrogate(logp, old, torch.full((221,), advantage), 0.2, eps_high)
+        loss, low, high = clipped_surrogate(ratio.unsqueeze(1), torch.full((221,), advantage), 0.2, eps_high)
         ax.plot(ratio, -loss[:, 0], label=f"ε_high = {eps_high}")
     ax.set(title=f"A = {advantage:+.0f}", xlabel="ratio ρ = π_θ / π_old", ylabel="objective −ℓ")
     ax.axvline(1, color="grey", lw=0.5)
     ax.legend()
 plt.show()
 for eps_high in (0.2, 0.28):
-    _, _, high = clipped_surrogate(
-        torch.log(torch.tensor([[1.25]])), torch.zeros(1, 1), torch.tensor([1.0]), eps_low=0.2, eps_high=eps_high
-    )
+    _, _, high = clipped_surrogate(torch.tensor([[1.25]]), torch.tensor([1.0]), eps_low=0.2, eps_high=eps_high)
     print(f"ρ = 1.25, A = +1, ε_high = {eps_high}: clipped (no gradient)? {bool(high)}")
 print("(the trainer logs the share of clipped tokens as policy/clip_low_frac and policy/clip_high_frac)")
 
